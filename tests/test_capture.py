@@ -1,0 +1,145 @@
+"""Hooks: recording attention maps and switching heads off, also with many threads on one model."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from transformer import ablate_heads, capture_attention, greedy
+from transformer.capture import attention_taps, parse_head
+
+from conftest import random_tokens
+
+
+def n_hooks(model) -> int:
+    return sum(len(m._forward_hooks) for m in model.modules())
+
+
+def test_maps_have_the_documented_shapes_and_are_distributions(model, cfg):
+    src, tgt = random_tokens(2, 7, 40), random_tokens(2, 5, 40, seed=1)
+    with capture_attention(model) as rec:
+        model(src, tgt)
+    maps = rec.sentence(1)
+    L, H = cfg.n_encoder_layers, cfg.n_heads
+    assert maps.encoder.shape == (L, H, 7, 7)
+    assert maps.decoder.shape == (L, H, 5, 5)
+    assert maps.cross.shape == (L, H, 5, 7)
+    for m in (maps.encoder, maps.decoder, maps.cross):
+        torch.testing.assert_close(m.sum(-1), torch.ones(m.shape[:-1]), atol=1e-5, rtol=0)
+    assert torch.equal(maps.decoder, maps.decoder.tril())  # masked: no weight on future positions
+    assert maps.decoder.triu(1).abs().max() == 0
+
+
+def test_padding_gets_no_attention(model):
+    src = random_tokens(1, 8, 40)
+    src[0, 5:] = 0
+    with capture_attention(model) as rec:
+        model(src, random_tokens(1, 4, 40))
+    maps = rec.sentence(0)
+    assert maps.encoder[..., 5:].abs().max() == 0 and maps.cross[..., 5:].abs().max() == 0
+
+
+def test_hooks_are_removed_on_exit_and_on_error(model):
+    before = n_hooks(model)
+    with capture_attention(model):
+        assert n_hooks(model) == before + 3 * 2  # three kinds of attention, two layers
+    assert n_hooks(model) == before
+    with pytest.raises(RuntimeError, match="boom"):
+        with capture_attention(model), ablate_heads(model, [("cross", 0, 1)]):
+            assert n_hooks(model) == before + 7
+            raise RuntimeError("boom")
+    assert n_hooks(model) == before
+
+
+def test_capture_during_incremental_decoding_matches_one_teacher_forced_pass(model):
+    src = random_tokens(1, 6, 40)
+    with capture_attention(model) as rec:
+        hyp = greedy(model, src, 8)[0]
+    stepwise = rec.sentence(0)
+    tgt = torch.tensor([[model.cfg.bos_id] + [s.token for s in hyp.steps][:-1]])  # the decoder's inputs
+    with capture_attention(model) as rec2:
+        model(src, tgt)
+    forced = rec2.sentence(0)
+    for kind in ("encoder", "decoder", "cross"):
+        torch.testing.assert_close(getattr(stepwise, kind), getattr(forced, kind), atol=1e-5, rtol=1e-5)
+
+
+def test_ablating_a_head_changes_the_output_and_leaving_restores_it_exactly(model):
+    src, tgt = random_tokens(2, 7, 40), random_tokens(2, 5, 40, seed=1)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    before = model(src, tgt)
+    with ablate_heads(model, [("cross", 1, 2), ("encoder", 0, 0)]):
+        ablated = model(src, tgt)
+        with capture_attention(model) as rec:
+            model(src, tgt)
+    assert not torch.allclose(ablated, before, atol=1e-4)
+    maps = rec.sentence(0)
+    assert maps.cross[1, 2].abs().max() == 0 and maps.encoder[0, 0].abs().max() == 0  # those heads gave nothing
+    assert maps.cross[1, 1].abs().max() > 0
+    assert torch.equal(model(src, tgt), before)  # bit-exact after leaving
+    assert all(torch.equal(v, state[k]) for k, v in model.state_dict().items())
+
+
+def test_ablating_every_head_of_a_layer_zeroes_its_attention_output(model):
+    x = torch.randn(1, 4, model.cfg.d_model)
+    attn = model.encoder.layers[0].self_attn
+    with ablate_heads(model, [("encoder", 0, h) for h in range(model.cfg.n_heads)]):
+        out = attn.self_attend(x, None)
+    torch.testing.assert_close(out, attn.w_o.bias.expand_as(out))  # only W_O's bias is left
+
+
+def test_bad_head_names_are_refused_with_a_message(model):
+    with pytest.raises(ValueError, match="no head cross:5:0"):
+        with ablate_heads(model, [("cross", 5, 0)]):
+            pass
+    with pytest.raises(ValueError, match="kind:layer:head"):
+        parse_head("cross-1")
+    assert parse_head("decoder:1:3") == ("decoder", 1, 3)
+
+
+def test_threads_capturing_at_once_never_see_each_others_maps(model):
+    """Two threads record and ablate on one model at the same time; each gets what a serial run gets."""
+    inputs = {name: (random_tokens(1, n, 40, seed=n), random_tokens(1, n - 2, 40, seed=n + 1))
+              for name, n in (("a", 6), ("b", 9))}
+    ablation = {"a": [("encoder", 1, 0), ("cross", 0, 3)], "b": []}
+    expected = {}
+    for name, (src, tgt) in inputs.items():
+        with ablate_heads(model, ablation[name]), capture_attention(model) as rec:
+            out = model(src, tgt)
+        expected[name] = (out, rec.sentence(0))
+
+    barrier, results, errors = threading.Barrier(2), {}, []
+
+    def worker(name):
+        try:
+            src, tgt = inputs[name]
+            with ablate_heads(model, ablation[name]), capture_attention(model) as rec:
+                barrier.wait()  # both threads have their hooks registered before either runs the model
+                outs = [model(src, tgt) for _ in range(20)]
+                barrier.wait()
+            results[name] = (outs, rec)
+        except Exception as e:  # surfaced by the assertion below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in inputs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for name, (outs, rec) in results.items():
+        out, maps = expected[name]
+        assert all(torch.equal(o, out) for o in outs)  # no ablation leaked across threads
+        assert len(rec.calls["encoder"][0]) == 20  # exactly this thread's 20 passes were recorded
+        for kind in ("encoder", "decoder", "cross"):
+            for layer, calls in enumerate(rec.calls[kind]):
+                for call in calls:
+                    assert torch.equal(call[0], getattr(maps, kind)[layer])
+    assert n_hooks(model) == 0
+
+
+def test_taps_are_named_modules(model):
+    names = {name for name, _ in model.named_modules() if name.endswith("attn_probs")}
+    assert "decoder.layers.1.cross_attn.attn_probs" in names
+    assert sum(len(v) for v in attention_taps(model).values()) == len(names) == 6

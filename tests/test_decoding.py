@@ -1,0 +1,152 @@
+"""Greedy, sampling and beam search, on a hand-written probability table and on tiny random models."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from transformer import ModelConfig, beam_search, greedy, sample
+from transformer.decoding import filter_logits
+from transformer.model import KVCache
+
+from conftest import random_tokens
+
+PAD, BOS, EOS, A, B, C = range(6)
+
+
+class TableModel:
+    """next-token probabilities looked up from the prefix; the prefix travels in the KV cache."""
+
+    def __init__(self, table: dict[tuple[int, ...], dict[int, float]], default: dict[int, float]):
+        self.cfg = ModelConfig(vocab_size=6, d_model=4, n_heads=1)
+        self.table, self.default = table, default
+
+    def encode(self, src):
+        return torch.zeros(src.size(0), src.size(1), 1)
+
+    def new_cache(self, src):
+        return KVCache(1, src.ne(PAD))
+
+    def decode_step(self, tokens, memory, cache):
+        new = tokens.float()[:, None, :, None]  # (B, 1, T_new, 1): the prefix stored as "keys"
+        cache.self_k[0] = new if cache.self_k[0] is None else torch.cat([cache.self_k[0], new], dim=2)
+        cache.self_v[0] = cache.self_k[0]
+        rows = []
+        for prefix in cache.self_k[0][:, 0, :, 0].long().tolist():
+            probs = torch.full((6,), 1e-9)
+            for tok, p in self.table.get(tuple(prefix[1:]), self.default).items():
+                probs[tok] = p
+            rows.append(probs.log())
+        return torch.stack(rows)  # (B, V)
+
+
+# Greedy takes A (0.6) then A (0.4) then </s>: 0.24. "B </s>" has 0.36 but starts with the smaller step.
+TABLE = {(): {A: 0.6, B: 0.4}, (A,): {A: 0.4, B: 0.3, EOS: 0.3}, (B,): {EOS: 0.9, A: 0.1}}
+ENDS = {EOS: 1.0}
+
+
+def one_source(n: int = 1) -> torch.Tensor:
+    return torch.full((n, 3), A)
+
+
+def test_greedy_on_the_table():
+    hyp = greedy(TableModel(TABLE, ENDS), one_source(), max_len=10)[0]
+    assert hyp.tokens == [A, A]
+    assert hyp.score == pytest.approx(math.log(0.6 * 0.4 * 1.0), abs=1e-5)
+    assert [s.token for s in hyp.steps] == [A, A, EOS]
+    assert hyp.steps[0].prob == pytest.approx(0.6, abs=1e-6)
+    assert [a for a, _ in hyp.steps[0].alternatives[:2]] == [A, B]
+    assert hyp.steps[0].alternatives[1][1] == pytest.approx(0.4, abs=1e-6)
+
+
+def test_beam_search_finds_the_more_probable_sentence():
+    hyp = beam_search(TableModel(TABLE, ENDS), one_source(), max_len=10, beam_size=2, length_penalty=0.0)[0]
+    assert hyp.tokens == [B]
+    assert hyp.score == pytest.approx(math.log(0.4 * 0.9), abs=1e-5)
+    assert [(s.token, round(s.prob, 4)) for s in hyp.steps] == [(B, 0.4), (EOS, 0.9)]
+
+
+def test_length_penalty_favours_the_longer_sentence():
+    hyp = beam_search(TableModel(TABLE, ENDS), one_source(), max_len=10, beam_size=2, length_penalty=1.0)[0]
+    assert hyp.tokens == [A, A]  # log(0.24) / 3 > log(0.36) / 2
+    assert hyp.score == pytest.approx(math.log(0.24) / 3, abs=1e-5)
+
+
+def test_beam_of_one_is_greedy(model):
+    src = random_tokens(3, 6, 40)
+    assert [h.tokens for h in beam_search(model, src, 12, beam_size=1)] == [h.tokens for h in greedy(model, src, 12)]
+
+
+def test_max_len_bounds_the_output():
+    never_ends = TableModel({}, {A: 0.7, B: 0.3})
+    assert len(greedy(never_ends, one_source(), max_len=7)[0].tokens) == 7
+    assert len(beam_search(never_ends, one_source(), max_len=7, beam_size=3)[0].tokens) == 7
+
+
+def test_batched_decoding_equals_one_sentence_at_a_time(model):
+    src = random_tokens(4, 8, 40)
+    src[1, 5:] = 0
+    src[3, 3:] = 0
+    batched_greedy = greedy(model, src, 15)
+    batched_beam = beam_search(model, src, 15, beam_size=3)
+    for b in range(4):
+        one = src[b : b + 1, : int(src[b].ne(0).sum())]
+        assert greedy(model, one, 15)[0].tokens == batched_greedy[b].tokens
+        single = beam_search(model, one, 15, beam_size=3)[0]
+        assert single.tokens == batched_beam[b].tokens
+        assert single.score == pytest.approx(batched_beam[b].score, abs=1e-4)
+
+
+def test_temperature_zero_is_greedy(model):
+    src = random_tokens(3, 6, 40)
+    g = torch.Generator().manual_seed(0)
+    assert [h.tokens for h in sample(model, src, 12, g, temperature=0)] == [h.tokens for h in greedy(model, src, 12)]
+
+
+def test_a_seed_repeats_a_sample_and_another_seed_differs(model):
+    src = random_tokens(6, 6, 40)
+
+    def run(seed):
+        return [h.tokens for h in sample(model, src, 12, torch.Generator().manual_seed(seed), temperature=1.5)]
+
+    global_state = torch.random.get_rng_state()
+    assert run(3) == run(3)
+    assert run(3) != run(4)
+    assert torch.equal(torch.random.get_rng_state(), global_state)  # the global RNG is never touched
+
+
+FLAT = TableModel({}, {A: 0.5, B: 0.3, C: 0.15, EOS: 0.05})
+
+
+@pytest.mark.parametrize("top_k, top_p, allowed", [(1, 1.0, {A}), (2, 1.0, {A, B}), (0, 0.7, {A, B}), (0, 0.4, {A})])
+def test_top_k_and_top_p_never_leave_their_set(top_k, top_p, allowed):
+    hyps = sample(FLAT, one_source(300), 6, torch.Generator().manual_seed(0), top_k=top_k, top_p=top_p)
+    emitted = {s.token for h in hyps for s in h.steps}
+    assert emitted == allowed  # every allowed token shows up, nothing else does
+
+
+def test_sampling_without_limits_reaches_every_token():
+    hyps = sample(FLAT, one_source(300), 6, torch.Generator().manual_seed(0))
+    assert {s.token for h in hyps for s in h.steps} == {A, B, C, EOS}
+
+
+def test_filter_logits_keeps_the_nucleus():
+    log_probs = torch.tensor([[0.5, 0.3, 0.15, 0.05]]).log()
+    kept = filter_logits(log_probs, 1.0, top_p=0.8).isfinite()
+    assert kept.tolist() == [[True, True, False, False]]  # 0.5 + 0.3 reaches 0.8
+    assert filter_logits(log_probs, 1.0, top_k=3).isfinite().sum() == 3
+
+
+def test_steps_report_the_model_probabilities(model):
+    src = random_tokens(1, 6, 40)
+    hyp = greedy(model, src, 5)[0]
+    memory, cache = model.encode(src), model.new_cache(src)
+    tokens = torch.tensor([[model.cfg.bos_id]])
+    for step in hyp.steps:
+        probs = model.decode_step(tokens, memory, cache).exp()[0]
+        assert step.prob == pytest.approx(probs[step.token].item(), rel=1e-5)
+        alt_probs = [p for _, p in step.alternatives]
+        assert alt_probs == sorted(alt_probs, reverse=True) and len(alt_probs) == 5
+        assert step.alternatives[0][0] == step.token  # greedy chose the best alternative
+        tokens = torch.tensor([[step.token]])

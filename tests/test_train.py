@@ -1,0 +1,169 @@
+"""Training pieces: schedule, loss, batching, checkpoints, and a tiny model that really learns."""
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from transformer import CheckpointError, Transformer, greedy, load_checkpoint, noam_lr, save_checkpoint
+from transformer.checkpoint import atomic_write
+from transformer.config import TrainConfig
+from transformer.data import bucket_batches, padding_waste, read_pair
+from transformer.train import average_snapshots, label_smoothed_nll, train
+
+from conftest import tiny_config
+
+
+def test_noam_schedule_equals_the_formula_and_peaks_at_warmup():
+    d, warmup = 512, 4000
+    for step in (1, 100, 3999, 4000, 4001, 20000):
+        expected = d**-0.5 * min(step**-0.5, step * warmup**-1.5)
+        assert noam_lr(step, d, warmup) == pytest.approx(expected, rel=1e-12)
+    rates = [noam_lr(s, d, warmup) for s in range(1, 10001)]
+    assert max(range(len(rates)), key=rates.__getitem__) + 1 == warmup
+    assert noam_lr(10, d, warmup, scale=2.0) == pytest.approx(2 * noam_lr(10, d, warmup))
+
+
+def test_label_smoothing_matches_a_hand_computation():
+    probs = torch.tensor([[[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.2, 0.3, 0.5]]])  # (B=1, T=3, V=3)
+    target = torch.tensor([[2, 1, 0]])  # the last position is padding (pad_id 0)
+    loss, nll, n = label_smoothed_nll(probs.log(), target, 0.1, pad_id=0)
+    # position 0: target 2 gets 0.9 + 0.1/3, the others 0.1/3; position 1 likewise for token 1
+    hand = -(0.9 + 0.1 / 3) * math.log(0.1) - 0.1 / 3 * (math.log(0.7) + math.log(0.2))
+    hand += -(0.9 + 0.1 / 3) * math.log(0.6) - 0.1 / 3 * (math.log(0.1) + math.log(0.3))
+    assert n == 2
+    assert loss.item() == pytest.approx(hand, rel=1e-5)
+    assert nll.item() == pytest.approx(-math.log(0.1) - math.log(0.6), rel=1e-5)
+    logits = torch.randn(2, 5, 11)
+    tgt = torch.randint(1, 11, (2, 5))
+    tgt[1, 3:] = 0
+    ours, _, count = label_smoothed_nll(logits.log_softmax(-1), tgt, 0.1, pad_id=0)
+    ref = F.cross_entropy(logits.view(-1, 11), tgt.view(-1), ignore_index=0, label_smoothing=0.1, reduction="sum")
+    assert ours.item() == pytest.approx(ref.item(), rel=1e-5) and count == 8
+
+
+def synthetic_examples(n: int, seed: int = 0):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        s = max(2, int(rng.gauss(16, 5)))
+        t = max(2, int(s * rng.uniform(0.8, 1.4)))
+        out.append(([5] * s, [6] * t))
+    return out
+
+
+def test_buckets_cover_every_example_once_within_the_budget_with_little_padding():
+    examples = synthetic_examples(20000)
+    batches = bucket_batches(examples, max_tokens=4096, seed=1)
+    assert sorted(i for b in batches for i in b) == list(range(len(examples)))
+    for b in batches:
+        assert max(max(len(examples[i][0]), len(examples[i][1])) for i in b) * len(b) <= 4096
+    assert padding_waste(examples, batches) < 0.05
+    assert bucket_batches(examples, 4096, seed=1) == batches  # the seed fixes the order
+    assert bucket_batches(examples, 4096, seed=2) != batches
+
+
+def test_checkpoint_round_trip_is_bit_exact(tmp_path, tokenizer):
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(vocab_size=len(tokenizer), norm_first=True))
+    save_checkpoint(tmp_path / "ck", model, tokenizer, {"note": "hi"})
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == [
+        "config.json", "metrics.json", "model.safetensors", "spm.model"]
+    loaded, tok, metrics = load_checkpoint(tmp_path / "ck")
+    assert loaded.cfg == model.cfg and metrics == {"note": "hi"} and tok.proto == tokenizer.proto
+    for (k, v), (k2, v2) in zip(model.state_dict().items(), loaded.state_dict().items()):
+        assert k == k2 and torch.equal(v, v2)
+    save_checkpoint(tmp_path / "half", model, tokenizer, fp16=True)
+    half, _, _ = load_checkpoint(tmp_path / "half")
+    assert (tmp_path / "half" / "model.safetensors").stat().st_size < 0.6 * (tmp_path / "ck" / "model.safetensors").stat().st_size
+    w, w2 = model.embed.table.weight, half.embed.table.weight
+    torch.testing.assert_close(w, w2, atol=1e-3, rtol=1e-3)
+
+
+def test_broken_checkpoints_say_which_file(tmp_path, tokenizer):
+    model = Transformer(tiny_config(vocab_size=len(tokenizer)))
+    save_checkpoint(tmp_path / "ck", model, tokenizer)
+    (tmp_path / "ck" / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(CheckpointError, match="could not be loaded"):
+        load_checkpoint(tmp_path / "ck")
+    (tmp_path / "ck" / "spm.model").unlink()
+    with pytest.raises(CheckpointError, match="spm.model is missing"):
+        load_checkpoint(tmp_path / "ck")
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "f.json"
+    target.write_text("old")
+
+    def half_then_crash(tmp):
+        open(tmp, "w").write("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError):
+        atomic_write(target, half_then_crash)
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["f.json"]
+
+
+def test_averaging_snapshots(tmp_path):
+    from safetensors.torch import save_file
+
+    save_file({"w": torch.tensor([1.0, 2.0])}, tmp_path / "a.safetensors")
+    save_file({"w": torch.tensor([3.0, 6.0])}, tmp_path / "b.safetensors")
+    assert average_snapshots([tmp_path / "a.safetensors", tmp_path / "b.safetensors"])["w"].tolist() == [2.0, 4.0]
+
+
+def test_a_tiny_model_learns_to_reverse_sequences():
+    """Training from scratch on CPU in seconds: greedy output must be exactly the reversed input."""
+    torch.manual_seed(0)
+    cfg = tiny_config(vocab_size=14, d_model=64, d_ff=128, n_heads=4, max_len=16)
+    model = Transformer(cfg)
+    opt = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+    g = torch.Generator().manual_seed(0)
+
+    def batch(n):
+        lengths = torch.randint(3, 8, (n,), generator=g)
+        src = torch.zeros(n, 8, dtype=torch.long)
+        tgt = torch.zeros(n, 9, dtype=torch.long)
+        for i, L in enumerate(lengths.tolist()):
+            seq = torch.randint(4, 14, (L,), generator=g)
+            src[i, :L], src[i, L] = seq, cfg.eos_id
+            tgt[i, 0], tgt[i, 1 : L + 1], tgt[i, L + 1] = cfg.bos_id, seq.flip(0), cfg.eos_id
+        return src, tgt
+
+    model.train()
+    for step in range(1, 801):
+        src, tgt = batch(96)
+        for group in opt.param_groups:
+            group["lr"] = noam_lr(step, cfg.d_model, warmup=100, scale=0.25)
+        loss, _, n = label_smoothed_nll(model(src, tgt[:, :-1]), tgt[:, 1:], 0.0, cfg.pad_id)
+        opt.zero_grad()
+        (loss / n).backward()
+        opt.step()
+    model.eval()
+    src, tgt = batch(50)
+    hyps = greedy(model, src, max_len=10)
+    expected = [[t for t in row if t > 3] for row in tgt.tolist()]
+    assert [h.tokens for h in hyps] == expected
+
+
+def test_train_writes_a_checkpoint_and_resumes(data_dir, tmp_path):
+    out = tmp_path / "ck"
+    mcfg = tiny_config(max_len=32)
+    tcfg = TrainConfig(epochs=1, max_tokens=512, warmup=20, vocab_size=60, average_last=2, fp16_weights=False, threads=1)
+    train(str(data_dir), str(out), mcfg, tcfg)
+    first = json.loads((out / "metrics.json").read_text())
+    assert [r["epoch"] for r in first["epochs"]] == [1]
+    tcfg.epochs = 2
+    metrics = train(str(data_dir), str(out), tiny_config(max_len=32), tcfg, resume=True)
+    assert [r["epoch"] for r in metrics["epochs"]] == [1, 2]
+    assert metrics["epochs"][1]["step"] == 2 * metrics["epochs"][0]["step"]  # continued, did not restart
+    assert metrics["averaged_epochs"] == [1, 2]
+    assert metrics["epochs"][1]["val_loss"] < metrics["epochs"][0]["val_loss"]
+    model, tok, _ = load_checkpoint(out)
+    assert model.cfg.vocab_size == len(tok) == 60
+    src, _ = read_pair(data_dir, "val", "en", "de")
+    assert len(src) == 40

@@ -1,0 +1,121 @@
+"""The public API: Translator.translate / translate_batch / attention, input checks, the CLI."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from transformer import Translator, save_checkpoint
+from transformer.translator import clean_text
+
+from conftest import ROOT
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "sample", "beam"])
+def test_translate_returns_text_tokens_and_steps(translator, strategy):
+    out = translator.translate("A man sits on the street.", strategy, max_len=12, seed=1)
+    assert out.source_tokens[-1] == "</s>" and len(out.source_tokens) > 3
+    assert len(out.steps) == len(out.target_tokens) + (1 if out.steps[-1].token == "</s>" else 0)
+    assert out.text == translator.tokenizer.decode(out.target_ids)
+    for step in out.steps:
+        assert 0 < step.prob <= 1 and len(step.alternatives) == 5
+        assert all(isinstance(tok, str) for tok, _ in step.alternatives)
+
+
+def test_batch_keeps_the_input_order(translator):
+    texts = ["A dog.", "A big red ball in the park on the street.", "A child runs."]
+    batch = translator.translate_batch(texts, "greedy", max_len=10)
+    assert [t.text for t in batch] == [translator.translate(x, max_len=10).text for x in texts]
+
+
+def test_samples_repeat_with_a_seed(translator):
+    a = translator.translate_batch(["A dog runs."] * 4, "sample", seed=7, temperature=2.0, max_len=10)
+    b = translator.translate_batch(["A dog runs."] * 4, "sample", seed=7, temperature=2.0, max_len=10)
+    assert [t.text for t in a] == [t.text for t in b]
+    assert len({t.text for t in a}) > 1  # four samples of one sentence are not all the same
+
+
+def test_attention_maps_and_labels(translator):
+    cfg = translator.cfg
+    out = translator.translate("A woman walks in the park.", max_len=8)
+    maps = translator.attention("A woman walks in the park.", out)
+    S, T = len(out.source_tokens), len(out.target_ids) + 1
+    assert maps.encoder.shape == (cfg.n_encoder_layers, cfg.n_heads, S, S)
+    assert maps.decoder.shape == (cfg.n_decoder_layers, cfg.n_heads, T, T)
+    assert maps.cross.shape == (cfg.n_decoder_layers, cfg.n_heads, T, S)
+    assert maps.source_tokens == out.source_tokens and maps.target_tokens == ["<s>"] + out.target_tokens
+    from_text = translator.attention("A woman walks in the park.", "ein frau")
+    assert from_text.target_tokens[0] == "<s>" and from_text.cross.shape[-1] == S
+    assert json.loads(json.dumps(maps.to_dict()))["encoder"][0][0][0] == pytest.approx(maps.encoder[0, 0, 0].tolist())
+
+
+def test_ablation_through_the_translator(translator):
+    heads = [("cross", layer, h) for layer in range(2) for h in range(4)]
+    normal = translator.attention("A dog runs.", "ein hund")
+    silent = translator.attention("A dog runs.", "ein hund", ablate=heads)
+    assert silent.cross.abs().max() == 0 and normal.cross.abs().max() > 0
+    assert torch.equal(translator.attention("A dog runs.", "ein hund").cross, normal.cross)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"strategy": "fast"}, "unknown strategy"),
+    ({"temperature": -1}, "temperature must be"),
+    ({"temperature": float("nan")}, "temperature must be"),
+    ({"top_p": 0}, "top_p must be"),
+    ({"top_p": 1.5}, "top_p must be"),
+    ({"top_k": -3}, "top_k must be"),
+    ({"beam_size": 0}, "beam_size must be"),
+    ({"beam_size": 1000}, "beam_size must be"),
+    ({"max_len": 10**6}, "max_len must be"),
+    ({"beam_size": 2.5}, "whole number"),
+    ({"seed": "x"}, "seed must be"),
+])
+def test_bad_options_get_a_plain_message(translator, options, message):
+    with pytest.raises(ValueError, match=message):
+        translator.translate("A dog.", **options)
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t ", "\x00\x01"])
+def test_empty_text_gets_a_plain_message(translator, text):
+    with pytest.raises(ValueError, match="no text to translate"):
+        translator.translate(text)
+
+
+def test_long_input_is_truncated_and_flagged(translator):
+    out = translator.translate("a man " * 5000, max_len=5)
+    assert out.truncated and len(out.source_tokens) == translator.cfg.max_len
+    assert not translator.translate("A man.", max_len=5).truncated
+
+
+def test_clean_text_handles_hostile_characters():
+    assert clean_text("a\x00b\nc\u202e\ud800d") == "a b c\u202e?d"  # NUL/newline -> space, lone surrogate -> ?
+    assert clean_text("  many   spaces ") == "many spaces"
+
+
+def test_cli_translate_and_evaluate(tmp_path, translator, data_dir):
+    save_checkpoint(tmp_path / "ck", translator.model, translator.tokenizer)
+    run = [sys.executable, "-m", "transformer"]
+    env_cwd = dict(cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(run + ["translate", "--checkpoint", str(tmp_path / "ck"), "A dog runs.", "A man."], **env_cwd)
+    assert out.returncode == 0 and len(out.stdout.strip().splitlines()) == 2
+    out = subprocess.run(run + ["evaluate", "--checkpoint", str(tmp_path / "ck"), "--src", str(data_dir / "val.en.gz"),
+                                "--ref", str(data_dir / "val.de.gz"), "--beam", "2"], **env_cwd)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert "BLEU (cased)" in lines[0] and "case:lc" in lines[1] and "chrF" in lines[2]
+    result = json.loads(lines[-1])
+    assert set(result) == {"bleu", "bleu_lc", "chrf", "sentences", "seconds"} and result["sentences"] == 40
+    out = subprocess.run(run + ["translate", "--checkpoint", str(tmp_path / "ck"), "--top-p", "2", "--strategy",
+                                "sample", "A dog."], **env_cwd)
+    assert out.returncode == 2 and "top_p must be" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_load_picks_a_device(tmp_path, translator):
+    save_checkpoint(tmp_path / "ck", translator.model, translator.tokenizer)
+    assert Translator.load(tmp_path / "ck", device="auto").device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.warns(UserWarning, match="not available"):
+            assert Translator.load(tmp_path / "ck", device="cuda").device.type == "cpu"

@@ -1,0 +1,102 @@
+"""python -m transformer <train|translate|evaluate> ..."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+from .config import ModelConfig, TrainConfig
+
+
+def add_dataclass_options(parser: argparse.ArgumentParser, cls, skip=()) -> None:
+    """One --option per field of a config dataclass, with its default."""
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        if f.type in ("bool", bool):
+            parser.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=f.default,
+                                metavar="BOOL", help=f"(default: {f.default})")
+        else:
+            parser.add_argument(flag, type=type(f.default), default=f.default, help=f"(default: {f.default})")
+
+
+def pick(cls, args) -> object:
+    return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m transformer", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="train a model on Multi30k and write a checkpoint directory")
+    p.add_argument("--data-dir", required=True, help="folder with train/val files, e.g. ../shared/data/multi30k")
+    p.add_argument("--out", required=True, help="checkpoint directory to write, e.g. checkpoints/en-de")
+    p.add_argument("--resume", action="store_true", help="continue from <out>/train/state.json")
+    p.add_argument("--limit", type=int, default=0, help="use only the first N training sentences (smoke tests)")
+    add_dataclass_options(p, ModelConfig, skip=("vocab_size", "pad_id", "bos_id", "eos_id", "unk_id"))
+    add_dataclass_options(p, TrainConfig)
+
+    p = sub.add_parser("translate", help="translate text with a checkpoint")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--strategy", choices=("greedy", "sample", "beam"), default="greedy")
+    p.add_argument("--beam-size", type=int, default=4)
+    p.add_argument("--length-penalty", type=float, default=1.0)
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("--top-p", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto")
+    p.add_argument("text", nargs="+", help="one or more sentences")
+
+    p = sub.add_parser("evaluate", help="BLEU and chrF of a checkpoint on a test set")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--src", required=True, help="source sentences, plain or .gz")
+    p.add_argument("--ref", required=True, help="reference translations, plain or .gz")
+    p.add_argument("--beam", type=int, default=1, help="beam size (1: greedy)")
+    p.add_argument("--length-penalty", type=float, default=1.0)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--limit", type=int, default=0, help="only the first N sentences")
+    p.add_argument("--int8", action="store_true", help="dynamic int8 quantization of the Linear layers")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--output", help="also write the translations to this file")
+
+    args = parser.parse_args(argv)
+    import torch
+
+    if getattr(args, "threads", 0):
+        torch.set_num_threads(args.threads)
+
+    if args.command == "train":
+        from .train import train
+
+        train(args.data_dir, args.out, pick(ModelConfig, args), pick(TrainConfig, args), args.resume, args.limit)
+    elif args.command == "translate":
+        from .translator import Translator
+
+        tr = Translator.load(args.checkpoint, device=args.device)
+        try:
+            for out in tr.translate_batch(args.text, args.strategy, beam_size=args.beam_size,
+                                          length_penalty=args.length_penalty, temperature=args.temperature,
+                                          top_k=args.top_k, top_p=args.top_p, seed=args.seed):
+                print(out.text)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    elif args.command == "evaluate":
+        from pathlib import Path
+
+        from .evaluate import evaluate, report
+        from .translator import Translator
+
+        tr = Translator.load(args.checkpoint, device="cpu" if args.int8 else args.device, int8=args.int8)
+        result = evaluate(tr, args.src, args.ref, args.beam, args.length_penalty, args.batch_size, args.limit)
+        if args.output:
+            Path(args.output).write_text("\n".join(result["hypotheses"]) + "\n")
+        print(report(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""Forward hooks on the attention taps: record the maps, or switch heads off.
+
+Every hook is registered inside a context manager and removed in its `finally`. The app serves many
+users from one model object, so a hook acts only for the caller that registered it: each context
+marks itself active in a ContextVar, which is private to the thread (or task) that entered it.
+
+Shape legend: B batch, L layers, H heads, S source length, T target length.
+"""
+from __future__ import annotations
+
+import contextvars
+import itertools
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .model import Transformer
+
+KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder (masked) self-attention, cross-attention
+
+_active: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("active_hook_sessions", default=frozenset())
+_session_ids = itertools.count()
+
+
+def attention_taps(model: Transformer) -> dict[str, list[nn.Module]]:
+    """The tap modules of every attention block, per kind, in layer order."""
+    return {
+        "encoder": [layer.self_attn.attn_probs for layer in model.encoder.layers],
+        "decoder": [layer.self_attn.attn_probs for layer in model.decoder.layers],
+        "cross": [layer.cross_attn.attn_probs for layer in model.decoder.layers],
+    }
+
+
+@contextmanager
+def _session() -> Iterator[int]:
+    """Mark a new hook session active in the current context only; yields its id."""
+    sid = next(_session_ids)
+    token = _active.set(_active.get() | {sid})
+    try:
+        yield sid
+    finally:
+        _active.reset(token)
+
+
+# -----------------------------------------------------------------------------
+# Recording
+
+
+@dataclass
+class AttentionMaps:
+    """One sentence's attention probabilities, (L, H, query, key) per kind, with the token labels."""
+
+    encoder: Tensor  # (L, H, S, S)
+    decoder: Tensor  # (L, H, T, T), lower-triangular
+    cross: Tensor  # (L, H, T, S)
+    source_tokens: list[str] | None = None
+    target_tokens: list[str] | None = None  # the decoder's inputs: <s> then the translation
+
+    def to_dict(self) -> dict:
+        return {
+            "encoder": self.encoder.tolist(),
+            "decoder": self.decoder.tolist(),
+            "cross": self.cross.tolist(),
+            "source_tokens": self.source_tokens,
+            "target_tokens": self.target_tokens,
+        }
+
+
+class AttentionRecorder:
+    """What `capture_attention` yields: the maps of every forward pass run inside the context."""
+
+    def __init__(self, n_layers: dict[str, int]):
+        self.calls: dict[str, list[list[Tensor]]] = {k: [[] for _ in range(n)] for k, n in n_layers.items()}
+
+    def _assemble(self, kind: str) -> Tensor:
+        """(B, L, H, Tq, Tk); incremental decoding's one-row calls are stacked along the query axis."""
+        per_layer = []
+        for chunks in self.calls[kind]:
+            if not chunks:
+                raise RuntimeError(f"no {kind} attention was recorded: run the model inside the context")
+            Tk = max(c.size(-1) for c in chunks)
+            padded = [F.pad(c, (0, Tk - c.size(-1))) for c in chunks]  # keys not yet seen get probability 0
+            per_layer.append(torch.cat(padded, dim=2))  # (B, H, Tq, Tk)
+        return torch.stack(per_layer, dim=1)  # (B, L, H, Tq, Tk)
+
+    @property
+    def batch_size(self) -> int:
+        return self.calls["encoder"][0][0].size(0)
+
+    def sentence(self, b: int = 0) -> AttentionMaps:
+        """The maps of batch row b, (L, H, query, key) per kind (padding positions included)."""
+        return AttentionMaps(*(self._assemble(kind)[b] for kind in KINDS))
+
+
+@contextmanager
+def capture_attention(model: Transformer) -> Iterator[AttentionRecorder]:
+    """Record every attention map the model computes inside the block; hooks are removed on exit.
+
+    >>> with capture_attention(model) as rec:
+    ...     model(src, tgt)
+    >>> maps = rec.sentence(0)  # maps.encoder (L, H, S, S), maps.decoder (L, H, T, T), maps.cross (L, H, T, S)
+    """
+    taps = attention_taps(model)
+    recorder = AttentionRecorder({k: len(v) for k, v in taps.items()})
+    handles = []
+    try:
+        with _session() as sid:
+            for kind, modules in taps.items():
+                for i, tap in enumerate(modules):
+
+                    def record(module, inputs, output, kind=kind, i=i):
+                        if sid in _active.get():
+                            recorder.calls[kind][i].append(output.detach().float().cpu())  # (B, H, Tq, Tk)
+
+                    handles.append(tap.register_forward_hook(record))
+            yield recorder
+    finally:
+        for h in handles:
+            h.remove()
+
+
+# -----------------------------------------------------------------------------
+# Ablation
+
+
+def parse_head(spec: str) -> tuple[str, int, int]:
+    """'cross:2:1' -> ('cross', 2, 1), the kind, layer and head (0-based)."""
+    try:
+        kind, layer, head = spec.split(":")
+        return kind, int(layer), int(head)
+    except ValueError:
+        raise ValueError(f"a head is written kind:layer:head, e.g. 'cross:0:3'; got {spec!r}") from None
+
+
+@contextmanager
+def ablate_heads(model: Transformer, heads: Iterable[tuple[str, int, int]]) -> Iterator[None]:
+    """Switch attention heads off inside the block: their probabilities become 0, so they add nothing.
+
+    `heads` holds (kind, layer, head) with kind in 'encoder', 'decoder', 'cross'. The weights are not
+    touched; leaving the block removes the hooks and the model is exactly as before.
+    """
+    taps = attention_taps(model)
+    chosen: dict[tuple[str, int], list[int]] = {}
+    for kind, layer, head in heads:
+        if kind not in taps or not 0 <= layer < len(taps[kind]) or not 0 <= head < model.cfg.n_heads:
+            raise ValueError(
+                f"no head {kind}:{layer}:{head}; kinds are {KINDS}, layers 0..{len(taps.get(kind, [])) - 1}, "
+                f"heads 0..{model.cfg.n_heads - 1}"
+            )
+        chosen.setdefault((kind, layer), []).append(head)
+    handles = []
+    try:
+        with _session() as sid:
+            for (kind, layer), head_ids in chosen.items():
+                keep = torch.ones(model.cfg.n_heads)
+                keep[head_ids] = 0.0
+
+                def silence(module, inputs, output, keep=keep):
+                    if sid in _active.get():
+                        return output * keep.to(output)[None, :, None, None]  # (B, H, Tq, Tk) * (1, H, 1, 1)
+                    return None
+
+                handles.append(taps[kind][layer].register_forward_hook(silence))
+            yield
+    finally:
+        for h in handles:
+            h.remove()

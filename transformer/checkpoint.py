@@ -1,0 +1,83 @@
+"""A checkpoint is a directory: config.json, model.safetensors, spm.model, metrics.json.
+
+Nothing is ever unpickled: weights are safetensors, everything else is JSON or the sentencepiece proto.
+Every file is written to a temporary name and renamed into place, so a crash never leaves half a file.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from .config import ModelConfig
+from .model import Transformer
+from .tokenizer import Tokenizer
+
+CONFIG, WEIGHTS, SPM, METRICS = "config.json", "model.safetensors", "spm.model", "metrics.json"
+
+
+def atomic_write(path: str | Path, write) -> None:
+    """Call write(tmp_path), then rename tmp_path onto path (atomic on POSIX filesystems)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the permissions open() would
+    try:
+        write(tmp)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_json(path: str | Path, obj) -> None:
+    atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(obj, indent=2) + "\n"))
+
+
+def save_weights(path: str | Path, state: dict[str, torch.Tensor], fp16: bool = False) -> None:
+    state = {k: (v.half() if fp16 and v.is_floating_point() else v).detach().contiguous().cpu() for k, v in state.items()}
+    atomic_write(path, lambda tmp: save_file(state, tmp))
+
+
+def save_checkpoint(
+    out_dir: str | Path, model: Transformer, tokenizer: Tokenizer, metrics: dict | None = None, fp16: bool = False
+) -> None:
+    out_dir = Path(out_dir)
+    write_json(out_dir / CONFIG, model.cfg.to_dict())
+    save_weights(out_dir / WEIGHTS, model.state_dict(), fp16=fp16)
+    atomic_write(out_dir / SPM, tokenizer.save)
+    if metrics is not None:
+        write_json(out_dir / METRICS, metrics)
+
+
+class CheckpointError(ValueError):
+    """A checkpoint directory that is missing, incomplete or unreadable; the message says which file."""
+
+
+def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[Transformer, Tokenizer, dict]:
+    """(model in eval mode, tokenizer, metrics) from a checkpoint directory."""
+    path = Path(path)
+    for name in (CONFIG, WEIGHTS, SPM):
+        if not (path / name).is_file():
+            raise CheckpointError(f"{path / name} is missing")
+    try:
+        cfg = ModelConfig.load(path / CONFIG)
+        model = Transformer(cfg)
+        state = load_file(path / WEIGHTS)
+        model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
+        tokenizer = Tokenizer.load(path / SPM)
+        metrics = json.loads((path / METRICS).read_text()) if (path / METRICS).is_file() else {}
+    except Exception as e:  # a corrupt file of any kind: say which checkpoint, keep the reason
+        raise CheckpointError(f"{path} could not be loaded: {type(e).__name__}: {e}") from e
+    if len(tokenizer) != cfg.vocab_size:
+        raise CheckpointError(f"{path}: spm.model has {len(tokenizer)} pieces but config.json says {cfg.vocab_size}")
+    return model.to(device).eval(), tokenizer, metrics

@@ -1,0 +1,78 @@
+"""Configuration dataclasses, saved as JSON inside every checkpoint and rebuilt from it."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class ModelConfig:
+    """Sizes of the encoder-decoder Transformer (Vaswani et al. 2017, Table 3 names)."""
+
+    vocab_size: int = 8000  # joint source/target sentencepiece vocabulary
+    d_model: int = 256
+    n_heads: int = 4
+    n_encoder_layers: int = 3  # the paper's N, for the encoder stack
+    n_decoder_layers: int = 3  # the paper's N, for the decoder stack
+    d_ff: int = 1024
+    dropout: float = 0.1  # P_drop on sublayer outputs and on embeddings + PE (§5.4)
+    attn_dropout: float = 0.0  # on attention probabilities; the paper uses none
+    act_dropout: float = 0.0  # inside the feed-forward, after the ReLU; the paper uses none
+    max_len: int = 256  # positions in the sinusoidal table, per side
+    norm_first: bool = False  # False: post-norm as in the paper; True: pre-norm + final LayerNorm
+    pad_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+    unk_id: int = 3
+
+    def __post_init__(self) -> None:
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ModelConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown ModelConfig fields: {sorted(unknown)}")
+        return cls(**d)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ModelConfig":
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+@dataclass
+class TrainConfig:
+    """The training recipe; stored in metrics.json next to the model it produced."""
+
+    pair: str = "en-de"
+    epochs: int = 30
+    max_tokens: int = 4096  # token budget per batch (source or target side, padding included)
+    warmup: int = 4000  # Noam warm-up steps (§5.3)
+    lr_scale: float = 1.0  # multiplies the Noam rate; 1.0 is the paper's formula
+    label_smoothing: float = 0.1  # ε_ls (§5.4)
+    weight_decay: float = 0.0
+    clip_norm: float = 0.0  # 0: no gradient clipping, as in the paper
+    seed: int = 1
+    average_last: int = 5  # average the weights of the last k epoch snapshots
+    vocab_size: int = 8000
+    save_every_s: float = 300.0  # resumable training state at most this many seconds apart
+    val_beam: int = 1  # beam size used for the per-epoch val BLEU (1: greedy, fast)
+    fp16_weights: bool = True  # store model.safetensors in fp16 (halves the shipped size)
+    threads: int = 0  # torch intra-op threads; 0: all cores
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)

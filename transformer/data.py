@@ -1,0 +1,111 @@
+"""Multi30k reading and length-bucketed batches.
+
+Shape legend: B batch, S source length, T target length (with <s> / </s>).
+"""
+from __future__ import annotations
+
+import gzip
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from .tokenizer import BOS, EOS, PAD
+
+SPLITS = {"train": "train", "val": "val", "test": "test_2016_flickr"}
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """One sentence per line from a plain or gzipped UTF-8 file."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f]
+
+
+def split_file(data_dir: str | Path, split: str, lang: str) -> Path:
+    """`{split}.{lang}.gz` or `{split}.{lang}` under data_dir; split may be a key of SPLITS or a file stem."""
+    stem = f"{SPLITS.get(split, split)}.{lang}"
+    for name in (stem + ".gz", stem):
+        if (Path(data_dir) / name).exists():
+            return Path(data_dir) / name
+    raise FileNotFoundError(f"no {stem}.gz or {stem} in {data_dir} (expected the Multi30k raw text files)")
+
+
+def read_pair(data_dir: str | Path, split: str, src_lang: str, tgt_lang: str) -> tuple[list[str], list[str]]:
+    src, tgt = read_lines(split_file(data_dir, split, src_lang)), read_lines(split_file(data_dir, split, tgt_lang))
+    if len(src) != len(tgt):
+        raise ValueError(f"{split}: {len(src)} {src_lang} lines but {len(tgt)} {tgt_lang} lines")
+    return src, tgt
+
+
+# -----------------------------------------------------------------------------
+# Batching
+
+
+def pad_batch(seqs: list[list[int]]) -> Tensor:
+    """Right-pad id lists into a (B, N) tensor."""
+    n = max(len(s) for s in seqs)
+    return torch.tensor([s + [PAD] * (n - len(s)) for s in seqs], dtype=torch.long)  # (B, N)
+
+
+def make_example(src_ids: list[int], tgt_ids: list[int], max_len: int) -> tuple[list[int], list[int]]:
+    """Source: ids + </s>. Target: <s> + ids + </s> (the decoder input is its prefix, the labels its suffix)."""
+    return src_ids[: max_len - 1] + [EOS], [BOS] + tgt_ids[: max_len - 2] + [EOS]
+
+
+def bucket_batches(
+    examples: list[tuple[list[int], list[int]]], max_tokens: int, seed: int | None
+) -> list[list[int]]:
+    """Group example indices into batches of similar lengths, each within `max_tokens` per side.
+
+    Examples are sorted by source length, then by target length ascending for even source lengths and
+    descending for odd ones, so that a batch straddling two source lengths still has similar targets.
+    Ties are broken at random by the seed, and the batches are shuffled by it too (seed None: no shuffling).
+    """
+    order = list(range(len(examples)))
+    rng = random.Random(seed)
+    if seed is not None:
+        rng.shuffle(order)
+
+    def key(i: int) -> tuple[int, int]:
+        S, T = len(examples[i][0]), len(examples[i][1])
+        return S, T if S % 2 == 0 else -T
+
+    order.sort(key=key)  # stable: shuffled ties stay shuffled
+    batches, batch, longest = [], [], 0
+    for i in order:
+        n = max(len(examples[i][0]), len(examples[i][1]))
+        if batch and max(longest, n) * (len(batch) + 1) > max_tokens:
+            batches.append(batch)
+            batch, longest = [], 0
+        batch.append(i)
+        longest = max(longest, n)
+    if batch:
+        batches.append(batch)
+    if seed is not None:
+        rng.shuffle(batches)
+    return batches
+
+
+def padding_waste(examples: list[tuple[list[int], list[int]]], batches: list[list[int]]) -> float:
+    """Fraction of the padded (B, S) and (B, T) slots that hold padding."""
+    slots = real = 0
+    for batch in batches:
+        for side in (0, 1):
+            lengths = [len(examples[i][side]) for i in batch]
+            slots += max(lengths) * len(lengths)
+            real += sum(lengths)
+    return 1 - real / slots
+
+
+def batch_tensors(examples, batch: list[int]) -> tuple[Tensor, Tensor]:
+    """src (B, S), tgt (B, T) for one batch of example indices."""
+    return pad_batch([examples[i][0] for i in batch]), pad_batch([examples[i][1] for i in batch])
+
+
+def iterate_batches(examples, batches: list[list[int]], start: int = 0) -> Iterator[tuple[Tensor, Tensor]]:
+    for batch in batches[start:]:
+        yield batch_tensors(examples, batch)

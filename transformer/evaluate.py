@@ -1,0 +1,54 @@
+"""sacreBLEU (cased and lowercased) and chrF of a checkpoint on a pair of plain or gzipped files."""
+from __future__ import annotations
+
+import json
+import time
+
+from sacrebleu.metrics import BLEU, CHRF
+
+from .data import read_lines
+
+
+def score_translations(hyps: list[str], refs: list[str]) -> dict:
+    """Corpus BLEU cased, BLEU lowercased (the papers' convention), chrF, with sacreBLEU signatures."""
+    bleu, bleu_lc, chrf = BLEU(), BLEU(lowercase=True), CHRF()
+    return {
+        "bleu": bleu.corpus_score(hyps, [refs]).score,
+        "bleu_lc": bleu_lc.corpus_score(hyps, [refs]).score,
+        "chrf": chrf.corpus_score(hyps, [refs]).score,
+        "signatures": {
+            "bleu": str(bleu.get_signature()),
+            "bleu_lc": str(bleu_lc.get_signature()),
+            "chrf": str(chrf.get_signature()),
+        },
+    }
+
+
+def evaluate(translator, src_path: str, ref_path: str, beam: int = 1, length_penalty: float = 1.0,
+             batch_size: int = 64, limit: int = 0) -> dict:
+    src, refs = read_lines(src_path), read_lines(ref_path)
+    if len(src) != len(refs):
+        raise ValueError(f"{src_path} has {len(src)} lines but {ref_path} has {len(refs)}")
+    if limit:
+        src, refs = src[:limit], refs[:limit]
+    t0 = time.perf_counter()
+    strategy = "beam" if beam > 1 else "greedy"
+    out = translator.translate_batch(src, strategy, beam_size=max(beam, 1), length_penalty=length_penalty,
+                                     batch_size=batch_size)
+    seconds = time.perf_counter() - t0
+    result = score_translations([t.text for t in out], refs)
+    result.update(sentences=len(src), seconds=seconds, hypotheses=[t.text for t in out])
+    return result
+
+
+def report(result: dict) -> str:
+    """The human-readable lines, then one JSON line with the figures."""
+    sig = result["signatures"]
+    lines = [
+        f"BLEU (cased)       {result['bleu']:6.2f}  {sig['bleu']}",
+        f"BLEU (lowercased)  {result['bleu_lc']:6.2f}  {sig['bleu_lc']}",
+        f"chrF               {result['chrf']:6.2f}  {sig['chrf']}",
+        json.dumps({k: round(result[k], 4) if isinstance(result[k], float) else result[k]
+                    for k in ("bleu", "bleu_lc", "chrf", "sentences", "seconds")}),
+    ]
+    return "\n".join(lines)

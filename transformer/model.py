@@ -1,0 +1,317 @@
+"""The encoder-decoder Transformer of "Attention Is All You Need" (Vaswani et al. 2017), written out.
+
+Shape legend: B batch, S source length, T target length, H heads, D d_model, Dh head size (D / H),
+V vocabulary, L layers. Masks are boolean and True where attention is allowed.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .config import ModelConfig
+
+# -----------------------------------------------------------------------------
+# The KV cache: owned by the decoding loop, passed in, never stored on the model
+
+
+class KVCache:
+    """Keys and values that incremental decoding reuses (§3.2.3, "auto-regressive").
+
+    Self-attention keys/values grow by one position per decoded step; cross-attention keys/values
+    are projected from the encoder memory once per sentence, on the first step.
+    """
+
+    def __init__(self, n_layers: int, src_mask: Tensor):
+        self.src_mask = src_mask  # (B, S) True at real source tokens
+        self.self_k: list[Tensor | None] = [None] * n_layers  # each (B, H, t, Dh)
+        self.self_v: list[Tensor | None] = [None] * n_layers
+        self.cross_k: list[Tensor | None] = [None] * n_layers  # each (B, H, S, Dh)
+        self.cross_v: list[Tensor | None] = [None] * n_layers
+
+    @property
+    def length(self) -> int:
+        """How many target positions are cached (the position of the next token)."""
+        k = self.self_k[0]
+        return 0 if k is None else k.size(2)
+
+    def reorder(self, index: Tensor, cross: bool = False) -> None:
+        """Keep rows `index` of the batch (beam search reorders hypotheses this way).
+
+        Cross-attention entries only need reordering when rows move between sentences (`cross=True`);
+        beams of one sentence share the same source.
+        """
+        for store in (self.self_k, self.self_v) + ((self.cross_k, self.cross_v) if cross else ()):
+            for i, t in enumerate(store):
+                if t is not None:
+                    store[i] = t.index_select(0, index)
+        if cross:
+            self.src_mask = self.src_mask.index_select(0, index)
+
+
+# -----------------------------------------------------------------------------
+# Attention
+
+
+def is_watched(module: nn.Module) -> bool:
+    """True when any forward hook would see this module's output."""
+    return bool(
+        module._forward_hooks
+        or module._forward_pre_hooks
+        or nn.modules.module._global_forward_hooks
+        or nn.modules.module._global_forward_pre_hooks
+    )
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) (§3.2.2)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.n_heads, self.d_head = cfg.n_heads, cfg.d_head
+        self.w_q = nn.Linear(cfg.d_model, cfg.d_model)
+        self.w_k = nn.Linear(cfg.d_model, cfg.d_model)
+        self.w_v = nn.Linear(cfg.d_model, cfg.d_model)
+        self.w_o = nn.Linear(cfg.d_model, cfg.d_model)
+        self.attn_probs = nn.Identity()  # tap: forward hooks here see softmax(QK^T/sqrt(d_k)), (B, H, Tq, Tk)
+        self.attn_dropout = nn.Dropout(cfg.attn_dropout)
+
+    def split_heads(self, x: Tensor) -> Tensor:
+        B, N, _ = x.shape
+        return x.view(B, N, self.n_heads, self.d_head).transpose(1, 2)  # (B, H, N, Dh)
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None) -> Tensor:
+        """query (B, Tq, D); key and value already projected and split, (B, H, Tk, Dh); mask broadcasts to (B, H, Tq, Tk)."""
+        q = self.split_heads(self.w_q(query))  # (B, H, Tq, Dh)
+        if is_watched(self.attn_probs) or (self.training and self.attn_dropout.p > 0):
+            scores = q @ key.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, Tq, Tk), eq. 1
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))
+            probs = self.attn_probs(scores.softmax(dim=-1))  # the tap, after softmax and before dropout
+            heads = self.attn_dropout(probs) @ value  # (B, H, Tq, Dh)
+        else:
+            # Nobody is watching: PyTorch's fused kernel computes the same eq. 1 (tests/test_model.py checks it).
+            heads = F.scaled_dot_product_attention(q, key, value, attn_mask=mask)  # (B, H, Tq, Dh)
+        B, _, Tq, _ = heads.shape
+        concat = heads.transpose(1, 2).reshape(B, Tq, self.n_heads * self.d_head)  # (B, Tq, D)
+        return self.w_o(concat)
+
+    def self_attend(self, x: Tensor, mask: Tensor | None) -> Tensor:
+        return self(x, self.split_heads(self.w_k(x)), self.split_heads(self.w_v(x)), mask)
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (§3.3)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.w_1 = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.w_2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.act_dropout = nn.Dropout(cfg.act_dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.w_2(self.act_dropout(F.relu(self.w_1(x))))
+
+
+# -----------------------------------------------------------------------------
+# Layers: each sublayer is wrapped as LayerNorm(x + Dropout(Sublayer(x))) (§3.1, §5.4), or pre-norm
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(cfg)
+        self.feed_forward = FeedForward(cfg)
+        self.norm_1 = nn.LayerNorm(cfg.d_model)
+        self.norm_2 = nn.LayerNorm(cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.norm_first = cfg.norm_first
+
+    def forward(self, x: Tensor, src_mask: Tensor) -> Tensor:
+        if self.norm_first:
+            x = x + self.dropout(self.self_attn.self_attend(self.norm_1(x), src_mask))
+            x = x + self.dropout(self.feed_forward(self.norm_2(x)))
+        else:
+            x = self.norm_1(x + self.dropout(self.self_attn.self_attend(x, src_mask)))
+            x = self.norm_2(x + self.dropout(self.feed_forward(x)))
+        return x
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(cfg)
+        self.cross_attn = MultiHeadAttention(cfg)
+        self.feed_forward = FeedForward(cfg)
+        self.norm_1 = nn.LayerNorm(cfg.d_model)
+        self.norm_2 = nn.LayerNorm(cfg.d_model)
+        self.norm_3 = nn.LayerNorm(cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.norm_first = cfg.norm_first
+
+    def attend_self(self, x: Tensor, tgt_mask: Tensor, cache: KVCache | None, i: int) -> Tensor:
+        """Masked self-attention; with a cache, x holds only the new positions and K/V are appended."""
+        attn = self.self_attn
+        k, v = attn.split_heads(attn.w_k(x)), attn.split_heads(attn.w_v(x))  # (B, H, T_new, Dh)
+        if cache is not None:
+            if cache.self_k[i] is not None:
+                k = torch.cat([cache.self_k[i], k], dim=2)  # (B, H, t, Dh)
+                v = torch.cat([cache.self_v[i], v], dim=2)
+            cache.self_k[i], cache.self_v[i] = k, v
+        return attn(x, k, v, tgt_mask)
+
+    def attend_memory(self, x: Tensor, memory: Tensor, src_mask: Tensor, cache: KVCache | None, i: int) -> Tensor:
+        """Cross-attention: queries from the decoder, keys and values from the encoder output (§3.2.3)."""
+        attn = self.cross_attn
+        if cache is not None and cache.cross_k[i] is not None:
+            k, v = cache.cross_k[i], cache.cross_v[i]
+        else:
+            k, v = attn.split_heads(attn.w_k(memory)), attn.split_heads(attn.w_v(memory))  # (B, H, S, Dh)
+            if cache is not None:
+                cache.cross_k[i], cache.cross_v[i] = k, v
+        return attn(x, k, v, src_mask)
+
+    def forward(self, x, memory, src_mask, tgt_mask, cache: KVCache | None = None, i: int = 0) -> Tensor:
+        if self.norm_first:
+            x = x + self.dropout(self.attend_self(self.norm_1(x), tgt_mask, cache, i))
+            x = x + self.dropout(self.attend_memory(self.norm_2(x), memory, src_mask, cache, i))
+            x = x + self.dropout(self.feed_forward(self.norm_3(x)))
+        else:
+            x = self.norm_1(x + self.dropout(self.attend_self(x, tgt_mask, cache, i)))
+            x = self.norm_2(x + self.dropout(self.attend_memory(x, memory, src_mask, cache, i)))
+            x = self.norm_3(x + self.dropout(self.feed_forward(x)))
+        return x
+
+
+# -----------------------------------------------------------------------------
+# Embeddings
+
+
+class PositionalEncoding(nn.Module):
+    """PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(pos / 10000^(2i/D)) (§3.5), not learned."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        position = torch.arange(cfg.max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
+        div_term = torch.pow(10000.0, torch.arange(0, cfg.d_model, 2, dtype=torch.float64) / cfg.d_model)  # (D/2,)
+        pe = torch.zeros(cfg.max_len, cfg.d_model, dtype=torch.float64)
+        pe[:, 0::2] = torch.sin(position / div_term)
+        pe[:, 1::2] = torch.cos(position / div_term)
+        self.register_buffer("pe", pe.float(), persistent=False)  # rebuilt from the config, never saved
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        """x (B, N, D) holds positions offset .. offset+N-1."""
+        return self.dropout(x + self.pe[offset : offset + x.size(1)])
+
+
+class Embeddings(nn.Module):
+    """Token embedding times sqrt(D) (§3.4); the same matrix serves encoder, decoder and output projection."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.table = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+        nn.init.normal_(self.table.weight, mean=0.0, std=cfg.d_model**-0.5)  # so that sqrt(D) * E has unit scale
+        with torch.no_grad():
+            self.table.weight[cfg.pad_id].zero_()
+        self.scale = math.sqrt(cfg.d_model)
+
+    def forward(self, tokens: Tensor) -> Tensor:
+        return self.table(tokens) * self.scale  # (B, N, D)
+
+
+# -----------------------------------------------------------------------------
+# Stacks and the whole model
+
+
+class Encoder(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.layers = nn.ModuleList([EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers)])
+        self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+
+    def forward(self, x: Tensor, src_mask: Tensor) -> Tensor:
+        for layer in self.layers:
+            x = layer(x, src_mask)
+        return self.final_norm(x)
+
+
+class Decoder(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.layers = nn.ModuleList([DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers)])
+        self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+
+    def forward(self, x, memory, src_mask, tgt_mask, cache: KVCache | None = None) -> Tensor:
+        for i, layer in enumerate(self.layers):
+            x = layer(x, memory, src_mask, tgt_mask, cache, i)
+        return self.final_norm(x)
+
+
+class Transformer(nn.Module):
+    """Figure 1: an encoder stack, a decoder stack, and one shared embedding matrix."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = Embeddings(cfg)
+        self.positional = PositionalEncoding(cfg)
+        self.encoder = Encoder(cfg)
+        self.decoder = Decoder(cfg)
+        for name, p in self.named_parameters():
+            if p.dim() > 1 and not name.startswith("embed."):
+                nn.init.xavier_uniform_(p)
+
+    # -- masks --------------------------------------------------------------
+
+    def src_mask(self, src: Tensor) -> Tensor:
+        return src.ne(self.cfg.pad_id)[:, None, None, :]  # (B, 1, 1, S)
+
+    @staticmethod
+    def causal_mask(T: int, device: torch.device) -> Tensor:
+        return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # (T, T): position t sees 0..t
+
+    # -- the three entry points -------------------------------------------------
+
+    def encode(self, src: Tensor) -> Tensor:
+        """src (B, S) token ids -> memory (B, S, D)."""
+        return self.encoder(self.positional(self.embed(src)), self.src_mask(src))
+
+    def generator(self, x: Tensor) -> Tensor:
+        """Pre-softmax linear transformation with the shared embedding matrix, then log-softmax (§3.4)."""
+        return F.log_softmax(x @ self.embed.table.weight.t(), dim=-1)  # (B, T, V)
+
+    def decode(self, tgt: Tensor, memory: Tensor, src: Tensor) -> Tensor:
+        """Teacher-forced decoder: tgt (B, T) -> log-probabilities (B, T, V) of the next token at each position."""
+        T = tgt.size(1)
+        tgt_mask = self.causal_mask(T, tgt.device) & tgt.ne(self.cfg.pad_id)[:, None, None, :]  # (B, 1, T, T)
+        x = self.decoder(self.positional(self.embed(tgt)), memory, self.src_mask(src), tgt_mask)
+        return self.generator(x)
+
+    def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
+        return self.decode(tgt, self.encode(src), src)
+
+    def new_cache(self, src: Tensor) -> KVCache:
+        return KVCache(self.cfg.n_decoder_layers, src.ne(self.cfg.pad_id))
+
+    def decode_step(self, tokens: Tensor, memory: Tensor, cache: KVCache) -> Tensor:
+        """Incremental decoding: tokens (B, T_new) follow the cache.length cached positions.
+
+        Returns log-probabilities (B, V) of the token after the last one. The new positions attend to
+        each other causally and to every cached position.
+        """
+        t0, T_new = cache.length, tokens.size(1)
+        x = self.positional(self.embed(tokens), offset=t0)  # (B, T_new, D)
+        tgt_mask = None
+        if T_new > 1:  # several new positions at once: they must not see each other's future
+            full = self.causal_mask(t0 + T_new, tokens.device)  # (t, t)
+            tgt_mask = full[t0:]  # (T_new, t)
+        src_mask = cache.src_mask[:, None, None, :]  # (B, 1, 1, S)
+        x = self.decoder(x, memory, src_mask, tgt_mask, cache)
+        return self.generator(x[:, -1])  # (B, V)
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())

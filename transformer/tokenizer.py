@@ -1,0 +1,54 @@
+"""A sentencepiece model over both languages of a pair (one joint vocabulary, §5.1 / §3.4)."""
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from pathlib import Path
+
+import sentencepiece as spm
+
+PAD, BOS, EOS, UNK = 0, 1, 2, 3  # the ids every checkpoint's ModelConfig repeats
+
+
+class Tokenizer:
+    """text <-> ids <-> pieces. Ids exclude <s>/</s>; the model code adds them."""
+
+    def __init__(self, model_proto: bytes):
+        self.proto = model_proto
+        self.sp = spm.SentencePieceProcessor(model_proto=model_proto)
+        assert (self.sp.pad_id(), self.sp.bos_id(), self.sp.eos_id(), self.sp.unk_id()) == (PAD, BOS, EOS, UNK)
+
+    @classmethod
+    def train(cls, sentences: Iterable[str], vocab_size: int, model_type: str = "unigram") -> "Tokenizer":
+        buf = io.BytesIO()
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences),
+            model_writer=buf,
+            vocab_size=vocab_size,
+            model_type=model_type,
+            character_coverage=1.0,  # Multi30k's alphabet is small; keep every character (ä, é, ß, ...)
+            pad_id=PAD, bos_id=BOS, eos_id=EOS, unk_id=UNK,
+            pad_piece="<pad>", bos_piece="<s>", eos_piece="</s>", unk_piece="<unk>",
+            num_threads=2,
+            minloglevel=2,
+        )
+        return cls(buf.getvalue())
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Tokenizer":
+        return cls(Path(path).read_bytes())
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_bytes(self.proto)
+
+    def __len__(self) -> int:
+        return self.sp.get_piece_size()
+
+    def encode(self, text: str) -> list[int]:
+        return self.sp.encode(text)
+
+    def decode(self, ids: Iterable[int]) -> str:
+        return self.sp.decode([i for i in ids if i not in (PAD, BOS, EOS)])
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        return [self.sp.id_to_piece(int(i)) for i in ids]

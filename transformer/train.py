@@ -1,0 +1,238 @@
+"""Training on Multi30k: Adam with the Noam schedule, label smoothing, bucketed batches (§5).
+
+Resumable: a training state (weights, Adam moments, position in the epoch) is written atomically at
+most `save_every_s` seconds apart and at each epoch's end, under <out>/train/. Runs under torchrun
+(DDP) unchanged: each rank takes every world_size-th batch and rank 0 writes.
+
+Shape legend: B batch, S source length, T target length, V vocabulary.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from safetensors.torch import load_file
+from torch import Tensor
+from tqdm import tqdm
+
+from .checkpoint import save_checkpoint, save_weights, write_json
+from .config import ModelConfig, TrainConfig
+from .data import bucket_batches, iterate_batches, make_example, read_pair
+from .evaluate import score_translations
+from .model import Transformer, count_parameters
+from .schedule import noam_lr
+from .tokenizer import Tokenizer
+from .translator import Translator
+
+# -----------------------------------------------------------------------------
+# Loss
+
+
+def label_smoothed_nll(log_probs: Tensor, target: Tensor, epsilon: float, pad_id: int) -> tuple[Tensor, Tensor, int]:
+    """Cross-entropy against (1 - ε) one-hot + ε uniform over V (§5.4), summed over non-pad targets.
+
+    log_probs (B, T, V), target (B, T). Returns (smoothed loss sum, plain NLL sum, number of target tokens).
+    """
+    nll = -log_probs.gather(-1, target.unsqueeze(-1)).squeeze(-1)  # (B, T)
+    uniform = -log_probs.mean(dim=-1)  # (B, T): cross-entropy against the uniform distribution
+    keep = target.ne(pad_id)
+    loss = ((1.0 - epsilon) * nll + epsilon * uniform)[keep].sum()
+    return loss, nll[keep].sum(), int(keep.sum())
+
+
+# -----------------------------------------------------------------------------
+# Training state: safetensors for tensors, JSON for the rest (never pickle)
+
+
+def save_state(path: Path, model, optimizer, position: dict) -> None:
+    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
+    for idx, st in optimizer.state_dict()["state"].items():
+        for key, value in st.items():
+            tensors[f"adam.{idx}.{key}"] = value if torch.is_tensor(value) else torch.tensor(value)
+    save_weights(path / "state.safetensors", tensors)
+    write_json(path / "state.json", position)  # written second: it names a complete state file
+
+
+def load_state(path: Path, model, optimizer) -> dict:
+    tensors = load_file(path / "state.safetensors")
+    model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
+    state: dict[int, dict] = {}
+    for name, value in tensors.items():
+        if name.startswith("adam."):
+            _, idx, key = name.split(".", 2)
+            state.setdefault(int(idx), {})[key] = value
+    optimizer.load_state_dict({"state": state, "param_groups": optimizer.state_dict()["param_groups"]})
+    return json.loads((path / "state.json").read_text())
+
+
+def average_snapshots(paths: list[Path]) -> dict[str, Tensor]:
+    """Element-wise mean of several weight files (checkpoint averaging, §6.1)."""
+    total: dict[str, Tensor] = {}
+    for p in paths:
+        for k, v in load_file(p).items():
+            total[k] = total.get(k, 0) + v.double()
+    return {k: (v / len(paths)).float() for k, v in total.items()}
+
+
+def hardware() -> str:
+    if torch.cuda.is_available():
+        return f"{torch.cuda.device_count()} x {torch.cuda.get_device_name(0)}"
+    return f"CPU {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
+
+
+# -----------------------------------------------------------------------------
+# The loop
+
+
+@torch.no_grad()
+def validation_loss(model, examples, max_tokens: int, device) -> float:
+    model.eval()
+    nll_sum, n = 0.0, 0
+    for src, tgt in iterate_batches(examples, bucket_batches(examples, max_tokens, seed=None)):
+        src, tgt = src.to(device), tgt.to(device)
+        log_probs = model(src, tgt[:, :-1])  # (B, T-1, V)
+        _, nll, count = label_smoothed_nll(log_probs, tgt[:, 1:], 0.0, model.cfg.pad_id)
+        nll_sum, n = nll_sum + float(nll), n + count
+    model.train()
+    return nll_sum / n
+
+
+def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool = False, limit: int = 0) -> dict:
+    """Train a model and write the checkpoint directory `out`; returns the metrics it saved."""
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    rank, world = 0, 1
+    if distributed:
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+        rank, world = dist.get_rank(), dist.get_world_size()
+    device = torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if torch.cuda.is_available() else "cpu")
+    if tcfg.threads:
+        torch.set_num_threads(tcfg.threads)
+    torch.manual_seed(tcfg.seed)
+    out_dir, work = Path(out), Path(out) / "train"
+    work.mkdir(parents=True, exist_ok=True)
+    src_lang, tgt_lang = tcfg.pair.split("-")
+
+    # Data and the joint sentencepiece vocabulary (trained on the training side of both languages)
+    train_src, train_tgt = read_pair(data_dir, "train", src_lang, tgt_lang)
+    val_src, val_tgt = read_pair(data_dir, "val", src_lang, tgt_lang)
+    if limit:
+        train_src, train_tgt = train_src[:limit], train_tgt[:limit]
+        val_src, val_tgt = val_src[: max(limit // 10, 8)], val_tgt[: max(limit // 10, 8)]
+    spm_path = work / "spm.model"
+    if spm_path.exists():
+        tokenizer = Tokenizer.load(spm_path)
+    else:
+        tokenizer = Tokenizer.train(train_src + train_tgt, tcfg.vocab_size)
+        if rank == 0:
+            tokenizer.save(spm_path)
+    mcfg.vocab_size = len(tokenizer)
+
+    def encode(srcs, tgts):
+        return [make_example(tokenizer.encode(s), tokenizer.encode(t), mcfg.max_len) for s, t in zip(srcs, tgts)]
+
+    train_ex, val_ex = encode(train_src, train_tgt), encode(val_src, val_tgt)
+
+    model = Transformer(mcfg).to(device)
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9, weight_decay=tcfg.weight_decay
+    )  # §5.3
+    position = {"epoch": 1, "batch": 0, "step": 0, "elapsed_s": 0.0}
+    metrics = {
+        "command": "python -m transformer " + shlex.join(sys.argv[1:]),
+        "hardware": hardware(),
+        "torch": torch.__version__,
+        "world_size": world,
+        "parameters": count_parameters(model),
+        "model_config": mcfg.to_dict(),
+        "train_config": tcfg.to_dict(),
+        "epochs": [],
+    }
+    if resume and (work / "state.json").exists():
+        position = load_state(work, model, optimizer)
+        metrics["epochs"] = json.loads((work / "metrics.json").read_text())["epochs"]
+        if rank == 0:
+            print(f"resumed at epoch {position['epoch']}, batch {position['batch']}, step {position['step']}")
+    ddp_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
+    model.train()
+
+    last_save = time.time()
+    for epoch in range(position["epoch"], tcfg.epochs + 1):
+        batches = bucket_batches(train_ex, tcfg.max_tokens, seed=tcfg.seed + epoch)[rank::world]
+        start_batch = position["batch"] if epoch == position["epoch"] else 0
+        t0, loss_sum, tok_sum = time.time(), 0.0, 0
+        bar = tqdm(
+            iterate_batches(train_ex, batches, start_batch),
+            total=len(batches) - start_batch,
+            desc=f"epoch {epoch}",
+            disable=rank != 0,
+            mininterval=10 if not sys.stderr.isatty() else 0.1,
+        )
+        for b, (src, tgt) in enumerate(bar, start=start_batch):
+            src, tgt = src.to(device), tgt.to(device)
+            position["step"] += 1
+            lr = noam_lr(position["step"], mcfg.d_model, tcfg.warmup, tcfg.lr_scale)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            log_probs = ddp_model(src, tgt[:, :-1])  # (B, T-1, V): predict each next target token
+            loss, _, n_tokens = label_smoothed_nll(log_probs, tgt[:, 1:], tcfg.label_smoothing, mcfg.pad_id)
+            optimizer.zero_grad(set_to_none=True)
+            (loss / n_tokens).backward()
+            if tcfg.clip_norm:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), tcfg.clip_norm)
+            optimizer.step()
+            loss_sum, tok_sum = loss_sum + loss.item(), tok_sum + n_tokens
+            bar.set_postfix(loss=f"{loss_sum / tok_sum:.3f}", lr=f"{lr:.2e}", refresh=False)
+            if rank == 0 and time.time() - last_save > tcfg.save_every_s:
+                elapsed = position["elapsed_s"] + time.time() - t0
+                save_state(work, model, optimizer, {**position, "epoch": epoch, "batch": b + 1, "elapsed_s": elapsed})
+                last_save = time.time()
+        epoch_s = time.time() - t0
+        position["elapsed_s"] += epoch_s
+        if rank != 0:
+            position.update(epoch=epoch + 1, batch=0)
+            continue
+
+        # End of epoch: snapshot, validation, metrics, resumable state
+        save_weights(work / f"epoch{epoch}.safetensors", model.state_dict())
+        val_loss = validation_loss(model, val_ex, tcfg.max_tokens, device)
+        hyps = Translator(model, tokenizer).translate_batch(val_src, "beam" if tcfg.val_beam > 1 else "greedy",
+                                                             beam_size=max(tcfg.val_beam, 1))
+        model.train()
+        val_bleu = score_translations([h.text for h in hyps], val_tgt)["bleu"]
+        row = {
+            "epoch": epoch,
+            "step": position["step"],
+            "train_loss": loss_sum / tok_sum,
+            "val_loss": val_loss,
+            "val_bleu": val_bleu,
+            "lr": lr,
+            "tokens_per_s": tok_sum * world / epoch_s,
+            "epoch_s": epoch_s,
+            "wall_s": position["elapsed_s"],
+        }
+        metrics["epochs"].append(row)
+        tqdm.write(json.dumps(row))
+        write_json(work / "metrics.json", {"epochs": metrics["epochs"]})
+        position.update(epoch=epoch + 1, batch=0)
+        save_state(work, model, optimizer, position)
+        last_save = time.time()
+
+    if rank == 0:
+        snapshots = [work / f"epoch{e}.safetensors" for e in range(1, tcfg.epochs + 1)][-tcfg.average_last :]
+        model.load_state_dict(average_snapshots([p for p in snapshots if p.exists()]))
+        hyps = Translator(model, tokenizer).translate_batch(val_src, "greedy")
+        metrics["averaged_epochs"] = [int(p.stem[len("epoch"):]) for p in snapshots if p.exists()]
+        metrics["val_bleu_averaged_greedy"] = score_translations([h.text for h in hyps], val_tgt)["bleu"]
+        metrics["train_wall_s"] = position["elapsed_s"]
+        save_checkpoint(out_dir, model, tokenizer, metrics, fp16=tcfg.fp16_weights)
+        print(f"wrote {out_dir}: val BLEU (averaged, greedy) {metrics['val_bleu_averaged_greedy']:.2f}")
+    if distributed:
+        dist.destroy_process_group()
+    return metrics

@@ -1,0 +1,209 @@
+"""Translator: a loaded checkpoint with text in and text, tokens, steps and attention maps out."""
+from __future__ import annotations
+
+import math
+import unicodedata
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from . import decoding
+from .capture import AttentionMaps, ablate_heads, capture_attention
+from .checkpoint import load_checkpoint
+from .data import pad_batch
+from .model import Transformer
+from .tokenizer import BOS, EOS, Tokenizer
+
+STRATEGIES = ("greedy", "sample", "beam")
+MAX_BEAM = 16
+MAX_TEMPERATURE = 100.0
+
+
+@dataclass
+class TokenStep:
+    token: str
+    prob: float
+    alternatives: list[tuple[str, float]]  # the top-5 tokens at this step with their probabilities
+
+
+@dataclass
+class Translation:
+    text: str
+    source_tokens: list[str]  # the encoder's input pieces, </s> included
+    target_tokens: list[str]  # the generated pieces, </s> excluded
+    target_ids: list[int]
+    steps: list[TokenStep] = field(default_factory=list)
+    score: float = 0.0
+    truncated: bool = False  # the source was cut to the model's positions
+
+
+def resolve_device(device: str) -> torch.device:
+    """'auto' picks CUDA when present; 'cuda' without CUDA falls back to the CPU with a warning."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        warnings.warn("CUDA was requested but is not available; running on the CPU", stacklevel=2)
+        return torch.device("cpu")
+    return torch.device(device)
+
+
+def clean_text(text: str) -> str:
+    """Text as the tokenizer can take it: valid UTF-8, no control characters, one line."""
+    text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates become '?'
+    chars = (" " if unicodedata.category(c) == "Cc" else c for c in text)  # NUL, newlines, escapes
+    return " ".join("".join(chars).split())
+
+
+def quantize_int8(model: Transformer) -> Transformer:
+    """Dynamic int8 quantization of every nn.Linear (weights int8, activations quantized per batch), CPU only."""
+    return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+
+
+class Translator:
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, metrics: dict | None = None, name: str = ""):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.metrics = metrics or {}
+        self.name = name
+        self.device = next(model.parameters()).device
+
+    @classmethod
+    def load(cls, path: str | Path, device: str = "auto", int8: bool = False) -> "Translator":
+        """Load a checkpoint directory; device is 'cpu', 'cuda' or 'auto'; int8 quantizes the Linear layers (CPU)."""
+        dev = resolve_device(device)
+        model, tokenizer, metrics = load_checkpoint(path, dev)
+        if int8:
+            if dev.type != "cpu":
+                raise ValueError("int8 quantization runs on the CPU only; use device='cpu'")
+            model = quantize_int8(model)
+        return cls(model, tokenizer, metrics, name=Path(path).name)
+
+    @property
+    def cfg(self):
+        return self.model.cfg
+
+    # -- input checks ---------------------------------------------------------------
+
+    def _source_ids(self, text: str) -> tuple[list[int], bool]:
+        if not isinstance(text, str):
+            raise ValueError(f"the text to translate must be a string, not {type(text).__name__}")
+        text = clean_text(text)
+        if not text:
+            raise ValueError("there is no text to translate: type a sentence first")
+        ids = self.tokenizer.encode(text)
+        limit = self.cfg.max_len - 1  # one position is kept for </s>
+        return ids[:limit] + [EOS], len(ids) > limit
+
+    def _check_options(self, strategy, temperature, top_k, top_p, beam_size, length_penalty, max_len, seed) -> None:
+        def number(name, value, lo, hi, integer=False):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            if ok and integer:
+                ok = float(value).is_integer()
+            if not ok or not lo <= value <= hi:
+                kind = "a whole number" if integer else "a number"
+                raise ValueError(f"{name} must be {kind} from {lo} to {hi}; got {value!r}")
+
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
+        number("temperature", temperature, 0, MAX_TEMPERATURE)
+        number("top_k", top_k, 0, self.cfg.vocab_size, integer=True)
+        number("top_p", top_p, 1e-6, 1.0)
+        number("beam_size", beam_size, 1, MAX_BEAM, integer=True)
+        number("length_penalty", length_penalty, 0.0, 5.0)
+        number("seed", seed, 0, 2**63 - 1, integer=True)
+        if max_len is not None:
+            number("max_len", max_len, 1, self.cfg.max_len - 1, integer=True)
+
+    # -- translation -----------------------------------------------------------------
+
+    def translate(self, text: str, strategy: str = "greedy", **options) -> Translation:
+        """Translate one sentence; see translate_batch for the options."""
+        return self.translate_batch([text], strategy, **options)[0]
+
+    def translate_batch(
+        self,
+        texts: Sequence[str],
+        strategy: str = "greedy",
+        *,
+        temperature: float = 1.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        seed: int = 0,
+        beam_size: int = 4,
+        length_penalty: float = 1.0,
+        max_len: int | None = None,
+        batch_size: int = 64,
+        ablate: Iterable[tuple[str, int, int]] = (),
+    ) -> list[Translation]:
+        """Translate many sentences, in batches of similar length; results come back in input order.
+
+        strategy: 'greedy', 'sample' (temperature, top_k, top_p, seed; temperature 0 is greedy) or
+        'beam' (beam_size, length_penalty). max_len bounds the generated tokens (default: 1.5 x source + 10).
+        ablate: heads (kind, layer, head) switched off while translating.
+        """
+        self._check_options(strategy, temperature, top_k, top_p, beam_size, length_penalty, max_len, seed)
+        sources = [self._source_ids(t) for t in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(sources[i][0]))  # similar lengths share a batch
+        generator = torch.Generator(device=self.device).manual_seed(int(seed))
+        results: list[Translation | None] = [None] * len(texts)
+        with ablate_heads(self.model, ablate):
+            for start in range(0, len(order), batch_size):
+                chunk = order[start : start + batch_size]
+                src = pad_batch([sources[i][0] for i in chunk]).to(self.device)  # (B, S)
+                limit = self.cfg.max_len - 1
+                n = max_len or min(limit, int(1.5 * src.size(1)) + 10)
+                if strategy == "greedy":
+                    hyps = decoding.greedy(self.model, src, n)
+                elif strategy == "sample":
+                    hyps = decoding.sample(self.model, src, n, generator, float(temperature), int(top_k), float(top_p))
+                else:
+                    hyps = decoding.beam_search(self.model, src, n, int(beam_size), float(length_penalty))
+                for i, hyp in zip(chunk, hyps):
+                    results[i] = self._to_translation(sources[i], hyp)
+        return results
+
+    def _to_translation(self, source: tuple[list[int], bool], hyp: decoding.Hypothesis) -> Translation:
+        piece = self.tokenizer.sp.id_to_piece
+        steps = [
+            TokenStep(piece(s.token), s.prob, [(piece(a), p) for a, p in s.alternatives]) for s in hyp.steps
+        ]
+        return Translation(
+            text=self.tokenizer.decode(hyp.tokens),
+            source_tokens=self.tokenizer.pieces(source[0]),
+            target_tokens=self.tokenizer.pieces(hyp.tokens),
+            target_ids=hyp.tokens,
+            steps=steps,
+            score=hyp.score,
+            truncated=source[1],
+        )
+
+    # -- attention ----------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def attention(
+        self, text: str, translation: str | Translation, ablate: Iterable[tuple[str, int, int]] = ()
+    ) -> AttentionMaps:
+        """Every attention map of one teacher-forced pass over (text, translation), recorded by forward hooks.
+
+        Returns encoder (L, H, S, S), decoder (L, H, T, T) and cross (L, H, T, S) with token labels; the
+        target side is the decoder's input, <s> then the translation (row t predicts target token t+1).
+        """
+        src_ids, _ = self._source_ids(text)
+        if isinstance(translation, Translation):
+            tgt_ids = translation.target_ids
+        elif isinstance(translation, str):
+            tgt_ids = self.tokenizer.encode(clean_text(translation))
+        else:
+            raise ValueError(f"the translation must be a string or a Translation, not {type(translation).__name__}")
+        tgt_in = [BOS] + tgt_ids[: self.cfg.max_len - 1]
+        src = torch.tensor([src_ids], device=self.device)  # (1, S)
+        tgt = torch.tensor([tgt_in], device=self.device)  # (1, T)
+        with ablate_heads(self.model, ablate), capture_attention(self.model) as recorder:
+            self.model(src, tgt)
+        maps = recorder.sentence(0)
+        maps.source_tokens = self.tokenizer.pieces(src_ids)
+        maps.target_tokens = self.tokenizer.pieces(tgt_in)
+        return maps
