@@ -75,3 +75,41 @@ def data_dir(tmp_path_factory) -> Path:
             with gzip.open(root / f"{split}.{lang}.gz", "wt", encoding="utf-8") as f:
                 f.write("\n".join(lines) + "\n")
     return root
+
+
+# -----------------------------------------------------------------------------
+# The app: the shipped checkpoints, served once per test session on a free local port
+
+SHIPPED = ROOT / "checkpoints"
+
+
+def shipped_pairs() -> list[str]:
+    return sorted(p.name for p in SHIPPED.iterdir() if (p / "model.safetensors").is_file()) if SHIPPED.is_dir() else []
+
+
+@pytest.fixture(scope="session")
+def translators():
+    """Every shipped checkpoint, loaded as the app loads them."""
+    import app
+
+    loaded, problems = app.load_translators(SHIPPED, "cpu")
+    assert not problems, problems
+    assert loaded, "no shipped checkpoints under checkpoints/"
+    return loaded
+
+
+@pytest.fixture(scope="session")
+def server(translators):
+    """The real app on 127.0.0.1 at a free port; yields its URL."""
+    import socket
+
+    import app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    demo = app.build_demo(translators)
+    demo.queue(default_concurrency_limit=2)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, css=app.CSS)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()

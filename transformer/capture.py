@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -36,13 +36,25 @@ def attention_taps(model: Transformer) -> dict[str, list[nn.Module]]:
 
 
 @contextmanager
-def _session() -> Iterator[int]:
-    """Mark a new hook session active in the current context only; yields its id."""
+def _owned_hooks(hooks: list[tuple[nn.Module, Callable]]) -> Iterator[None]:
+    """Register forward hooks that act only in the current context; remove them all on exit, error or not.
+
+    A hook returns None (leave the output) when it fires for another caller's forward pass.
+    """
     sid = next(_session_ids)
     token = _active.set(_active.get() | {sid})
+    handles = []
+
+    def owned(fn):
+        return lambda module, inputs, output: fn(module, inputs, output) if sid in _active.get() else None
+
     try:
-        yield sid
+        for module, fn in hooks:
+            handles.append(module.register_forward_hook(owned(fn)))
+        yield
     finally:
+        for h in handles:
+            h.remove()
         _active.reset(token)
 
 
@@ -106,21 +118,31 @@ def capture_attention(model: Transformer) -> Iterator[AttentionRecorder]:
     """
     taps = attention_taps(model)
     recorder = AttentionRecorder({k: len(v) for k, v in taps.items()})
-    handles = []
-    try:
-        with _session() as sid:
-            for kind, modules in taps.items():
-                for i, tap in enumerate(modules):
 
-                    def record(module, inputs, output, kind=kind, i=i):
-                        if sid in _active.get():
-                            recorder.calls[kind][i].append(output.detach().float().cpu())  # (B, H, Tq, Tk)
+    def record(kind: str, i: int) -> Callable:
+        def hook(module, inputs, output):
+            recorder.calls[kind][i].append(output.detach().float().cpu())  # (B, H, Tq, Tk)
 
-                    handles.append(tap.register_forward_hook(record))
-            yield recorder
-    finally:
-        for h in handles:
-            h.remove()
+        return hook
+
+    hooks = [(tap, record(kind, i)) for kind, modules in taps.items() for i, tap in enumerate(modules)]
+    with _owned_hooks(hooks):
+        yield recorder
+
+
+@contextmanager
+def capture_inputs(model: Transformer) -> Iterator[list[tuple[Tensor, Tensor]]]:
+    """Record what enters the first layer, per forward call of the positional encoding (encoder first).
+
+    Yields a list that fills with (sqrt(d_model) * embedding, embedding + PE) pairs, each (B, N, D).
+    """
+    records: list[tuple[Tensor, Tensor]] = []
+
+    def hook(module, inputs, output):
+        records.append((inputs[0].detach().float().cpu(), output.detach().float().cpu()))
+
+    with _owned_hooks([(model.positional, hook)]):
+        yield records
 
 
 # -----------------------------------------------------------------------------
@@ -152,20 +174,10 @@ def ablate_heads(model: Transformer, heads: Iterable[tuple[str, int, int]]) -> I
                 f"heads 0..{model.cfg.n_heads - 1}"
             )
         chosen.setdefault((kind, layer), []).append(head)
-    handles = []
-    try:
-        with _session() as sid:
-            for (kind, layer), head_ids in chosen.items():
-                keep = torch.ones(model.cfg.n_heads)
-                keep[head_ids] = 0.0
+    def silence(head_ids: list[int]) -> Callable:
+        keep = torch.ones(model.cfg.n_heads)
+        keep[head_ids] = 0.0
+        return lambda module, inputs, output: output * keep.to(output)[None, :, None, None]  # (B, H, Tq, Tk)
 
-                def silence(module, inputs, output, keep=keep):
-                    if sid in _active.get():
-                        return output * keep.to(output)[None, :, None, None]  # (B, H, Tq, Tk) * (1, H, 1, 1)
-                    return None
-
-                handles.append(taps[kind][layer].register_forward_hook(silence))
-            yield
-    finally:
-        for h in handles:
-            h.remove()
+    with _owned_hooks([(taps[kind][layer], silence(ids)) for (kind, layer), ids in chosen.items()]):
+        yield

@@ -26,11 +26,9 @@ def atomic_write(path: str | Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the permissions open() would
     try:
         write(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes files 0600; checkpoints are meant to be shared
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from . import decoding
-from .capture import AttentionMaps, ablate_heads, capture_attention
+from .capture import AttentionMaps, ablate_heads, capture_attention, capture_inputs
 from .checkpoint import load_checkpoint
 from .data import pad_batch
 from .model import Transformer
@@ -38,6 +38,17 @@ class Translation:
     steps: list[TokenStep] = field(default_factory=list)
     score: float = 0.0
     truncated: bool = False  # the source was cut to the model's positions
+
+
+@dataclass
+class Inspection:
+    """What the hooks saw in one teacher-forced pass."""
+
+    maps: AttentionMaps
+    source_embedded: torch.Tensor  # (S, D): sqrt(d_model) * embedding, before the positional encoding
+    source_input: torch.Tensor  # (S, D): embedding + PE, the first encoder layer's input
+    target_embedded: torch.Tensor  # (T, D)
+    target_input: torch.Tensor  # (T, D)
 
 
 def resolve_device(device: str) -> torch.device:
@@ -180,16 +191,15 @@ class Translator:
             truncated=source[1],
         )
 
-    # -- attention ----------------------------------------------------------------------
+    # -- attention and inputs, through hooks ---------------------------------------------
 
     @torch.inference_mode()
-    def attention(
+    def inspect(
         self, text: str, translation: str | Translation, ablate: Iterable[tuple[str, int, int]] = ()
-    ) -> AttentionMaps:
-        """Every attention map of one teacher-forced pass over (text, translation), recorded by forward hooks.
-
-        Returns encoder (L, H, S, S), decoder (L, H, T, T) and cross (L, H, T, S) with token labels; the
-        target side is the decoder's input, <s> then the translation (row t predicts target token t+1).
+    ) -> Inspection:
+        """One teacher-forced pass over (text, translation) with hooks on every attention tap and on the
+        positional encoding. The target side is the decoder's input: <s> then the translation, so
+        row t of a decoder or cross map is what the model looked at when it predicted target token t+1.
         """
         src_ids, _ = self._source_ids(text)
         if isinstance(translation, Translation):
@@ -201,9 +211,18 @@ class Translator:
         tgt_in = [BOS] + tgt_ids[: self.cfg.max_len - 1]
         src = torch.tensor([src_ids], device=self.device)  # (1, S)
         tgt = torch.tensor([tgt_in], device=self.device)  # (1, T)
-        with ablate_heads(self.model, ablate), capture_attention(self.model) as recorder:
+        with ablate_heads(self.model, ablate), capture_attention(self.model) as recorder, \
+                capture_inputs(self.model) as inputs:
             self.model(src, tgt)
         maps = recorder.sentence(0)
         maps.source_tokens = self.tokenizer.pieces(src_ids)
         maps.target_tokens = self.tokenizer.pieces(tgt_in)
-        return maps
+        (src_emb, src_in), (tgt_emb, tgt_in_x) = inputs  # encode() runs first, then the decoder
+        return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in_x[0])
+
+    def attention(
+        self, text: str, translation: str | Translation, ablate: Iterable[tuple[str, int, int]] = ()
+    ) -> AttentionMaps:
+        """Every attention map of one teacher-forced pass: encoder (L, H, S, S), decoder (L, H, T, T),
+        cross (L, H, T, S), with token labels; see `inspect`."""
+        return self.inspect(text, translation, ablate).maps

@@ -1,0 +1,91 @@
+"""The app end to end: the UI builds, and the named API endpoints answer over HTTP (gradio_client)."""
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+import torch
+from gradio_client import Client
+
+import app
+from transformer import playground
+
+from conftest import shipped_pairs
+
+TEXT = "A man in a blue shirt is riding a bike down the street."
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    return Client(server, verbose=False)
+
+
+def test_build_demo_without_launching(translators):
+    demo = app.build_demo(translators)
+    assert isinstance(demo, gr.Blocks)
+    api = {dep.api_name for dep in demo.fns.values() if dep.api_name}
+    assert {"translate", "attention"} <= api
+
+
+def test_build_demo_reports_broken_checkpoints(tmp_path):
+    (tmp_path / "en-de").mkdir()
+    translators, problems = app.load_translators(tmp_path, "cpu")
+    assert translators == {} and "en-de" in problems[0] and "retrain" in problems[0]
+    assert isinstance(app.build_demo(translators, problems), gr.Blocks)  # the page still comes up
+
+
+@pytest.mark.parametrize("strategy, extra", [("greedy", {}), ("sample", {"seed": 3, "temperature": 0.7}),
+                                             ("beam", {"beam_size": 4})])
+def test_translate_endpoint_with_each_strategy(client, strategy, extra):
+    pair = shipped_pairs()[0]
+    text, details = client.predict(TEXT, pair, strategy, api_name="/translate", **extra)
+    assert isinstance(text, str) and len(text.split()) >= 3
+    assert details["target_tokens"] and len(details["steps"]) >= len(details["target_tokens"])
+    assert all(0 < s["prob"] <= 1 for s in details["steps"])
+
+
+def test_translate_endpoint_defaults_and_repeatable_samples(client):
+    assert client.predict(TEXT, api_name="/translate")[0] == client.predict(TEXT, api_name="/translate")[0]
+    pair = shipped_pairs()[0]
+    a = client.predict(TEXT, pair, "sample", 1.0, 0, 1.0, 11, api_name="/translate")[0]
+    b = client.predict(TEXT, pair, "sample", 1.0, 0, 1.0, 11, api_name="/translate")[0]
+    assert a == b
+
+
+def test_attention_endpoint_shapes_and_rows(client, translators):
+    pair = shipped_pairs()[0]
+    cfg = translators[pair].cfg
+    maps = client.predict(TEXT, pair, api_name="/attention")
+    S, T = len(maps["source_tokens"]), len(maps["target_tokens"])
+    expected = {"encoder": (cfg.n_encoder_layers, cfg.n_heads, S, S), "decoder": (cfg.n_decoder_layers, cfg.n_heads, T, T),
+                "cross": (cfg.n_decoder_layers, cfg.n_heads, T, S)}
+    for kind, shape in expected.items():
+        t = torch.tensor(maps[kind])
+        assert tuple(t.shape) == shape
+        torch.testing.assert_close(t.sum(-1), torch.ones(shape[:-1]), atol=1e-3, rtol=0)
+    assert maps["target_tokens"][0] == "<s>" and maps["source_tokens"][-1] == "</s>"
+
+
+@pytest.mark.parametrize("args, message", [(("",), "no text"), (("Hi", "xx-yy"), "unknown language pair"),
+                                           (("Hi", None, "beam", 1.0, 0, 1.0, 0, 1000), "beam_size")])
+def test_api_errors_are_plain_messages(client, args, message):
+    args = tuple(shipped_pairs()[0] if a is None else a for a in args)
+    with pytest.raises(Exception, match=message):
+        client.predict(*args, api_name="/translate")
+
+
+def test_every_view_builds_from_one_translation(translators):
+    pair = shipped_pairs()[0]
+    t = translators[pair]
+    result = playground.run(t, pair, TEXT, "beam", beam_size=3)
+    for kind in ("encoder", "decoder", "cross"):
+        for mode in ("single", "heads", "all"):
+            fig = playground.attention_figure(result, kind, 0, "average" if mode == "single" else "0", mode)
+            assert len(fig.data) == {"single": 1, "heads": t.cfg.n_heads,
+                                     "all": t.cfg.n_heads * getattr(result.maps, kind).size(0)}[mode]
+    assert playground.step_view(result, 2).data[0].x is not None
+    after, diff = playground.ablate(t, result, [f"cross:{i}:{h}" for i in range(t.cfg.n_decoder_layers)
+                                                for h in range(t.cfg.n_heads)])
+    assert after.text != result.translation.text  # without any cross-attention the source is invisible
+    assert "tok added" in diff or "tok removed" in diff
+    card = playground.model_card(t, pair)
+    assert f"{sum(p.numel() for p in t.model.parameters()):,}" in card

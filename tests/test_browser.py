@@ -1,0 +1,111 @@
+"""The real page in Debian's chromium, driven by Playwright: click through the views with the network cut off."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from conftest import ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run"]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text())
+
+pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium (.ci/run installs it)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    """A fresh page on the app in which every request that leaves this machine is refused and recorded."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.blocked, page.dialogs = [], []
+
+    def only_local(route):
+        host = urlparse(route.request.url).hostname
+        if route.request.url.startswith(("data:", "blob:", "about:")) or host in ("127.0.0.1", "localhost"):
+            route.continue_()
+        else:
+            page.blocked.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_local)
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    page.goto(server)
+    page.wait_for_selector("#translate-button", timeout=30_000)
+    yield page
+    context.close()
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def translate_example(page, example: str) -> str:
+    from playwright.sync_api import expect
+
+    page.get_by_text(example, exact=True).first.click()  # an example row fills the text box
+    expect(page.locator("#source-text textarea")).to_have_value(example)
+    page.click("#translate-button")
+    box = page.locator("#translation textarea")
+    page.wait_for_function("el => el.value.length > 0", arg=box.element_handle(), timeout=60_000)
+    return box.input_value()
+
+
+def test_translate_an_example_and_see_every_view(page):
+    translation = translate_example(page, EXAMPLES[1])
+    assert len(translation.split()) >= 3
+    page.get_by_role("tab", name="Step by step").click()
+    page.wait_for_selector(".js-plotly-plot .heatmaplayer", timeout=30_000)
+    shot(page, "steps")
+
+    page.get_by_role("tab", name="Attention", exact=True).click()
+    page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
+    labels = page.locator("#attention-plot .xtick text").all_text_contents()
+    assert any("</s>" in t for t in labels)  # escaped labels survive as text, index-prefixed
+    page.get_by_text("All heads of a layer").click()
+    page.wait_for_function("() => document.querySelectorAll('#attention-plot .heatmaplayer image').length >= 4")
+    shot(page, "attention")
+
+    page.get_by_role("tab", name="bertviz").click()
+    frame = page.frame_locator("#bertviz iframe")
+    frame.locator("svg text").first.wait_for(timeout=30_000)
+    drawn = frame.locator("svg text").all_text_contents()
+    assert any("blue" in t for t in drawn) or any("girls" in t for t in drawn), drawn[:20]
+    shot(page, "bertviz")
+    assert all(urlparse(u).hostname not in ("127.0.0.1", "localhost") for u in page.blocked)
+    assert not page.dialogs
+
+
+def test_bertviz_model_view_and_ablation(page):
+    translate_example(page, EXAMPLES[0])
+    page.get_by_role("tab", name="bertviz").click()
+    page.get_by_text("Model view").click()
+    frame = page.frame_locator("#bertviz iframe")
+    frame.locator("svg text", has_text="Layer").first.wait_for(timeout=30_000)  # the grid's row heading
+    page.get_by_role("tab", name="Head ablation").click()
+    boxes = page.locator("#ablation-heads label")
+    for i in range(min(boxes.count(), 64)):
+        if boxes.nth(i).inner_text().startswith("cross:"):
+            boxes.nth(i).click()
+    page.click("#ablate-button")
+    page.wait_for_selector("#ablation .diff", timeout=60_000)
+    assert "changed" in page.locator("#ablation").inner_text()
+    shot(page, "ablation")
+    assert not page.dialogs

@@ -1,0 +1,203 @@
+"""Plotly figures for every view of the playground. Never imports gradio.
+
+Token labels are index-prefixed ("3 ▁man") so repeated tokens stay apart, and HTML-escaped because
+plotly reads labels as HTML ("<s>" would vanish as an unknown tag).
+"""
+from __future__ import annotations
+
+import html
+import math
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+from torch import Tensor
+
+from .schedule import noam_lr
+
+FONT = dict(size=14)  # readable on a classroom projector
+SCALE = "Blues"
+
+
+def labels(tokens: list[str]) -> list[str]:
+    return [f"{i} {html.escape(t)}" for i, t in enumerate(tokens)]
+
+
+def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+    fig.update_layout(title=dict(text=html.escape(title), x=0.01), height=height, font=FONT,
+                      margin=dict(l=10, r=10, t=60, b=10), template="plotly_white")
+    return fig
+
+
+def _heatmap(z, x, y, show_scale=True, zmax=None) -> go.Heatmap:
+    return go.Heatmap(
+        z=z, x=x, y=y, colorscale=SCALE, zmin=0, zmax=zmax, showscale=show_scale,
+        hovertemplate="query %{y}<br>key %{x}<br>p = %{z:.3f}<extra></extra>",
+    )
+
+
+# -----------------------------------------------------------------------------
+# Attention
+
+
+def attention_heatmap(weights: Tensor, query_tokens: list[str], key_tokens: list[str], title: str) -> go.Figure:
+    """One (query, key) map: rows are queries, columns the keys they attend to."""
+    fig = go.Figure(_heatmap(weights.tolist(), labels(key_tokens), labels(query_tokens), zmax=1))
+    fig.update_yaxes(autorange="reversed", title_text="query")
+    fig.update_xaxes(title_text="key", tickangle=-45)
+    side = 160 + 26 * max(len(query_tokens), 8)
+    return _layout(fig, title, min(side, 900))
+
+
+def heads_grid(layer_maps: Tensor, query_tokens: list[str], key_tokens: list[str], title: str) -> go.Figure:
+    """All heads of one layer, (H, q, k), side by side on one colour scale."""
+    H = layer_maps.size(0)
+    cols = min(H, 4)
+    rows = math.ceil(H / cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"head {h}" for h in range(H)],
+                        horizontal_spacing=0.03, vertical_spacing=0.08)
+    x, y = labels(key_tokens), labels(query_tokens)
+    for h in range(H):
+        fig.add_trace(_heatmap(layer_maps[h].tolist(), x, y, show_scale=h == 0, zmax=1), row=h // cols + 1, col=h % cols + 1)
+    fig.update_yaxes(autorange="reversed", showticklabels=False)
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=True, col=1)
+    return _layout(fig, title, 120 + 300 * rows)
+
+
+def layers_by_heads(maps: Tensor, query_tokens: list[str], key_tokens: list[str], title: str) -> go.Figure:
+    """Small multiples: every layer (rows) times every head (columns), (L, H, q, k)."""
+    L, H = maps.shape[:2]
+    fig = make_subplots(rows=L, cols=H, row_titles=[f"layer {i}" for i in range(L)],
+                        column_titles=[f"head {h}" for h in range(H)],
+                        horizontal_spacing=0.015, vertical_spacing=0.02)
+    x, y = labels(key_tokens), labels(query_tokens)
+    for i in range(L):
+        for h in range(H):
+            fig.add_trace(_heatmap(maps[i, h].tolist(), x, y, show_scale=False, zmax=1), row=i + 1, col=h + 1)
+    fig.update_yaxes(autorange="reversed", showticklabels=False)
+    fig.update_xaxes(showticklabels=False)
+    return _layout(fig, title, 100 + 190 * L)
+
+
+# -----------------------------------------------------------------------------
+# Decoding, step by step
+
+
+def step_probabilities(steps, title: str = "Top-5 candidates at every step") -> go.Figure:
+    """Columns are decoding steps, rows the five most probable tokens; the chosen one is outlined in text."""
+    n = len(steps)
+    ranks = 5
+    z = [[(s.alternatives[r][1] if r < len(s.alternatives) else 0.0) for s in steps] for r in range(ranks)]
+    text = [[html.escape(s.alternatives[r][0]) if r < len(s.alternatives) else "" for s in steps] for r in range(ranks)]
+    for j, s in enumerate(steps):  # mark the token that was actually chosen (sampling may pick rank > 1)
+        for r in range(ranks):
+            if r < len(s.alternatives) and s.alternatives[r][0] == s.token:
+                text[r][j] = f"<b>[{text[r][j]}]</b>"
+    x = [f"{j} {html.escape(s.token)}" for j, s in enumerate(steps)]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=x, y=[f"#{r + 1}" for r in range(ranks)], text=text, texttemplate="%{text}", colorscale=SCALE,
+        zmin=0, zmax=1, hovertemplate="step %{x}<br>%{text}: p = %{z:.3f}<extra></extra>",
+    ))
+    fig.update_yaxes(autorange="reversed", title_text="rank")
+    fig.update_xaxes(title_text="step (chosen token)", tickangle=-45)
+    return _layout(fig, title, 360).update_layout(width=max(600, 110 * n))
+
+
+def step_detail(step, cross_row: Tensor, source_tokens: list[str], index: int) -> go.Figure:
+    """One step: the top-5 candidates, and the cross-attention (layers x source tokens) when it chose."""
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.35, 0.65], horizontal_spacing=0.12,
+                        subplot_titles=["candidates", "cross-attention, averaged over heads"])
+    toks = [html.escape(t) for t, _ in step.alternatives]
+    fig.add_trace(go.Bar(x=[p for _, p in step.alternatives], y=toks, orientation="h",
+                         marker_color=["#1f77b4" if t == step.token else "#aec7e8" for t, _ in step.alternatives],
+                         hovertemplate="%{y}: p = %{x:.3f}<extra></extra>", showlegend=False), row=1, col=1)
+    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    L = cross_row.size(0)
+    fig.add_trace(_heatmap(cross_row.tolist(), labels(source_tokens), [f"layer {i}" for i in range(L)], zmax=None),
+                  row=1, col=2)
+    fig.update_yaxes(autorange="reversed", row=1, col=2)
+    fig.update_xaxes(tickangle=-45, row=1, col=2)
+    return _layout(fig, f"Step {index}: chose {step.token} (p = {step.prob:.3f})", 140 + max(220, 40 * L))
+
+
+# -----------------------------------------------------------------------------
+# Positional encoding
+
+
+def pe_matrix(pe: Tensor, positions: int = 100) -> go.Figure:
+    pe = pe[:positions]
+    fig = go.Figure(go.Heatmap(z=pe.tolist(), colorscale="RdBu", zmid=0,
+                               hovertemplate="pos %{y}, dim %{x}: %{z:.3f}<extra></extra>"))
+    fig.update_xaxes(title_text="dimension i")
+    fig.update_yaxes(title_text="position", autorange="reversed")
+    return _layout(fig, f"PE matrix: {pe.size(0)} positions x {pe.size(1)} dimensions", 520)
+
+
+def pe_curves(pe: Tensor, dims: list[int], positions: int = 100) -> go.Figure:
+    fig = go.Figure()
+    for d in dims:
+        kind = "sin" if d % 2 == 0 else "cos"
+        fig.add_trace(go.Scatter(y=pe[:positions, d].tolist(), mode="lines", name=f"dim {d} ({kind})"))
+    fig.update_xaxes(title_text="position")
+    fig.update_yaxes(title_text="PE value", range=[-1.1, 1.1])
+    return _layout(fig, "Sinusoids of chosen dimensions: lower dimensions turn faster", 420)
+
+
+def pe_similarity(pe: Tensor, positions: int = 60) -> go.Figure:
+    p = pe[:positions]
+    sim = p @ p.t()  # (P, P) dot products between positions
+    fig = go.Figure(go.Heatmap(z=sim.tolist(), colorscale="Viridis",
+                               hovertemplate="pos %{y} . pos %{x} = %{z:.2f}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", title_text="position")
+    fig.update_xaxes(title_text="position")
+    return _layout(fig, "Dot product PE(p) . PE(q): nearby positions look alike", 520)
+
+
+def embedding_inputs(embedded: Tensor, with_pe: Tensor, tokens: list[str], title: str) -> go.Figure:
+    """What the first layer received: sqrt(d) * embedding, the positional encoding, and their sum (N, D)."""
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.02,
+                        subplot_titles=["token embedding x sqrt(d_model)", "+ positional encoding", "= layer input"])
+    y = labels(tokens)
+    for col, z in enumerate((embedded, with_pe - embedded, with_pe), start=1):
+        fig.add_trace(go.Heatmap(z=z.tolist(), y=y, colorscale="RdBu", zmid=0, showscale=col == 3,
+                                 hovertemplate="%{y}, dim %{x}: %{z:.3f}<extra></extra>"), row=1, col=col)
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, title, 160 + 24 * max(len(tokens), 8))
+
+
+# -----------------------------------------------------------------------------
+# Learning rate and training curves
+
+
+def noam_curves(curves: list[tuple[int, int, float]], steps: int = 20000) -> go.Figure:
+    """lrate = scale * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) for each (d_model, warmup, scale)."""
+    fig = go.Figure()
+    xs = list(range(1, steps + 1, max(1, steps // 500)))
+    for d_model, warmup, scale in curves:
+        name = f"d_model={d_model}, warmup={warmup}" + (f", x{scale:g}" if scale != 1 else "")
+        fig.add_trace(go.Scatter(x=xs, y=[noam_lr(s, d_model, warmup, scale) for s in xs], mode="lines", name=name))
+    fig.update_xaxes(title_text="training step")
+    fig.update_yaxes(title_text="learning rate", exponentformat="e")
+    return _layout(fig, "Noam schedule (eq. 3): linear warm-up, then 1/sqrt(step) decay", 420)
+
+
+def training_curves(metrics: dict) -> go.Figure:
+    """The checkpoint's own run: its schedule per step, train/val loss and val BLEU per epoch."""
+    epochs = metrics.get("epochs", [])
+    fig = make_subplots(rows=1, cols=3, subplot_titles=["learning rate", "loss", "val BLEU"], horizontal_spacing=0.08)
+    if not epochs:
+        return _layout(fig, "This checkpoint has no training curve in metrics.json", 360)
+    mcfg, tcfg = metrics.get("model_config", {}), metrics.get("train_config", {})
+    last = epochs[-1]["step"]
+    xs = list(range(1, last + 1, max(1, last // 400)))
+    if mcfg and tcfg:
+        rates = [noam_lr(s, mcfg["d_model"], tcfg["warmup"], tcfg.get("lr_scale", 1.0)) for s in xs]
+        fig.add_trace(go.Scatter(x=xs, y=rates, name="Noam lr", mode="lines"), row=1, col=1)
+    ep = [e["epoch"] for e in epochs]
+    fig.add_trace(go.Scatter(x=ep, y=[e["train_loss"] for e in epochs], name="train loss (smoothed)"), row=1, col=2)
+    fig.add_trace(go.Scatter(x=ep, y=[e["val_loss"] for e in epochs], name="val loss (NLL)"), row=1, col=2)
+    fig.add_trace(go.Scatter(x=ep, y=[e["val_bleu"] for e in epochs], name="val BLEU (greedy)"), row=1, col=3)
+    fig.update_xaxes(title_text="step", row=1, col=1)
+    fig.update_xaxes(title_text="epoch", row=1, col=2)
+    fig.update_xaxes(title_text="epoch", row=1, col=3)
+    return _layout(fig, "How this checkpoint was trained", 380)
