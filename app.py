@@ -177,14 +177,18 @@ def build_demo(translators: dict[str, Translator], problems: list[str] | None = 
                 gr.update(choices=playground.head_choices(t), value=[]),
                 gr.update(choices=list(range(max(cfg.n_encoder_layers, cfg.n_decoder_layers))), value=0),
                 gr.update(choices=["average"] + [str(h) for h in range(cfg.n_heads)], value="average"),
-                [(512, 4000, 1.0), (cfg.d_model, tcfg.get("warmup", 4000), tcfg.get("lr_scale", 1.0))])
+                [(512, 4000, 1.0, "the paper (base)"),
+                 (cfg.d_model, tcfg.get("warmup", 4000), tcfg.get("lr_scale", 1.0), "this checkpoint")])
 
     @friendly
     def pe_dims(pair, dims):
         return plots.pe_curves(tr(pair).model.positional.pe.cpu(), [int(d) for d in dims][:12])
 
     def add_curve(curves, d_model, warmup):
-        curves = (curves or []) + [(int(d_model), int(warmup), 1.0)]
+        new = (int(d_model), int(warmup), 1.0)
+        curves = list(curves or [])
+        if new not in [tuple(c[:3]) for c in curves]:
+            curves.append(new)
         return curves, plots.noam_curves(curves)
 
     # -- layout -------------------------------------------------------------------------------------

@@ -109,3 +109,23 @@ def test_bertviz_model_view_and_ablation(page):
     assert "changed" in page.locator("#ablation").inner_text()
     shot(page, "ablation")
     assert not page.dialogs
+
+
+def test_positional_encoding_learning_rate_and_model_card(page):
+    translate_example(page, EXAMPLES[2])
+    page.get_by_role("tab", name="Positional encoding").click()
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .heatmaplayer').length >= 3",
+                           timeout=30_000)  # PE matrix, similarity, and this sentence's layer input
+    assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 6  # six sinusoids by default
+    shot(page, "positional")
+    page.get_by_role("tab", name="Learning rate").click()
+    page.locator("input[aria-label='number input for warmup steps']").fill("8000")
+    page.locator("input[aria-label='number input for warmup steps']").press("Enter")
+    page.get_by_text("Add this curve").click()
+    page.wait_for_function("() => [...document.querySelectorAll('.legendtext')].some(e => e.textContent.includes('warmup=8000'))")
+    shot(page, "learning_rate")
+    page.get_by_role("tab", name="Model card").click()
+    page.get_by_text("parameters", exact=False).first.wait_for()
+    assert "shared embedding" in page.content()
+    shot(page, "model_card")
+    assert not page.dialogs

@@ -1,4 +1,4 @@
-"""python -m transformer <train|translate|evaluate> ..."""
+"""python -m transformer <train|translate|evaluate|bench> ..."""
 from __future__ import annotations
 
 import argparse
@@ -62,6 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--output", help="also write the translations to this file")
 
+    p = sub.add_parser("bench", help="decoding and training speed against our uncached decoder and Hugging Face")
+    p.add_argument("--checkpoint", default="checkpoints/en-de")
+    p.add_argument("--data-dir", default="../shared/data/multi30k")
+    p.add_argument("--quick", action="store_true", help="fewer sentences and batches (under 10 minutes)")
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
+
     args = parser.parse_args(argv)
     import torch
 
@@ -84,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+    elif args.command == "bench":
+        from .bench import main as bench
+
+        bench(args.checkpoint, args.data_dir, args.quick, args.threads)
     elif args.command == "evaluate":
         from pathlib import Path
 

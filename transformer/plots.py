@@ -169,12 +169,13 @@ def embedding_inputs(embedded: Tensor, with_pe: Tensor, tokens: list[str], title
 # Learning rate and training curves
 
 
-def noam_curves(curves: list[tuple[int, int, float]], steps: int = 20000) -> go.Figure:
-    """lrate = scale * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) for each (d_model, warmup, scale)."""
+def noam_curves(curves: list[tuple], steps: int = 20000) -> go.Figure:
+    """lrate = scale * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) per (d_model, warmup, scale[, label])."""
     fig = go.Figure()
     xs = list(range(1, steps + 1, max(1, steps // 500)))
-    for d_model, warmup, scale in curves:
-        name = f"d_model={d_model}, warmup={warmup}" + (f", x{scale:g}" if scale != 1 else "")
+    for d_model, warmup, scale, *label in curves:
+        name = (label[0] + ": " if label else "") + f"d_model={d_model}, warmup={warmup}" + (
+            f", x{scale:g}" if scale != 1 else "")
         fig.add_trace(go.Scatter(x=xs, y=[noam_lr(s, d_model, warmup, scale) for s in xs], mode="lines", name=name))
     fig.update_xaxes(title_text="training step")
     fig.update_yaxes(title_text="learning rate", exponentformat="e")

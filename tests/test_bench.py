@@ -1,0 +1,46 @@
+"""The benchmark's baselines compute what ours computes, so its ratios compare like with like."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from transformer import Transformer, greedy
+from transformer.bench import TorchTransformer, Uncached, marian_copy, percentile
+
+from conftest import random_tokens, tiny_config
+
+
+def test_uncached_decoder_gives_the_cached_result(model):
+    src = random_tokens(3, 7, 40)
+    src[2, 4:] = 0
+    fast, slow = greedy(model, src, 12), greedy(Uncached(model), src, 12)
+    assert [h.tokens for h in fast] == [h.tokens for h in slow]
+    for a, b in zip(fast, slow):
+        assert a.score == pytest.approx(b.score, abs=1e-4)
+
+
+def test_marian_with_our_weights_computes_our_log_probabilities():
+    pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    model = Transformer(tiny_config()).eval()
+    hf = marian_copy(model)
+    src, tgt = random_tokens(2, 7, 40), random_tokens(2, 5, 40, seed=1)
+    src[1, 5:] = 0
+    with torch.no_grad():
+        ours = model(src, tgt)
+        logits = hf(input_ids=src, attention_mask=src.ne(0), decoder_input_ids=tgt).logits
+    torch.testing.assert_close(logits.log_softmax(-1), ours, atol=1e-4, rtol=1e-4)
+
+
+def test_torch_transformer_baseline_has_our_size():
+    cfg = tiny_config()
+    ours, base = Transformer(cfg), TorchTransformer(cfg)
+    n = lambda m: sum(p.numel() for p in m.parameters())
+    assert n(base) == n(ours)  # same layers, same widths, same tied embedding
+    out = base(random_tokens(2, 6, 40), random_tokens(2, 4, 40, seed=1))
+    torch.testing.assert_close(out.exp().sum(-1), torch.ones(2, 4), atol=1e-5, rtol=0)
+
+
+def test_percentile():
+    xs = list(range(1, 101))
+    assert percentile(xs, 50) == 50 and percentile(xs, 95) == 95 and percentile([3.0], 95) == 3.0

@@ -1,0 +1,324 @@
+"""python -m transformer bench: decoding and training speed, every ratio measured side by side in one run.
+
+Compared: our KV-cached decoder, our decoder re-run on the whole prefix, Hugging Face's
+MarianMTModel.generate with the same sizes and our weights copied in, dynamic int8, and for training
+torch.nn.Transformer of the same size on random unbucketed batches. Medians after warm-up.
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from . import decoding, playground
+from .bertviz_view import bertviz_document
+from .data import bucket_batches, make_example, pad_batch, read_pair
+from .evaluate import score_translations
+from .model import KVCache, Transformer
+from .schedule import noam_lr
+from .train import label_smoothed_nll
+from .translator import Translator, quantize_int8
+
+FIFTEEN_WORDS = "A young man in a red jacket is riding his bicycle past an old stone church today."
+
+
+def percentile(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, math.ceil(q / 100 * len(xs)) - 1))]
+
+
+def clock(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+# -----------------------------------------------------------------------------
+# Baselines
+
+
+class PrefixCache(KVCache):
+    """A cache that keeps only the prefix tokens, so the decoder is re-run over all of them."""
+
+    prefix: Tensor | None = None
+
+
+class Uncached:
+    """Our model without the KV cache: every step re-runs the decoder over the whole prefix."""
+
+    def __init__(self, model: Transformer):
+        self.model, self.cfg = model, model.cfg
+
+    def encode(self, src: Tensor) -> Tensor:
+        return self.model.encode(src)
+
+    def new_cache(self, src: Tensor) -> PrefixCache:
+        return PrefixCache(self.cfg.n_decoder_layers, src.ne(self.cfg.pad_id))
+
+    def decode_step(self, tokens: Tensor, memory: Tensor, cache: PrefixCache) -> Tensor:
+        cache.prefix = tokens if cache.prefix is None else torch.cat([cache.prefix, tokens], dim=1)  # (B, t)
+        m = self.model
+        T = cache.prefix.size(1)
+        x = m.decoder(m.positional(m.embed(cache.prefix)), memory, cache.src_mask[:, None, None, :],
+                      m.causal_mask(T, tokens.device))
+        return m.generator(x[:, -1])  # (B, V)
+
+
+def marian_copy(model: Transformer):
+    """transformers' MarianMTModel with our sizes, our weights and our positional table."""
+    from transformers import MarianConfig, MarianMTModel
+
+    c = model.cfg
+    config = MarianConfig(
+        vocab_size=c.vocab_size, decoder_vocab_size=c.vocab_size, d_model=c.d_model,
+        encoder_layers=c.n_encoder_layers, decoder_layers=c.n_decoder_layers,
+        encoder_attention_heads=c.n_heads, decoder_attention_heads=c.n_heads,
+        encoder_ffn_dim=c.d_ff, decoder_ffn_dim=c.d_ff, activation_function="relu",
+        max_position_embeddings=c.max_len, scale_embedding=True, share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=True, pad_token_id=c.pad_id, eos_token_id=c.eos_id, bos_token_id=c.bos_id,
+        decoder_start_token_id=c.bos_id, forced_eos_token_id=None, dropout=0.0, attention_dropout=0.0,
+        activation_dropout=0.0,
+    )
+    assert not c.norm_first, "Marian is post-norm; the comparison needs a post-norm checkpoint"
+    hf = MarianMTModel(config).eval()
+    ours = model.state_dict()
+    state = {"model.shared.weight": ours["embed.table.weight"]}
+    for side, n in (("encoder", c.n_encoder_layers), ("decoder", c.n_decoder_layers)):
+        state[f"model.{side}.embed_tokens.weight"] = ours["embed.table.weight"]
+        state[f"model.{side}.embed_positions.weight"] = model.positional.pe[: c.max_len]
+        blocks = [("self_attn", "self_attn", "norm_1", "self_attn_layer_norm")]
+        if side == "decoder":
+            blocks.append(("cross_attn", "encoder_attn", "norm_2", "encoder_attn_layer_norm"))
+        final = "norm_2" if side == "encoder" else "norm_3"
+        for i in range(n):
+            a, b = f"{side}.layers.{i}.", f"model.{side}.layers.{i}."
+            for ours_attn, hf_attn, ours_norm, hf_norm in blocks:
+                for w_ours, w_hf in (("w_q", "q_proj"), ("w_k", "k_proj"), ("w_v", "v_proj"), ("w_o", "out_proj")):
+                    for p in ("weight", "bias"):
+                        state[f"{b}{hf_attn}.{w_hf}.{p}"] = ours[f"{a}{ours_attn}.{w_ours}.{p}"]
+                for p in ("weight", "bias"):
+                    state[f"{b}{hf_norm}.{p}"] = ours[f"{a}{ours_norm}.{p}"]
+            for p in ("weight", "bias"):
+                state[f"{b}fc1.{p}"] = ours[f"{a}feed_forward.w_1.{p}"]
+                state[f"{b}fc2.{p}"] = ours[f"{a}feed_forward.w_2.{p}"]
+                state[f"{b}final_layer_norm.{p}"] = ours[f"{a}{final}.{p}"]
+    state["lm_head.weight"] = ours["embed.table.weight"]
+    missing, unexpected = hf.load_state_dict(state, strict=False)
+    assert not unexpected and set(missing) <= {"final_logits_bias"}, (missing, unexpected)
+    return hf
+
+
+# -----------------------------------------------------------------------------
+# Measurements
+
+
+def latency(fn, inputs: list, warmup: int = 3) -> dict:
+    for x in inputs[:warmup]:
+        fn(x)
+    times = [clock(lambda: fn(x)) for x in inputs]
+    return {"p50_ms": 1000 * percentile(times, 50), "p95_ms": 1000 * percentile(times, 95), "n": len(times)}
+
+
+def gemm_peak_flops(n: int = 1024, repeats: int = 20) -> float:
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    for _ in range(3):
+        a @ b
+    return 2 * n**3 / statistics.median(clock(lambda: a @ b) for _ in range(repeats))
+
+
+def train_speed(model: Transformer, batches: list[tuple[Tensor, Tensor]], warmup: int = 3) -> tuple[float, float]:
+    """(real target tokens/s, model FLOP/s) over the given batches with Adam and the paper's loss."""
+    cfg = model.cfg
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    enc_params = sum(p.numel() for p in model.encoder.parameters())
+    dec_params = sum(p.numel() for p in model.decoder.parameters()) + model.embed.table.weight.numel()
+    tokens = flops = seconds = 0.0
+    for i, (src, tgt) in enumerate(batches):
+        def step():
+            for g in opt.param_groups:
+                g["lr"] = noam_lr(i + 1, cfg.d_model, 4000)
+            loss, _, n = label_smoothed_nll(model(src, tgt[:, :-1]), tgt[:, 1:], 0.1, cfg.pad_id)
+            opt.zero_grad(set_to_none=True)
+            (loss / n).backward()
+            opt.step()
+        t = clock(step)
+        if i >= warmup:
+            n_tgt, n_src = int(tgt[:, 1:].ne(cfg.pad_id).sum()), int(src.ne(cfg.pad_id).sum())
+            tokens, seconds = tokens + n_tgt, seconds + t
+            flops += 6 * (enc_params * n_src + dec_params * n_tgt)
+    model.eval()
+    return tokens / seconds, flops / seconds
+
+
+class TorchTransformer(torch.nn.Module):
+    """The baseline: torch.nn.Transformer with the same sizes, tied embeddings and sinusoidal positions."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        ours = Transformer(cfg)
+        self.embed, self.positional = ours.embed, ours.positional
+        self.core = torch.nn.Transformer(cfg.d_model, cfg.n_heads, cfg.n_encoder_layers, cfg.n_decoder_layers,
+                                         cfg.d_ff, cfg.dropout, batch_first=True, norm_first=cfg.norm_first)
+        if not cfg.norm_first:  # nn.Transformer always adds final norms; post-norm (the paper) has none
+            self.core.encoder.norm = self.core.decoder.norm = None
+        self.encoder, self.decoder = self.core.encoder, self.core.decoder  # for train_speed's FLOP count
+
+    def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
+        T = tgt.size(1)
+        causal = torch.nn.Transformer.generate_square_subsequent_mask(T)
+        x = self.core(self.positional(self.embed(src)), self.positional(self.embed(tgt)), tgt_mask=causal,
+                      src_key_padding_mask=src.eq(self.cfg.pad_id), tgt_key_padding_mask=tgt.eq(self.cfg.pad_id),
+                      memory_key_padding_mask=src.eq(self.cfg.pad_id), tgt_is_causal=True)
+        return torch.log_softmax(x @ self.embed.table.weight.t(), dim=-1)
+
+
+# -----------------------------------------------------------------------------
+# The run
+
+
+def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -> dict:
+    if threads:
+        torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    tr = Translator.load(checkpoint, device="cpu")
+    model, tok, cfg = tr.model, tr.tokenizer, tr.cfg
+    src_lang, tgt_lang = Path(checkpoint).name.split("-") if "-" in Path(checkpoint).name else ("en", "de")
+    val_src, val_ref = read_pair(data_dir, "val", src_lang, tgt_lang)
+    test_src, _ = read_pair(data_dir, "test", src_lang, tgt_lang)
+    n_latency, n_throughput, n_bleu = (20, 200, 200) if quick else (50, len(test_src), len(val_src))
+    sentences = val_src[:n_latency]
+    ids = [torch.tensor([tok.encode(s)[: cfg.max_len - 1] + [cfg.eos_id]]) for s in sentences]  # (1, S) each
+    result: dict = {"checkpoint": checkpoint, "threads": torch.get_num_threads(), "quick": quick}
+    hf = marian_copy(model)
+
+    # Batch-1 greedy: cached vs uncached vs HF generate, forced to the same lengths
+    lengths = [len(decoding.greedy(model, x, 2 * x.size(1) + 10)[0].steps) for x in ids]
+    cases = list(zip(ids, lengths))
+    uncached = Uncached(model)
+    with torch.inference_mode():
+        same = all(
+            decoding.greedy(model, x, n)[0].tokens
+            == [t for t in hf.generate(x, max_new_tokens=n, do_sample=False, num_beams=1)[0, 1:].tolist() if t != cfg.eos_id]
+            for x, n in cases[:5])
+        ours = latency(lambda c: decoding.greedy(model, c[0], c[1]), cases)
+        slow = latency(lambda c: decoding.greedy(uncached, c[0], c[1]), cases)
+        theirs = latency(lambda c: hf.generate(c[0], max_new_tokens=c[1], min_new_tokens=c[1], do_sample=False,
+                                               num_beams=1), cases)
+        beam_ours = latency(lambda c: decoding.beam_search(model, c[0], c[1] + 5, 4, 1.0), cases)
+        beam_theirs = latency(lambda c: hf.generate(c[0], max_new_tokens=c[1] + 5, num_beams=4, early_stopping=True,
+                                                    length_penalty=1.0, do_sample=False), cases)
+    result["hf_same_greedy_tokens"] = same
+    result["greedy_latency_ms"] = {"ours": ours, "ours_uncached": slow, "hf": theirs}
+    result["beam4_latency_ms"] = {"ours": beam_ours, "hf": beam_theirs}
+    result["greedy_speedup_vs_uncached"] = slow["p50_ms"] / ours["p50_ms"]
+    result["greedy_speedup_vs_hf"] = theirs["p50_ms"] / ours["p50_ms"]
+    result["beam_speedup_vs_hf"] = beam_theirs["p50_ms"] / beam_ours["p50_ms"]
+
+    # Throughput: batched beam 4 over the test set, inputs sorted by length
+    texts = test_src[:n_throughput]
+    t_ours = clock(lambda: tr.translate_batch(texts, "beam", beam_size=4, batch_size=64))
+    order = sorted(range(len(texts)), key=lambda i: len(tok.encode(texts[i])))
+    out_tokens = 0
+
+    def hf_all():
+        nonlocal out_tokens
+        with torch.inference_mode():
+            for k in range(0, len(order), 64):
+                src = pad_batch([tok.encode(texts[i])[: cfg.max_len - 1] + [cfg.eos_id] for i in order[k : k + 64]])
+                out = hf.generate(src, attention_mask=src.ne(cfg.pad_id), num_beams=4, early_stopping=True,
+                                  max_new_tokens=min(cfg.max_len - 1, int(1.5 * src.size(1)) + 10), do_sample=False)
+                out_tokens += int(out[:, 1:].ne(cfg.pad_id).sum())
+
+    t_hf = clock(hf_all)
+    ours_out = tr.translate_batch(texts, "beam", beam_size=4, batch_size=64)
+    result["throughput"] = {
+        "sentences": len(texts),
+        "ours_sentences_per_s": len(texts) / t_ours,
+        "ours_tokens_per_s": sum(len(t.target_ids) + 1 for t in ours_out) / t_ours,
+        "hf_sentences_per_s": len(texts) / t_hf,
+        "hf_tokens_per_s": out_tokens / t_hf,
+    }
+    result["throughput_speedup_vs_hf"] = t_hf / t_ours
+
+    # int8: dynamic quantization of the Linear layers
+    q = quantize_int8(model)
+    with torch.inference_mode():
+        int8 = latency(lambda c: decoding.greedy(q, c[0], c[1]), cases)
+    fp32_again = latency(lambda c: decoding.greedy(model, c[0], c[1]), cases)
+    result["int8_speedup"] = fp32_again["p50_ms"] / int8["p50_ms"]
+    refs = val_ref[:n_bleu]
+    bleu32 = score_translations([t.text for t in tr.translate_batch(val_src[:n_bleu], "greedy")], refs)["bleu"]
+    bleu8 = score_translations([t.text for t in Translator(q, tok).translate_batch(val_src[:n_bleu], "greedy")],
+                               refs)["bleu"]
+    result["int8_bleu"] = {"fp32": bleu32, "int8": bleu8, "sentences": n_bleu}
+    result["int8_bleu_delta"] = bleu8 - bleu32
+
+    # Training: our trainer's step on bucketed batches vs torch.nn.Transformer on random unbucketed ones
+    train_src, train_tgt = read_pair(data_dir, "train", src_lang, tgt_lang)
+    n_train = 3000 if quick else 12000
+    examples = [make_example(tok.encode(s), tok.encode(t), cfg.max_len) for s, t in zip(train_src[:n_train], train_tgt[:n_train])]
+    buckets = bucket_batches(examples, 4096, seed=0)
+    n_batches = 12 if quick else 30
+    ours_batches = [(pad_batch([examples[i][0] for i in b]), pad_batch([examples[i][1] for i in b])) for b in buckets[:n_batches]]
+    per_batch = round(statistics.mean(len(b) for b in buckets))
+    g = torch.Generator().manual_seed(0)
+    shuffled = torch.randperm(len(examples), generator=g).tolist()
+    random_batches = [shuffled[k : k + per_batch] for k in range(0, per_batch * n_batches, per_batch)]
+    base_batches = [(pad_batch([examples[i][0] for i in b]), pad_batch([examples[i][1] for i in b])) for b in random_batches]
+    train_cfg = type(cfg)(**{**cfg.to_dict(), "dropout": 0.1})
+    peak = gemm_peak_flops()
+    ours_tps, ours_flops = train_speed(Transformer(train_cfg), ours_batches)
+    base_tps, _ = train_speed(TorchTransformer(train_cfg), base_batches)
+    result["training"] = {"ours_tokens_per_s": ours_tps, "baseline_tokens_per_s": base_tps,
+                          "gemm_peak_gflops": peak / 1e9, "ours_model_gflops": ours_flops / 1e9}
+    result["train_speedup_vs_baseline"] = ours_tps / base_tps
+    result["mfu"] = ours_flops / peak
+
+    # The app's round trip: translate plus every view's data for a 15-word sentence
+    def roundtrip():
+        r = playground.run(tr, "bench", FIFTEEN_WORDS, "greedy")
+        for kind in ("encoder", "decoder", "cross"):
+            playground.attention_figure(r, kind, 0, "average", "single")
+        playground.attention_figure(r, "cross", 0, "0", "all")
+        playground.step_view(r, 0)
+        bertviz_document(r.maps, "head")
+        playground.attention_payload(r.maps)
+
+    roundtrip()
+    result["app_roundtrip_s"] = statistics.median(clock(roundtrip) for _ in range(5))
+    return result
+
+
+def table(r: dict) -> str:
+    g, b, th, tr_ = r["greedy_latency_ms"], r["beam4_latency_ms"], r["throughput"], r["training"]
+    rows = [
+        ("batch-1 greedy p50 / p95 (ms)", f"ours {g['ours']['p50_ms']:.1f} / {g['ours']['p95_ms']:.1f}",
+         f"uncached {g['ours_uncached']['p50_ms']:.1f} / {g['ours_uncached']['p95_ms']:.1f}",
+         f"HF {g['hf']['p50_ms']:.1f} / {g['hf']['p95_ms']:.1f}"),
+        ("batch-1 beam 4 p50 / p95 (ms)", f"ours {b['ours']['p50_ms']:.1f} / {b['ours']['p95_ms']:.1f}", "",
+         f"HF {b['hf']['p50_ms']:.1f} / {b['hf']['p95_ms']:.1f}"),
+        (f"beam 4 throughput, {th['sentences']} sentences", f"ours {th['ours_sentences_per_s']:.1f} sent/s, "
+         f"{th['ours_tokens_per_s']:.0f} tok/s", "", f"HF {th['hf_sentences_per_s']:.1f} sent/s, {th['hf_tokens_per_s']:.0f} tok/s"),
+        ("training (real target tokens/s)", f"ours {tr_['ours_tokens_per_s']:.0f}", "",
+         f"nn.Transformer {tr_['baseline_tokens_per_s']:.0f}"),
+    ]
+    lines = [f"{a:<38} {b_:<34} {c:<24} {d}" for a, b_, c, d in rows]
+    lines.append("")
+    for key in ("greedy_speedup_vs_uncached", "greedy_speedup_vs_hf", "beam_speedup_vs_hf", "throughput_speedup_vs_hf",
+                "int8_speedup", "int8_bleu_delta", "train_speedup_vs_baseline", "mfu", "app_roundtrip_s"):
+        lines.append(f"{key:<30} {r[key]:.3f}")
+    lines.append(f"(GEMM peak {tr_['gemm_peak_gflops']:.0f} GFLOP/s; HF greedy gave the same tokens: {r['hf_same_greedy_tokens']})")
+    return "\n".join(lines)
+
+
+def main(checkpoint: str, data_dir: str, quick: bool, threads: int) -> None:
+    r = run(checkpoint, data_dir, quick, threads)
+    print(table(r))
+    print(json.dumps(r))
