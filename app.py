@@ -14,6 +14,7 @@ import gradio as gr
 
 from transformer import CheckpointError, Translator, playground, plots
 from transformer.bertviz_view import bertviz_document, iframe
+from transformer.capture import parse_head
 from transformer.translator import resolve_device
 
 ROOT = Path(__file__).resolve().parent
@@ -72,22 +73,29 @@ def build_demo(translators: dict[str, Translator], problems: list[str] | None = 
 
     # -- API endpoints (gradio_client) -----------------------------------------------------------
 
+    def heads_off(spec: str) -> list[tuple[str, int, int]]:
+        return [parse_head(h.strip()) for h in spec.split(",") if h.strip()]
+
     @friendly
     def translate_api(text: str, pair: str = pairs[0] if pairs else "en-de", strategy: str = "greedy",
                       temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0, seed: int = 0,
-                      beam_size: int = 4, length_penalty: float = 1.0, max_len: int = 0) -> tuple[str, dict]:
-        """Translate `text`; returns the translation and its tokens and per-step probabilities."""
-        out = tr(pair).translate(text, strategy, **options(strategy, temperature, top_k, top_p, seed, beam_size,
-                                                            length_penalty, max_len))
+                      beam_size: int = 4, length_penalty: float = 1.0, max_len: int = 0,
+                      ablate: str = "") -> tuple[str, dict]:
+        """Translate `text`; returns the translation and its tokens and per-step probabilities.
+        `ablate` lists heads to switch off, e.g. "cross:0:1,encoder:2:3"."""
+        out = tr(pair).translate(text, strategy, ablate=heads_off(ablate),
+                                 **options(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len))
         return out.text, {"source_tokens": out.source_tokens, "target_tokens": out.target_tokens,
                           "truncated": out.truncated,
                           "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives} for s in out.steps]}
 
     @friendly
-    def attention_api(text: str, pair: str = pairs[0] if pairs else "en-de", translation: str = "") -> dict:
-        """Attention maps (L, H, query, key) of `text` and its greedy translation (or the one given)."""
-        t = tr(pair)
-        return playground.attention_payload(t.attention(text, translation or t.translate(text)))
+    def attention_api(text: str, pair: str = pairs[0] if pairs else "en-de", translation: str = "",
+                      ablate: str = "") -> dict:
+        """Attention maps (L, H, query, key) of `text` and its greedy translation (or the one given),
+        with the heads in `ablate` switched off."""
+        t, off = tr(pair), heads_off(ablate)
+        return playground.attention_payload(t.attention(text, translation or t.translate(text, ablate=off), ablate=off))
 
     # -- UI handlers -----------------------------------------------------------------------------
 
@@ -301,15 +309,19 @@ def build_demo(translators: dict[str, Translator], problems: list[str] | None = 
     return demo
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Serve the Transformer Playground.")
-    on_space = bool(os.environ.get("SPACE_ID"))
+    on_space = bool(os.environ.get("SPACE_ID"))  # a Hugging Face Space must bind every interface
     parser.add_argument("--checkpoints", type=Path, default=ROOT / "checkpoints")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda (falls back to cpu with a warning)")
     parser.add_argument("--host", default="0.0.0.0" if on_space else "127.0.0.1")
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
     parser.add_argument("--share", action="store_true", help="also serve through a public gradio.live link")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_args()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         device = resolve_device(args.device)

@@ -129,3 +129,35 @@ def test_positional_encoding_learning_rate_and_model_card(page):
     assert "shared embedding" in page.content()
     shot(page, "model_card")
     assert not page.dialogs
+
+
+HOSTILE = [
+    "<script>alert(1)</script> A man rides a bike.",
+    "</script><img src=x onerror=alert(2)> two dogs",
+    "\"'><svg onload=alert(3)> a girl ' \" ` <!-- -->",
+    "<iframe srcdoc='<script>alert(4)</script>'></iframe>",
+]
+
+
+def test_hostile_text_through_the_page_runs_no_script(page):
+    from playwright.sync_api import expect
+
+    box = page.locator("#source-text textarea")
+    page.get_by_role("tab", name="bertviz").click()
+    for text in HOSTILE:
+        box.fill(text)
+        before = page.evaluate("() => document.querySelector('#bertviz iframe')?.getAttribute('srcdoc') ?? ''")
+        page.click("#translate-button")
+        page.wait_for_function(  # every bertviz page has a fresh id, so a new translation changes it
+            "prev => (document.querySelector('#bertviz iframe')?.getAttribute('srcdoc') ?? '') !== prev",
+            arg=before, timeout=60_000)
+        expect(page.locator("#translation textarea")).not_to_have_value("")
+        frame = page.frame_locator("#bertviz iframe")
+        frame.locator("svg text").first.wait_for(state="attached", timeout=30_000)
+        drawn = " ".join(frame.locator("svg text").all_text_contents())
+        assert "</s>" in drawn and "<unk>" in drawn  # angle-bracket tokens are drawn as text, not parsed
+    page.get_by_role("tab", name="Attention", exact=True).click()
+    page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
+    shot(page, "hostile")
+    assert page.dialogs == []  # no alert() ever ran
+    assert translate_example(page, EXAMPLES[3])  # and the page still works

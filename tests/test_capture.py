@@ -143,3 +143,35 @@ def test_taps_are_named_modules(model):
     names = {name for name, _ in model.named_modules() if name.endswith("attn_probs")}
     assert "decoder.layers.1.cross_attn.attn_probs" in names
     assert sum(len(v) for v in attention_taps(model).values()) == len(names) == 6
+
+
+def test_another_callers_capture_does_not_change_my_numbers(model):
+    """While one thread records, another thread's passes keep the fused path and give bit-identical outputs."""
+    src, tgt = random_tokens(2, 7, 40), random_tokens(2, 5, 40, seed=1)
+    alone = model(src, tgt)
+    entered, release = threading.Event(), threading.Event()
+
+    def recorder():
+        with capture_attention(model), ablate_heads(model, [("cross", 0, 0)]):
+            entered.set()
+            release.wait(timeout=30)
+
+    t = threading.Thread(target=recorder)
+    t.start()
+    entered.wait(timeout=30)
+    try:
+        assert n_hooks(model) > 0
+        assert torch.equal(model(src, tgt), alone)
+    finally:
+        release.set()
+        t.join()
+
+
+def test_a_plain_hook_on_a_tap_always_gets_its_maps(model):
+    seen = []
+    handle = model.decoder.layers[0].cross_attn.attn_probs.register_forward_hook(lambda m, i, o: seen.append(o.shape))
+    try:
+        model(random_tokens(1, 6, 40), random_tokens(1, 3, 40, seed=1))
+    finally:
+        handle.remove()
+    assert seen == [torch.Size([1, 4, 3, 6])]

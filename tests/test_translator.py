@@ -91,7 +91,8 @@ def test_long_input_is_truncated_and_flagged(translator):
 
 
 def test_clean_text_handles_hostile_characters():
-    assert clean_text("a\x00b\nc\u202e\ud800d") == "a b c\u202e?d"  # NUL/newline -> space, lone surrogate -> ?
+    assert clean_text("a\x00b\nc\u202e\ud800d") == "a b c?d"  # NUL/newline: space; bidi override: gone; surrogate: ?
+    assert clean_text("\u200b\u200d") == ""  # zero-width characters alone are no text
     assert clean_text("  many   spaces ") == "many spaces"
 
 

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("train", help="train a model on Multi30k and write a checkpoint directory")
     p.add_argument("--data-dir", required=True, help="folder with train/val files, e.g. ../shared/data/multi30k")
     p.add_argument("--out", required=True, help="checkpoint directory to write, e.g. checkpoints/en-de")
-    p.add_argument("--resume", action="store_true", help="continue from <out>/train/state.json")
+    p.add_argument("--resume", action="store_true", help="continue from <out>/train/state.safetensors")
     p.add_argument("--limit", type=int, default=0, help="use only the first N training sentences (smoke tests)")
     add_dataclass_options(p, ModelConfig, skip=("vocab_size", "pad_id", "bos_id", "eos_id", "unk_id"))
     add_dataclass_options(p, TrainConfig)

@@ -45,8 +45,15 @@ def _owned_hooks(hooks: list[tuple[nn.Module, Callable]]) -> Iterator[None]:
     token = _active.set(_active.get() | {sid})
     handles = []
 
+    def live() -> bool:
+        return sid in _active.get()
+
     def owned(fn):
-        return lambda module, inputs, output: fn(module, inputs, output) if sid in _active.get() else None
+        def hook(module, inputs, output):
+            return fn(module, inputs, output) if live() else None
+
+        hook.is_live = live  # model.is_watched asks this before leaving the fused attention path
+        return hook
 
     try:
         for module, fn in hooks:

@@ -41,9 +41,10 @@ def write_json(path: str | Path, obj) -> None:
     atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(obj, indent=2) + "\n"))
 
 
-def save_weights(path: str | Path, state: dict[str, torch.Tensor], fp16: bool = False) -> None:
+def save_weights(path: str | Path, state: dict[str, torch.Tensor], fp16: bool = False,
+                 metadata: dict[str, str] | None = None) -> None:
     state = {k: (v.half() if fp16 and v.is_floating_point() else v).detach().contiguous().cpu() for k, v in state.items()}
-    atomic_write(path, lambda tmp: save_file(state, tmp))
+    atomic_write(path, lambda tmp: save_file(state, tmp, metadata=metadata))
 
 
 def save_checkpoint(

@@ -5,6 +5,7 @@ V vocabulary, L layers. Masks are boolean and True where attention is allowed.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
@@ -56,13 +57,16 @@ class KVCache:
 
 
 def is_watched(module: nn.Module) -> bool:
-    """True when any forward hook would see this module's output."""
-    return bool(
-        module._forward_hooks
-        or module._forward_pre_hooks
-        or nn.modules.module._global_forward_hooks
-        or nn.modules.module._global_forward_pre_hooks
+    """True when a forward hook would act on this module's output for the current caller.
+
+    A hook may carry `is_live()` (capture.py's hooks do: they act only for the caller that registered
+    them); any other hook always counts, so a plain hook attached to a tap always gets its maps.
+    """
+    hooks = itertools.chain(
+        module._forward_hooks.values(), module._forward_pre_hooks.values(),
+        nn.modules.module._global_forward_hooks.values(), nn.modules.module._global_forward_pre_hooks.values(),
     )
+    return any(getattr(hook, "is_live", lambda: True)() for hook in hooks)
 
 
 class MultiHeadAttention(nn.Module):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+from safetensors import safe_open
 from safetensors.torch import load_file
 from torch import Tensor
 from tqdm import tqdm
@@ -51,17 +52,21 @@ def label_smoothed_nll(log_probs: Tensor, target: Tensor, epsilon: float, pad_id
 # Training state: safetensors for tensors, JSON for the rest (never pickle)
 
 
+STATE = "state.safetensors"  # weights, Adam moments and, in its metadata, the position: one atomic file
+
+
 def save_state(path: Path, model, optimizer, position: dict) -> None:
     tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
     for idx, st in optimizer.state_dict()["state"].items():
         for key, value in st.items():
             tensors[f"adam.{idx}.{key}"] = value if torch.is_tensor(value) else torch.tensor(value)
-    save_weights(path / "state.safetensors", tensors)
-    write_json(path / "state.json", position)  # written second: it names a complete state file
+    save_weights(path / STATE, tensors, metadata={"position": json.dumps(position)})
 
 
 def load_state(path: Path, model, optimizer) -> dict:
-    tensors = load_file(path / "state.safetensors")
+    with safe_open(path / STATE, "pt") as f:
+        position = json.loads(f.metadata()["position"])
+    tensors = load_file(path / STATE)
     model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
     state: dict[int, dict] = {}
     for name, value in tensors.items():
@@ -69,7 +74,7 @@ def load_state(path: Path, model, optimizer) -> dict:
             _, idx, key = name.split(".", 2)
             state.setdefault(int(idx), {})[key] = value
     optimizer.load_state_dict({"state": state, "param_groups": optimizer.state_dict()["param_groups"]})
-    return json.loads((path / "state.json").read_text())
+    return position
 
 
 def average_snapshots(paths: list[Path]) -> dict[str, Tensor]:
@@ -154,9 +159,12 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         "train_config": tcfg.to_dict(),
         "epochs": [],
     }
-    if resume and (work / "state.json").exists():
+    for stale in work.glob(".*.tmp"):  # a write cut short by a crash; the file it was meant to replace is intact
+        stale.unlink()
+    if resume and (work / STATE).exists():
         position = load_state(work, model, optimizer)
-        metrics["epochs"] = json.loads((work / "metrics.json").read_text())["epochs"]
+        done = json.loads((work / "metrics.json").read_text())["epochs"] if (work / "metrics.json").exists() else []
+        metrics["epochs"] = [row for row in done if row["epoch"] < position["epoch"]]
         if rank == 0:
             print(f"resumed at epoch {position['epoch']}, batch {position['batch']}, step {position['step']}")
     ddp_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model

@@ -20,6 +20,7 @@ from .tokenizer import BOS, EOS, Tokenizer
 STRATEGIES = ("greedy", "sample", "beam")
 MAX_BEAM = 16
 MAX_TEMPERATURE = 100.0
+CHARS_PER_POSITION = 16  # more characters than any subword needs; the rest cannot fit in the positions
 
 
 @dataclass
@@ -62,9 +63,10 @@ def resolve_device(device: str) -> torch.device:
 
 
 def clean_text(text: str) -> str:
-    """Text as the tokenizer can take it: valid UTF-8, no control characters, one line."""
+    """Text as the tokenizer can take it: valid UTF-8, one line, no control or invisible format characters."""
     text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates become '?'
-    chars = (" " if unicodedata.category(c) == "Cc" else c for c in text)  # NUL, newlines, escapes
+    # Cc (NUL, newlines, escapes) becomes a space; Cf (zero-width spaces, bidi overrides) carries no words
+    chars = (" " if unicodedata.category(c) == "Cc" else c for c in text if unicodedata.category(c) != "Cf")
     return " ".join("".join(chars).split())
 
 
@@ -101,12 +103,13 @@ class Translator:
     def _source_ids(self, text: str) -> tuple[list[int], bool]:
         if not isinstance(text, str):
             raise ValueError(f"the text to translate must be a string, not {type(text).__name__}")
-        text = clean_text(text)
+        limit = self.cfg.max_len - 1  # one position is kept for </s>
+        max_chars = CHARS_PER_POSITION * limit  # bounds the tokenizer's work on huge inputs
+        text = clean_text(text[: 2 * max_chars])
         if not text:
             raise ValueError("there is no text to translate: type a sentence first")
-        ids = self.tokenizer.encode(text)
-        limit = self.cfg.max_len - 1  # one position is kept for </s>
-        return ids[:limit] + [EOS], len(ids) > limit
+        ids = self.tokenizer.encode(text[:max_chars])
+        return ids[:limit] + [EOS], len(ids) > limit or len(text) > max_chars
 
     def _check_options(self, strategy, temperature, top_k, top_p, beam_size, length_penalty, max_len, seed) -> None:
         def number(name, value, lo, hi, integer=False):

@@ -1,0 +1,116 @@
+"""Hostile input through the API, and the security rules: no pickle, no uploads, loopback by default."""
+from __future__ import annotations
+
+import re
+
+import gradio as gr
+import pytest
+from gradio_client import Client
+
+import app
+
+from conftest import ROOT, shipped_pairs
+
+HOSTILE_TEXT = {
+    "emoji": "A dog 🐕 plays with a ball ⚽ 👍🏽",
+    "right-to-left": "A man says مرحبا بالعالم and שלום",
+    "cjk": "A woman reads 日本語の本 and 中文书",
+    "combining marks": "A cafe\u0301 with Z\u0351\u0308\u0301algo text",
+    "zero-width and bidi": "A\u200b man\u200d rides\u202e a bike\u2066.\u2069",
+    "nul and controls": "A man\x00 rides\x07 a\x1b[31m bike\x7f.",
+    "punctuation only": "?!... ,;: -- ()[]{}",
+    "script tag": "<script>alert(1)</script>",
+    "closing script": "</script><script>alert(document.cookie)</script>",
+    "img onerror": '<img src=x onerror="alert(1)">',
+    "attribute breakout": "\"'><svg onload=alert(1)> ' \" `",
+    "very long": "A man rides a bike down the street. " * 400,
+}
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    return Client(server, verbose=False)
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_TEXT))
+def test_hostile_text_gets_a_translation(client, name):
+    text, details = client.predict(HOSTILE_TEXT[name], shipped_pairs()[0], "greedy", api_name="/translate")
+    assert isinstance(text, str) and details["source_tokens"][-1] == "</s>"
+    assert details["truncated"] == (name == "very long")
+    maps = client.predict(HOSTILE_TEXT[name], api_name="/attention")
+    assert len(maps["source_tokens"]) == len(details["source_tokens"])
+
+
+def test_a_lone_surrogate_sent_as_a_json_escape_is_translated(server):
+    """gradio_client cannot even encode one; a raw JSON body with "\\ud800" can, so send that."""
+    import json
+
+    import httpx
+
+    inputs = ["A man \ud800 rides a bike.", shipped_pairs()[0], "greedy", 1.0, 0, 1.0, 0, 4, 1.0, 0, ""]
+    body = json.dumps({"data": inputs}, ensure_ascii=True)
+    assert "\\ud800" in body
+    r = httpx.post(f"{server}gradio_api/call/translate", content=body, headers={"Content-Type": "application/json"})
+    stream = httpx.get(f"{server}gradio_api/call/translate/{r.json()['event_id']}", timeout=60).text
+    assert "event: complete" in stream, stream[:500]
+    [(text, details)] = json.loads(stream.split("data:", 1)[1].strip().splitlines()[0])
+    assert isinstance(text, str) and "?" in details["source_tokens"]  # the surrogate became a question mark
+
+
+@pytest.mark.parametrize("text", ["", "   \t\n  ", "\x00\x00", "\u200b\u200b"])
+def test_empty_text_gets_a_plain_message(client, text):
+    with pytest.raises(Exception, match="no text to translate") as e:
+        client.predict(text, api_name="/translate")
+    assert "Traceback" not in str(e.value)
+
+
+BAD_PARAMETERS = [
+    ({"temperature": -1.0}, "temperature must be"),
+    ({"temperature": 1e9}, "temperature must be"),
+    ({"top_p": 0.0}, "top_p must be"),
+    ({"top_p": 1.5}, "top_p must be"),
+    ({"top_k": -5}, "top_k must be"),
+    ({"beam_size": 0}, "beam_size must be"),
+    ({"beam_size": 1000}, "beam_size must be"),
+    ({"max_len": 10**6}, "max_len must be"),
+    ({"pair": "xx-yy"}, "unknown language pair"),
+    ({"strategy": "telepathy"}, "unknown strategy"),
+    ({"ablate": "cross:99:0"}, "no head cross:99:0"),
+    ({"ablate": "everything"}, "kind:layer:head"),
+]
+
+
+@pytest.mark.parametrize("kwargs, message", BAD_PARAMETERS, ids=[str(k) for k, _ in BAD_PARAMETERS])
+def test_out_of_range_parameters_get_a_plain_message(client, kwargs, message):
+    with pytest.raises(Exception, match=re.escape(message)) as e:
+        client.predict("A man rides a bike.", api_name="/translate", **kwargs)
+    assert "Traceback" not in str(e.value)
+
+
+@pytest.mark.parametrize("kwargs", [{"temperature": "hot"}, {"beam_size": [1, 2]}, {"seed": None}])
+def test_wrong_types_never_crash_the_server(client, kwargs):
+    with pytest.raises(Exception) as e:
+        client.predict("A man rides a bike.", api_name="/translate", **kwargs)
+    assert "Traceback" not in str(e.value)
+    assert client.predict("A man rides a bike.", api_name="/translate")[0]  # still serving
+
+
+def test_no_pickle_anywhere_in_the_code():
+    sources = list((ROOT / "transformer").glob("*.py")) + [ROOT / "app.py"]
+    for path in sources:
+        code = path.read_text()
+        assert not re.search(r"\bimport pickle\b|\bpickle\.|torch\.load\(|\bjoblib\b", code), path.name
+
+
+def test_no_upload_components_and_no_user_paths(translators):
+    demo = app.build_demo(translators)
+    uploads = (gr.File, gr.UploadButton, gr.Image, gr.Audio, gr.Video, gr.Gallery, gr.Model3D, gr.MultimodalTextbox)
+    assert not [b for b in demo.blocks.values() if isinstance(b, uploads)]
+
+
+def test_binds_to_loopback_unless_told_or_on_a_space(monkeypatch):
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    assert app.parse_args([]).host == "127.0.0.1"
+    assert app.parse_args(["--host", "0.0.0.0"]).host == "0.0.0.0"
+    monkeypatch.setenv("SPACE_ID", "someone/transformer-playground")
+    assert app.parse_args([]).host == "0.0.0.0"
