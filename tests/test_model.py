@@ -151,3 +151,19 @@ def test_config_rejects_heads_that_do_not_divide_d_model():
         ModelConfig(d_model=30, n_heads=4)
     with pytest.raises(ValueError, match="unknown"):
         ModelConfig.from_dict({"d_model": 32, "colour": "red"})
+
+
+def test_attention_dropout_in_training_on_both_paths():
+    """Training mode drops attention probabilities on the fused path as on the tapped one (same rate)."""
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(attn_dropout=0.5)).train()
+    src, tgt = random_tokens(4, 9, 40), random_tokens(4, 7, 40, seed=1)
+    outs = [model(src, tgt) for _ in range(2)]
+    assert not torch.allclose(outs[0], outs[1])  # dropout is on
+    model.eval()
+    torch.testing.assert_close(model(src, tgt), model(src, tgt))  # and off in eval
+    model.train()
+    with capture_attention(model) as rec:
+        model(src, tgt)
+    probs = rec.sentence(0).encoder  # the tap sees probabilities before dropout: rows still sum to 1
+    torch.testing.assert_close(probs.sum(-1), torch.ones(probs.shape[:-1]), atol=1e-5, rtol=0)

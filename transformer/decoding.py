@@ -90,21 +90,25 @@ def _decode_one_path(model, src: Tensor, max_len: int, choose: Callable[[Tensor]
     tokens = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     log = StepLog(B, src.device)
     score = torch.zeros(B, device=src.device)
-    length = torch.full((B,), max_len, dtype=torch.long, device=src.device)  # steps per row, </s> included
-    done = torch.zeros(B, dtype=torch.bool, device=src.device)
+    rows = torch.arange(B)  # which sentence each batch row is decoding
+    hyps: list[Hypothesis | None] = [None] * B
     for t in range(max_len):
-        log_probs = _forbid_special(model.decode_step(tokens, memory, cache), cfg)  # (B, V)
-        chosen = choose(log_probs)  # (B,)
-        chosen = chosen.masked_fill(done, cfg.eos_id)  # finished rows idle on </s>
+        log_probs = _forbid_special(model.decode_step(tokens, memory, cache), cfg)  # (n, V)
+        chosen = choose(log_probs)  # (n,)
         log.append(log_probs, chosen)
-        score += log_probs.gather(1, chosen[:, None]).squeeze(1).masked_fill(done, 0.0)
-        newly_done = chosen.eq(cfg.eos_id) & ~done
-        length[newly_done] = t + 1
-        done |= newly_done
-        if done.all():
+        score += log_probs.gather(1, chosen[:, None]).squeeze(1)
+        ended = chosen.eq(cfg.eos_id) | (t == max_len - 1)  # (n,)
+        for i in ended.nonzero().flatten().tolist():
+            hyps[int(rows[i])] = log.hypothesis(i, t + 1, cfg.eos_id, float(score[i]))
+        if ended.all():
             break
-        tokens = chosen[:, None]  # (B, 1): only the new token; the cache holds the rest
-    return [log.hypothesis(b, int(length[b]), cfg.eos_id, float(score[b])) for b in range(B)]
+        if ended.any():  # finished sentences leave the batch, their cache rows too
+            keep = (~ended).nonzero().squeeze(1)  # (n',)
+            memory, score, rows, chosen = memory.index_select(0, keep), score[keep], rows[keep], chosen[keep]
+            cache.reorder(keep, cross=True)
+            log = log.select(keep)
+        tokens = chosen[:, None]  # (n, 1): only the new token; the cache holds the rest
+    return hyps
 
 
 @torch.inference_mode()
@@ -172,30 +176,39 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
     scores = torch.zeros(B, K, device=dev)
     scores[:, 1:] = float("-inf")  # all beams start identical: keep only the first alive
     finished: list[list[Hypothesis]] = [[] for _ in range(B)]
-    base = (torch.arange(B, device=dev) * K)[:, None]  # (B, 1): first row of each sentence's beams
+    active = list(range(B))  # the sentences still decoding, in batch order; each owns K rows
     for t in range(max_len):
-        log_probs = _forbid_special(model.decode_step(tokens, memory, cache), cfg)  # (B*K, V)
+        n = len(active)
+        log_probs = _forbid_special(model.decode_step(tokens, memory, cache), cfg)  # (n*K, V)
         V = log_probs.size(-1)
-        cand = (scores[:, :, None] + log_probs.view(B, K, V)).view(B, K * V)  # (B, K*V)
-        top_scores, top_idx = cand.topk(2 * K, dim=-1)  # (B, 2K): enough that K of them continue
-        parent = (base + top_idx // V).view(-1)  # (B*2K,) rows in the flat (B*K) layout
-        tok = top_idx % V  # (B, 2K)
+        cand = (scores[:, :, None] + log_probs.view(n, K, V)).view(n, K * V)  # (n, K*V)
+        top_scores, top_idx = cand.topk(2 * K, dim=-1)  # (n, 2K): enough that K of them continue
+        parent = (torch.arange(n, device=dev)[:, None] * K + top_idx // V).view(-1)  # (n*2K,) rows of this step
+        tok = top_idx % V  # (n, 2K)
         cand_log = log.select(parent)
         cand_log.append(log_probs.index_select(0, parent), tok.view(-1))
         # Candidates ending now become finished hypotheses; only those ranked among the first K count.
         is_eos = tok.eq(cfg.eos_id) | (t == max_len - 1)  # at the bound, every candidate ends
         ends = is_eos & top_scores.isfinite()
         ends[:, K:] = False
-        for b, j in ends.nonzero().tolist():
-            if len(finished[b]) < K:
-                score = float(top_scores[b, j]) / (t + 1) ** length_penalty
-                finished[b].append(cand_log.hypothesis(b * 2 * K + j, t + 1, cfg.eos_id, score))
-        if all(len(hyps) >= K for hyps in finished):
+        for i, j in ends.nonzero().tolist():
+            hyps = finished[active[i]]
+            if len(hyps) < K:
+                score = float(top_scores[i, j]) / (t + 1) ** length_penalty
+                hyps.append(cand_log.hypothesis(i * 2 * K + j, t + 1, cfg.eos_id, score))
+        keep = [i for i in range(n) if len(finished[active[i]]) < K]  # sentences with K endings are done
+        if not keep:
             break
-        # The best K candidates that continue become the new beams.
-        scores, order = top_scores.masked_fill(is_eos, float("-inf")).topk(K, dim=-1)  # (B, K)
-        rows = (torch.arange(B, device=dev)[:, None] * 2 * K + order).view(-1)  # (B*K,) rows of cand_log
+        # The best K continuing candidates of every sentence still decoding become its beams.
+        scores, order = top_scores.masked_fill(is_eos, float("-inf")).topk(K, dim=-1)  # (n, K)
+        kept = torch.tensor(keep, device=dev)
+        scores, order = scores[kept], order[kept]  # (n', K)
+        rows = (kept[:, None] * 2 * K + order).view(-1)  # (n'*K,) rows of cand_log
         log = cand_log.select(rows)
-        cache.reorder(parent.index_select(0, rows))
-        tokens = tok.view(-1).index_select(0, rows)[:, None]  # (B*K, 1)
+        new_parent = parent.index_select(0, rows)
+        if len(keep) < n:  # rows leave the batch: the encoder side follows
+            memory = memory.index_select(0, new_parent)
+        cache.reorder(new_parent, cross=len(keep) < n)
+        tokens = tok.view(-1).index_select(0, rows)[:, None]  # (n'*K, 1)
+        active = [active[i] for i in keep]
     return [max(hyps, key=lambda h: h.score) if hyps else Hypothesis([]) for hyps in finished]

@@ -89,7 +89,7 @@ class MultiHeadAttention(nn.Module):
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None) -> Tensor:
         """query (B, Tq, D); key and value already projected and split, (B, H, Tk, Dh); mask broadcasts to (B, H, Tq, Tk)."""
         q = self.split_heads(self.w_q(query))  # (B, H, Tq, Dh)
-        if is_watched(self.attn_probs) or (self.training and self.attn_dropout.p > 0):
+        if is_watched(self.attn_probs):
             scores = q @ key.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, Tq, Tk), eq. 1
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
@@ -97,7 +97,8 @@ class MultiHeadAttention(nn.Module):
             heads = self.attn_dropout(probs) @ value  # (B, H, Tq, Dh)
         else:
             # Nobody is watching: PyTorch's fused kernel computes the same eq. 1 (tests/test_model.py checks it).
-            heads = F.scaled_dot_product_attention(q, key, value, attn_mask=mask)  # (B, H, Tq, Dh)
+            p = self.attn_dropout.p if self.training else 0.0
+            heads = F.scaled_dot_product_attention(q, key, value, attn_mask=mask, dropout_p=p)  # (B, H, Tq, Dh)
         B, _, Tq, _ = heads.shape
         concat = heads.transpose(1, 2).reshape(B, Tq, self.n_heads * self.d_head)  # (B, Tq, D)
         return self.w_o(concat)
