@@ -120,3 +120,27 @@ def test_load_picks_a_device(tmp_path, translator):
     if not torch.cuda.is_available():
         with pytest.warns(UserWarning, match="not available"):
             assert Translator.load(tmp_path / "ck", device="cuda").device.type == "cpu"
+
+
+def test_cli_records_scores_and_re_averages(tmp_path, data_dir):
+    from transformer.config import TrainConfig
+    from transformer.train import train
+
+    from conftest import tiny_config
+
+    out = tmp_path / "ck"
+    train(str(data_dir), str(out), tiny_config(max_len=32),
+          TrainConfig(epochs=3, max_tokens=512, warmup=20, vocab_size=60, average_last=3, threads=1))
+    assert json.loads((out / "metrics.json").read_text())["averaged_epochs"] == [1, 2, 3]
+    run = [sys.executable, "-m", "transformer"]
+    done = subprocess.run(run + ["average", "--checkpoint", str(out), "--data-dir", str(data_dir), "--last", "1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((out / "metrics.json").read_text())["averaged_epochs"] == [3]
+    done = subprocess.run(run + ["evaluate", "--checkpoint", str(out), "--src", str(data_dir / "test_2016_flickr.en.gz"),
+                                 "--ref", str(data_dir / "test_2016_flickr.de.gz"), "--record", "test2016_greedy"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    recorded = json.loads((out / "metrics.json").read_text())["test"]["test2016_greedy"]
+    printed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert printed["bleu"] == pytest.approx(recorded["bleu"], abs=1e-3) and recorded["beam"] == 1

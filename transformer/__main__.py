@@ -1,4 +1,4 @@
-"""python -m transformer <train|translate|evaluate|bench> ..."""
+"""python -m transformer <train|average|translate|evaluate|bench> ..."""
 from __future__ import annotations
 
 import argparse
@@ -37,6 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     add_dataclass_options(p, ModelConfig, skip=("vocab_size", "pad_id", "bos_id", "eos_id", "unk_id"))
     add_dataclass_options(p, TrainConfig)
 
+    p = sub.add_parser("average", help="re-average the last k epoch snapshots of a training run into its checkpoint")
+    p.add_argument("--checkpoint", required=True, help="a checkpoint directory written by train (with train/ inside)")
+    p.add_argument("--data-dir", required=True, help="for the val BLEU of the averaged model")
+    p.add_argument("--last", type=int, required=True)
+    p.add_argument("--fp16", type=lambda s: s.lower() in ("1", "true", "yes"), default=True, metavar="BOOL")
+
     p = sub.add_parser("translate", help="translate text with a checkpoint")
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--strategy", choices=("greedy", "sample", "beam"), default="greedy")
@@ -61,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="auto")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--output", help="also write the translations to this file")
+    p.add_argument("--record", metavar="NAME", help="store the scores in the checkpoint's metrics.json under test.NAME")
 
     p = sub.add_parser("bench", help="decoding and training speed against our uncached decoder and Hugging Face")
     p.add_argument("--checkpoint", default="checkpoints/en-de")
@@ -90,6 +97,15 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+    elif args.command == "average":
+        from .checkpoint import load_checkpoint
+        from .data import read_pair
+        from .train import finish
+
+        model, tokenizer, metrics = load_checkpoint(args.checkpoint)
+        src_lang, tgt_lang = metrics.get("train_config", {}).get("pair", "en-de").split("-")
+        val_src, val_tgt = read_pair(args.data_dir, "val", src_lang, tgt_lang)
+        finish(args.checkpoint, model, tokenizer, metrics, args.last, args.fp16, val_src, val_tgt)
     elif args.command == "bench":
         from .bench import main as bench
 
@@ -104,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         result = evaluate(tr, args.src, args.ref, args.beam, args.length_penalty, args.batch_size, args.limit)
         if args.output:
             Path(args.output).write_text("\n".join(result["hypotheses"]) + "\n")
+        if args.record:
+            from .evaluate import record
+
+            record(args.checkpoint, args.record, result, vars(args))
         print(report(result))
     return 0
 

@@ -41,6 +41,21 @@ def evaluate(translator, src_path: str, ref_path: str, beam: int = 1, length_pen
     return result
 
 
+def record(checkpoint: str, name: str, result: dict, options: dict) -> None:
+    """Keep the scores in the checkpoint's metrics.json (the model card shows them), with the command's options."""
+    from pathlib import Path
+
+    from .checkpoint import METRICS, write_json
+
+    path = Path(checkpoint) / METRICS
+    metrics = json.loads(path.read_text()) if path.exists() else {}
+    keep = ("bleu", "bleu_lc", "chrf", "sentences", "seconds", "signatures")
+    metrics.setdefault("test", {})[name] = {k: result[k] for k in keep} | {
+        "beam": options["beam"], "length_penalty": options["length_penalty"], "src": options["src"],
+        "int8": options.get("int8", False)}
+    write_json(path, metrics)
+
+
 def report(result: dict) -> str:
     """The human-readable lines, then one JSON line with the figures."""
     sig = result["signatures"]

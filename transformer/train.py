@@ -86,6 +86,19 @@ def average_snapshots(paths: list[Path]) -> dict[str, Tensor]:
     return {k: (v / len(paths)).float() for k, v in total.items()}
 
 
+def finish(out_dir: Path, model, tokenizer, metrics: dict, last: int, fp16: bool, val_src, val_tgt) -> None:
+    """Average the last `last` epoch snapshots under <out>/train/, score them on val, write the checkpoint."""
+    work = Path(out_dir) / "train"
+    epochs = sorted(int(p.stem[len("epoch"):]) for p in work.glob("epoch*.safetensors"))[-last:]
+    model.load_state_dict(average_snapshots([work / f"epoch{e}.safetensors" for e in epochs]))
+    hyps = Translator(model, tokenizer).translate_batch(val_src, "greedy")
+    metrics["averaged_epochs"] = epochs
+    metrics["val_bleu_averaged_greedy"] = score_translations([h.text for h in hyps], val_tgt)["bleu"]
+    save_checkpoint(out_dir, model, tokenizer, metrics, fp16=fp16)
+    print(f"wrote {out_dir}: epochs {epochs[0]}-{epochs[-1]} averaged, val BLEU (greedy) "
+          f"{metrics['val_bleu_averaged_greedy']:.2f}")
+
+
 def hardware() -> str:
     if torch.cuda.is_available():
         return f"{torch.cuda.device_count()} x {torch.cuda.get_device_name(0)}"
@@ -233,14 +246,8 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         last_save = time.time()
 
     if rank == 0:
-        snapshots = [work / f"epoch{e}.safetensors" for e in range(1, tcfg.epochs + 1)][-tcfg.average_last :]
-        model.load_state_dict(average_snapshots([p for p in snapshots if p.exists()]))
-        hyps = Translator(model, tokenizer).translate_batch(val_src, "greedy")
-        metrics["averaged_epochs"] = [int(p.stem[len("epoch"):]) for p in snapshots if p.exists()]
-        metrics["val_bleu_averaged_greedy"] = score_translations([h.text for h in hyps], val_tgt)["bleu"]
         metrics["train_wall_s"] = position["elapsed_s"]
-        save_checkpoint(out_dir, model, tokenizer, metrics, fp16=tcfg.fp16_weights)
-        print(f"wrote {out_dir}: val BLEU (averaged, greedy) {metrics['val_bleu_averaged_greedy']:.2f}")
+        finish(out_dir, model, tokenizer, metrics, tcfg.average_last, tcfg.fp16_weights, val_src, val_tgt)
     if distributed:
         dist.destroy_process_group()
     return metrics
