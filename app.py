@@ -58,7 +58,9 @@ def friendly(fn):
     return wrapper
 
 
-def build_demo(translators: dict[str, Translator], problems: list[str] | None = None) -> gr.Blocks:
+def build_demo(translators: dict[str, Translator], problems: list[str] | None = None,
+               bertviz_offline: bool = True) -> gr.Blocks:
+    """The whole page; bertviz_offline=False loads bertviz's scripts from its CDN instead of inlining them."""
     problems = problems or []
     pairs = [p for p in PAIR_NAMES if p in translators] + [p for p in translators if p not in PAIR_NAMES]
 
@@ -122,7 +124,7 @@ def build_demo(translators: dict[str, Translator], problems: list[str] | None = 
             playground.step_view(result, 0),
             playground.attention_figure(result, kind, int(layer), head, mode),
             gr.update(value=str(playground.write_attention_json(result, folder)), visible=True),
-            iframe(bertviz_document(result.maps, bertviz_view)),
+            iframe(bertviz_document(result.maps, bertviz_view, bertviz_offline)),
             inputs_figure(result),
             gr.update(value=[]), "",
         )
@@ -157,7 +159,7 @@ def build_demo(translators: dict[str, Translator], problems: list[str] | None = 
     def redraw_bertviz(result, view):
         if result is None:
             return ""
-        return iframe(bertviz_document(result.maps, view))
+        return iframe(bertviz_document(result.maps, view, bertviz_offline))
 
     def inputs_figure(result):
         ins = result.inspection
@@ -317,6 +319,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--host", default="0.0.0.0" if on_space else "127.0.0.1")
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
     parser.add_argument("--share", action="store_true", help="also serve through a public gradio.live link")
+    parser.add_argument("--bertviz-cdn", action="store_true",
+                        help="load bertviz's scripts from its CDN (smaller pages) instead of the local copies")
     return parser.parse_args(argv)
 
 
@@ -330,7 +334,7 @@ def main() -> None:
     translators, problems = load_translators(args.checkpoints, str(device))
     for problem in problems:
         print(f"warning: {problem}")
-    demo = build_demo(translators, problems)
+    demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn)
     demo.queue(default_concurrency_limit=2)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share, css=CSS,
                 theme=gr.themes.Default(font=[gr.themes.Font("system-ui"), "sans-serif"]))

@@ -68,6 +68,28 @@ def translate_example(page, example: str) -> str:
     return box.input_value()
 
 
+FIFTEEN_WORDS = "A young man in a red jacket is riding his bicycle past an old stone church today."
+
+
+def test_click_to_every_view_for_fifteen_words(page):
+    """Times click -> translation, heatmaps and bertviz drawn; written to tests/artifacts/timings.json."""
+    import time
+
+    page.get_by_role("tab", name="bertviz").click()
+    page.locator("#source-text textarea").fill(FIFTEEN_WORDS)
+    t0 = time.perf_counter()
+    page.click("#translate-button")
+    page.frame_locator("#bertviz iframe").locator("svg text").first.wait_for(state="attached", timeout=60_000)
+    seconds = time.perf_counter() - t0
+    page.get_by_role("tab", name="Attention", exact=True).click()
+    page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "timings.json").write_text(json.dumps({"click_to_all_views_s": seconds, "words": 15}))
+    page.hover("#attention-plot .js-plotly-plot")
+    titles = page.locator("#attention-plot .modebar-btn").evaluate_all("els => els.map(e => e.getAttribute('data-title'))")
+    assert "Download plot as a PNG" in titles  # plotly's camera button
+
+
 def test_translate_an_example_and_see_every_view(page):
     translation = translate_example(page, EXAMPLES[1])
     assert len(translation.split()) >= 3

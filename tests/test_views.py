@@ -1,0 +1,67 @@
+"""What the views are built from: plots, bertviz pages, the ablation diff; none of it needs gradio."""
+from __future__ import annotations
+
+import html
+import subprocess
+import sys
+
+import torch
+
+from transformer import plots
+from transformer.bertviz_view import bertviz_document, iframe
+from transformer.capture import AttentionMaps
+from transformer.playground import token_diff
+
+from conftest import ROOT
+
+
+def maps_with(tokens: list[str]) -> AttentionMaps:
+    S, T = len(tokens), 3
+    soft = lambda *shape: torch.rand(*shape).softmax(-1)
+    return AttentionMaps(soft(2, 4, S, S), soft(2, 4, T, T).tril(), soft(2, 4, T, S), tokens, ["<s>", "▁ein", "▁b"])
+
+
+def test_plots_never_import_gradio():
+    code = "import sys, transformer.plots, transformer.playground, transformer.bertviz_view; print('gradio' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_labels_are_index_prefixed_and_escaped():
+    assert plots.labels(["<s>", "▁a", "▁a", "&"]) == ["0 &lt;s&gt;", "1 ▁a", "2 ▁a", "3 &amp;"]
+    fig = plots.attention_heatmap(torch.eye(3), ["<s>", "x", "x"], ["a", "</s>", "<img src=x>"], "t <b>")
+    assert list(fig.data[0].x) == ["0 a", "1 &lt;/s&gt;", "2 &lt;img src=x&gt;"]
+    assert fig.layout.title.text == "t &lt;b&gt;"
+
+
+def test_offline_bertviz_inlines_its_scripts_and_keeps_tokens_inside_the_script():
+    doc = bertviz_document(maps_with(["▁A", "</script><script>alert(1)</script>", "<!--", "</s>"]), "head")
+    assert "require.min.js" not in doc and "window.requirejs" in doc and "d3.schemeCategory10 =" in doc
+    body = doc[doc.index('<script type="text/javascript">'):]
+    assert body.count("</script>") == 1  # only the real end of bertviz's script: token text cannot close it
+    assert "<\\/script><script>alert(1)<\\/script>" in body and "<\\!--" in body
+    framed = iframe(doc)
+    assert framed.startswith('<iframe class="bertviz-frame" sandbox="allow-scripts"')
+    assert html.unescape(framed.split('srcdoc="', 1)[1].rsplit('"', 1)[0]) == doc  # attribute-escaped exactly
+
+
+def test_bertviz_cdn_path_is_bertviz_own_page():
+    doc = bertviz_document(maps_with(["▁A", "▁dog", "</s>"]), "model", offline=False)
+    assert 'src="https://cdnjs.cloudflare.com/ajax/libs/require.js/' in doc and "window.requirejs" not in doc
+
+
+def test_token_diff_marks_changes_and_escapes():
+    out = token_diff(["▁Ein", "▁Hund", "<b>"], ["▁Ein", "▁Katze", "<b>"])
+    assert out.count('"tok removed"') == 1 and out.count('"tok added"') == 1 and "2 tokens changed" in out
+    assert out.count("&lt;b&gt;") == 2 and out.count("<b>") == 2  # the token escaped; only our two labels are bold
+
+
+def test_step_and_pe_figures_are_built_from_data():
+    from transformer.translator import TokenStep
+
+    steps = [TokenStep("▁Ein", 0.9, [("▁Ein", 0.9), ("▁Der", 0.05)]), TokenStep("</s>", 0.8, [("</s>", 0.8)])]
+    fig = plots.step_probabilities(steps)
+    assert fig.data[0].z[0][0] == 0.9 and "<b>[▁Ein]</b>" == fig.data[0].text[0][0]
+    pe = torch.randn(50, 8)
+    assert len(plots.pe_curves(pe, [0, 3]).data) == 2
+    torch.testing.assert_close(torch.tensor(plots.pe_similarity(pe, 10).data[0].z), pe[:10] @ pe[:10].t())
