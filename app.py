@@ -62,6 +62,7 @@ def build_demo(translators: dict[str, Translator], problems: list[str] | None = 
                bertviz_offline: bool = True) -> gr.Blocks:
     """The whole page; bertviz_offline=False loads bertviz's scripts from its CDN instead of inlining them."""
     problems = problems or []
+    downloads = Path(tempfile.mkdtemp(prefix="transformer-playground-"))  # attention JSON files, pruned hourly
     pairs = [p for p in PAIR_NAMES if p in translators] + [p for p in translators if p not in PAIR_NAMES]
 
     def tr(pair: str) -> Translator:
@@ -117,13 +118,12 @@ def build_demo(translators: dict[str, Translator], problems: list[str] | None = 
             more = tr(pair).translate_batch([text] * int(n_samples), "sample", **opts)
             samples = cards([(f"sample {i + 1}", s.text) for i, s in enumerate(more)])
         steps = result.translation.steps
-        folder = tempfile.mkdtemp(prefix="attention-")
         return (
             result.translation.text, notice, samples, result,
             plots.step_probabilities(steps), gr.update(maximum=max(len(steps) - 1, 0), value=0),
             playground.step_view(result, 0),
             playground.attention_figure(result, kind, int(layer), head, mode),
-            gr.update(value=str(playground.write_attention_json(result, folder)), visible=True),
+            gr.update(value=str(playground.write_attention_json(result, downloads)), visible=True),
             iframe(bertviz_document(result.maps, bertviz_view, bertviz_offline)),
             inputs_figure(result),
             gr.update(value=[]), "",

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from transformer import CheckpointError, Transformer, greedy, load_checkpoint, noam_lr, save_checkpoint
 from transformer.checkpoint import atomic_write
 from transformer.config import TrainConfig
-from transformer.data import bucket_batches, padding_waste, read_pair
+from transformer.data import bucket_batches, make_example, padding_waste, read_pair
 from transformer.train import average_snapshots, label_smoothed_nll, train
 
 from conftest import tiny_config
@@ -205,3 +205,27 @@ def test_training_killed_mid_run_resumes_and_leaves_no_broken_file(data_dir, tmp
     assert [r["epoch"] for r in metrics["epochs"]] == [1, 2]
     assert not list((out / "train").glob(".*.tmp")) and not list(out.glob(".*.tmp"))
     load_checkpoint(out)
+
+
+def test_torchrun_trains_data_parallel_unchanged(data_dir, tmp_path):
+    """Two processes (gloo on CPU) run the same command through torchrun; rank 0 writes the checkpoint."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    out = tmp_path / "ddp"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "transformer",
+           "train", "--data-dir", str(data_dir), "--out", str(out), "--epochs", "1", "--max-tokens", "512",
+           "--warmup", "20", "--vocab-size", "60", "--d-model", "32", "--n-heads", "4", "--d-ff", "64",
+           "--n-encoder-layers", "1", "--n-decoder-layers", "1", "--max-len", "32", "--threads", "1"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["world_size"] == 2
+    _, tok, _ = load_checkpoint(out)
+    src, tgt = read_pair(data_dir, "train", "en", "de")
+    examples = [make_example(tok.encode(a), tok.encode(b), 32) for a, b in zip(src, tgt)]
+    n_batches = len(bucket_batches(examples, 512, seed=1 + 1))  # what one process would step through in epoch 1
+    assert metrics["epochs"][0]["step"] == n_batches // 2  # each rank took half

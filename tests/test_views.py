@@ -65,3 +65,17 @@ def test_step_and_pe_figures_are_built_from_data():
     pe = torch.randn(50, 8)
     assert len(plots.pe_curves(pe, [0, 3]).data) == 2
     torch.testing.assert_close(torch.tensor(plots.pe_similarity(pe, 10).data[0].z), pe[:10] @ pe[:10].t())
+
+
+def test_attention_json_downloads_are_pruned(tmp_path, translator):
+    import json
+    import os
+
+    from transformer import playground
+
+    result = playground.run(translator, "toy", "A dog runs.", max_len=6)
+    first = playground.write_attention_json(result, tmp_path)
+    assert json.loads(first.read_text())["source_tokens"] == result.maps.source_tokens
+    os.utime(first, (0, 0))  # written in 1970: older than an hour
+    second = playground.write_attention_json(result, tmp_path)
+    assert not first.exists() and second.exists() and second != first

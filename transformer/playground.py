@@ -8,6 +8,8 @@ from __future__ import annotations
 import difflib
 import html
 import json
+import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,8 +76,13 @@ def attention_payload(maps) -> dict:
             for k in KINDS} | {"source_tokens": maps.source_tokens, "target_tokens": maps.target_tokens}
 
 
-def write_attention_json(result: Result, folder: str | Path) -> Path:
-    path = Path(folder) / "attention.json"
+def write_attention_json(result: Result, folder: str | Path, keep_s: float = 3600.0) -> Path:
+    """Write the maps for download under a fresh name; files older than keep_s are removed first."""
+    folder = Path(folder)
+    for old in folder.glob("attention-*.json"):
+        if time.time() - old.stat().st_mtime > keep_s:
+            old.unlink(missing_ok=True)
+    path = folder / f"attention-{uuid.uuid4().hex[:12]}.json"
     path.write_text(json.dumps(attention_payload(result.maps)))
     return path
 

@@ -23,7 +23,7 @@ from safetensors.torch import load_file
 from torch import Tensor
 from tqdm import tqdm
 
-from .checkpoint import save_checkpoint, save_weights, write_json
+from .checkpoint import atomic_write, save_checkpoint, save_weights, write_json
 from .config import ModelConfig, TrainConfig
 from .data import bucket_batches, iterate_batches, make_example, read_pair
 from .evaluate import score_translations
@@ -144,12 +144,11 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         train_src, train_tgt = train_src[:limit], train_tgt[:limit]
         val_src, val_tgt = val_src[: max(limit // 10, 8)], val_tgt[: max(limit // 10, 8)]
     spm_path = work / "spm.model"
-    if spm_path.exists():
-        tokenizer = Tokenizer.load(spm_path)
-    else:
-        tokenizer = Tokenizer.train(train_src + train_tgt, tcfg.vocab_size)
-        if rank == 0:
-            tokenizer.save(spm_path)
+    if rank == 0 and not spm_path.exists():
+        atomic_write(spm_path, Tokenizer.train(train_src + train_tgt, tcfg.vocab_size).save)
+    if distributed:
+        dist.barrier()  # every rank reads the one vocabulary rank 0 wrote
+    tokenizer = Tokenizer.load(spm_path)
     mcfg.vocab_size = len(tokenizer)
 
     def encode(srcs, tgts):
@@ -185,7 +184,8 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
 
     last_save = time.time()
     for epoch in range(position["epoch"], tcfg.epochs + 1):
-        batches = bucket_batches(train_ex, tcfg.max_tokens, seed=tcfg.seed + epoch)[rank::world]
+        batches = bucket_batches(train_ex, tcfg.max_tokens, seed=tcfg.seed + epoch)
+        batches = batches[: len(batches) // world * world][rank::world]  # equal counts, or all-reduce would hang
         start_batch = position["batch"] if epoch == position["epoch"] else 0
         t0, loss_sum, tok_sum = time.time(), 0.0, 0
         bar = tqdm(
