@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from . import decoding, playground
@@ -64,8 +65,7 @@ class Uncached:
         cache.prefix = tokens if cache.prefix is None else torch.cat([cache.prefix, tokens], dim=1)  # (B, t)
         m = self.model
         T = cache.prefix.size(1)
-        x = m.decoder(m.positional(m.embed(cache.prefix)), memory, cache.src_mask[:, None, None, :],
-                      m.causal_mask(T, tokens.device))
+        x = m.decoder(m.positional(m.embed(cache.prefix)), memory, cache.memory_mask, m.causal_mask(T, tokens.device))
         return m.generator(x[:, -1])  # (B, V)
 
 
@@ -176,7 +176,7 @@ class TorchTransformer(torch.nn.Module):
         x = self.core(self.positional(self.embed(src)), self.positional(self.embed(tgt)), tgt_mask=causal,
                       src_key_padding_mask=src.eq(self.cfg.pad_id), tgt_key_padding_mask=tgt.eq(self.cfg.pad_id),
                       memory_key_padding_mask=src.eq(self.cfg.pad_id), tgt_is_causal=True)
-        return torch.log_softmax(x @ self.embed.table.weight.t(), dim=-1)
+        return torch.log_softmax(F.linear(x, self.embed.table.weight), dim=-1)
 
 
 # -----------------------------------------------------------------------------

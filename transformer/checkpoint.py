@@ -43,8 +43,13 @@ def write_json(path: str | Path, obj) -> None:
 
 def save_weights(path: str | Path, state: dict[str, torch.Tensor], fp16: bool = False,
                  metadata: dict[str, str] | None = None) -> None:
-    state = {k: (v.half() if fp16 and v.is_floating_point() else v).detach().contiguous().cpu() for k, v in state.items()}
-    atomic_write(path, lambda tmp: save_file(state, tmp, metadata=metadata))
+    kept, seen = {}, set()
+    for k, v in state.items():
+        if v.data_ptr() in seen:  # a tied weight (the output projection is the embedding): stored once
+            continue
+        seen.add(v.data_ptr())
+        kept[k] = (v.half() if fp16 and v.is_floating_point() else v).detach().contiguous().cpu()
+    atomic_write(path, lambda tmp: save_file(kept, tmp, metadata=metadata))
 
 
 def save_checkpoint(
@@ -72,7 +77,7 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
         cfg = ModelConfig.load(path / CONFIG)
         model = Transformer(cfg)
         state = load_file(path / WEIGHTS)
-        model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
+        model.load_weights({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
         tokenizer = Tokenizer.load(path / SPM)
         metrics = json.loads((path / METRICS).read_text()) if (path / METRICS).is_file() else {}
     except Exception as e:  # a corrupt file of any kind: say which checkpoint, keep the reason

@@ -1,7 +1,7 @@
 """The encoder-decoder Transformer of "Attention Is All You Need" (Vaswani et al. 2017), written out.
 
 Shape legend: B batch, S source length, T target length, H heads, D d_model, Dh head size (D / H),
-V vocabulary, L layers. Masks are boolean and True where attention is allowed.
+V vocabulary, L layers. Masks are boolean and True where attention is allowed; None means no mask.
 """
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ class KVCache:
     are projected from the encoder memory once per sentence, on the first step.
     """
 
-    def __init__(self, n_layers: int, src_mask: Tensor):
-        self.src_mask = src_mask  # (B, S) True at real source tokens
+    def __init__(self, n_layers: int, src_mask: Tensor | None):
+        self.src_mask = src_mask  # (B, S) True at real source tokens; None when nothing is padding
         self.self_k: list[Tensor | None] = [None] * n_layers  # each (B, H, t, Dh)
         self.self_v: list[Tensor | None] = [None] * n_layers
         self.cross_k: list[Tensor | None] = [None] * n_layers  # each (B, H, S, Dh)
@@ -48,8 +48,12 @@ class KVCache:
             for i, t in enumerate(store):
                 if t is not None:
                     store[i] = t.index_select(0, index)
-        if cross:
+        if cross and self.src_mask is not None:
             self.src_mask = self.src_mask.index_select(0, index)
+
+    @property
+    def memory_mask(self) -> Tensor | None:
+        return None if self.src_mask is None else self.src_mask[:, None, None, :]  # (B, 1, 1, S)
 
 
 # -----------------------------------------------------------------------------
@@ -265,14 +269,24 @@ class Transformer(nn.Module):
         self.positional = PositionalEncoding(cfg)
         self.encoder = Encoder(cfg)
         self.decoder = Decoder(cfg)
-        for name, p in self.named_parameters():
+        self.output = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)  # pre-softmax linear transformation
+        self.output.weight = self.embed.table.weight  # one matrix shared three ways (§3.4)
+        for name, p in self.named_parameters():  # a shared parameter is listed once, as embed.table.weight
             if p.dim() > 1 and not name.startswith("embed."):
                 nn.init.xavier_uniform_(p)
 
+    def load_weights(self, state: dict[str, Tensor]) -> None:
+        """load_state_dict that accepts files without the tied output.weight (it is the embedding)."""
+        missing, unexpected = self.load_state_dict(state, strict=False)
+        if unexpected or set(missing) - {"output.weight"}:
+            raise KeyError(f"weights do not fit this model: missing {missing}, unexpected {unexpected}")
+
     # -- masks --------------------------------------------------------------
 
-    def src_mask(self, src: Tensor) -> Tensor:
-        return src.ne(self.cfg.pad_id)[:, None, None, :]  # (B, 1, 1, S)
+    def src_mask(self, src: Tensor) -> Tensor | None:
+        """(B, 1, 1, S), True at real tokens; None when there is no padding (attention then needs no mask)."""
+        real = src.ne(self.cfg.pad_id)
+        return None if bool(real.all()) else real[:, None, None, :]
 
     @staticmethod
     def causal_mask(T: int, device: torch.device) -> Tensor:
@@ -286,12 +300,13 @@ class Transformer(nn.Module):
 
     def generator(self, x: Tensor) -> Tensor:
         """Pre-softmax linear transformation with the shared embedding matrix, then log-softmax (§3.4)."""
-        return F.log_softmax(x @ self.embed.table.weight.t(), dim=-1)  # (B, T, V)
+        return F.log_softmax(self.output(x), dim=-1)  # (B, T, V)
 
     def decode(self, tgt: Tensor, memory: Tensor, src: Tensor) -> Tensor:
         """Teacher-forced decoder: tgt (B, T) -> log-probabilities (B, T, V) of the next token at each position."""
         T = tgt.size(1)
         tgt_mask = self.causal_mask(T, tgt.device) & tgt.ne(self.cfg.pad_id)[:, None, None, :]  # (B, 1, T, T)
+        # (padded target keys are masked too, so a query never attends to padding)
         x = self.decoder(self.positional(self.embed(tgt)), memory, self.src_mask(src), tgt_mask)
         return self.generator(x)
 
@@ -299,7 +314,8 @@ class Transformer(nn.Module):
         return self.decode(tgt, self.encode(src), src)
 
     def new_cache(self, src: Tensor) -> KVCache:
-        return KVCache(self.cfg.n_decoder_layers, src.ne(self.cfg.pad_id))
+        real = src.ne(self.cfg.pad_id)
+        return KVCache(self.cfg.n_decoder_layers, None if bool(real.all()) else real)
 
     def decode_step(self, tokens: Tensor, memory: Tensor, cache: KVCache) -> Tensor:
         """Incremental decoding: tokens (B, T_new) follow the cache.length cached positions.
@@ -313,8 +329,7 @@ class Transformer(nn.Module):
         if T_new > 1:  # several new positions at once: they must not see each other's future
             full = self.causal_mask(t0 + T_new, tokens.device)  # (t, t)
             tgt_mask = full[t0:]  # (T_new, t)
-        src_mask = cache.src_mask[:, None, None, :]  # (B, 1, 1, S)
-        x = self.decoder(x, memory, src_mask, tgt_mask, cache)
+        x = self.decoder(x, memory, cache.memory_mask, tgt_mask, cache)
         return self.generator(x[:, -1])  # (B, V)
 
 

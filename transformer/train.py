@@ -67,7 +67,7 @@ def load_state(path: Path, model, optimizer) -> dict:
     with safe_open(path / STATE, "pt") as f:
         position = json.loads(f.metadata()["position"])
     tensors = load_file(path / STATE)
-    model.load_state_dict({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
+    model.load_weights({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
     state: dict[int, dict] = {}
     for name, value in tensors.items():
         if name.startswith("adam."):
@@ -90,7 +90,7 @@ def finish(out_dir: Path, model, tokenizer, metrics: dict, last: int, fp16: bool
     """Average the last `last` epoch snapshots under <out>/train/, score them on val, write the checkpoint."""
     work = Path(out_dir) / "train"
     epochs = sorted(int(p.stem[len("epoch"):]) for p in work.glob("epoch*.safetensors"))[-last:]
-    model.load_state_dict(average_snapshots([work / f"epoch{e}.safetensors" for e in epochs]))
+    model.load_weights(average_snapshots([work / f"epoch{e}.safetensors" for e in epochs]))
     hyps = Translator(model, tokenizer).translate_batch(val_src, "greedy")
     metrics["averaged_epochs"] = epochs
     metrics["val_bleu_averaged_greedy"] = score_translations([h.text for h in hyps], val_tgt)["bleu"]
