@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from transformer import ModelConfig, Transformer, capture_attention
+from transformer import ModelConfig, Transformer, capture_attention, greedy
 from transformer.model import MultiHeadAttention, PositionalEncoding
 
 from conftest import random_tokens, tiny_config
@@ -128,6 +128,38 @@ def test_cached_decoding_equals_uncached(norm_first):
     torch.testing.assert_close(first, full[:, 4], atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(torch.stack(rest, dim=1), full[:, 5:], atol=1e-5, rtol=1e-5)
     assert cache.length == 8 and cache.cross_k[0].shape == (2, 4, 9, 8)  # (B, H, S, Dh), projected once
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_fast_step_equals_the_module_path(norm_first):
+    """decode_step's one-token path (module calls bypassed) computes what the layers' forward computes."""
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(norm_first=norm_first)).eval()
+    src, tgt = random_tokens(2, 9, 40), random_tokens(2, 6, 40, seed=1)
+    src[1, 5:] = 0
+    with torch.no_grad():
+        memory = model.encode(src)
+        fast, slow = model.new_cache(src), model.new_cache(src)
+        slow.fast_path = False
+        assert fast.fast_path
+        for t in range(tgt.size(1)):
+            a = model.decode_step(tgt[:, t : t + 1], memory, fast)
+            b = model.decode_step(tgt[:, t : t + 1], memory, slow)
+            torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-6)
+    for store in ("self_k", "self_v", "cross_k", "cross_v"):
+        torch.testing.assert_close(getattr(fast, store)[1], getattr(slow, store)[1], atol=1e-6, rtol=1e-6)
+
+
+def test_a_hook_registered_before_decoding_sees_every_step(model):
+    """With any hook on the model, new caches take the module path, so the hook runs at every step."""
+    seen = []
+    handle = model.decoder.layers[1].feed_forward.register_forward_hook(lambda m, i, o: seen.append(o.shape))
+    try:
+        hyp = greedy(model, random_tokens(1, 6, 40), 5)[0]
+    finally:
+        handle.remove()
+    assert len(seen) == len(hyp.steps) and seen[0] == (1, 1, model.cfg.d_model)
+    assert model.new_cache(random_tokens(1, 6, 40)).fast_path  # removed: the fast path is back
 
 
 def test_cache_reorder_follows_the_index(model):

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from transformer import Translator, save_checkpoint
-from transformer.translator import clean_text
+from transformer.translator import clean_text, column_major_embedding, quantize_int8
 
 from conftest import ROOT
 
@@ -144,3 +144,28 @@ def test_cli_records_scores_and_re_averages(tmp_path, data_dir):
     recorded = json.loads((out / "metrics.json").read_text())["test"]["test2016_greedy"]
     printed = json.loads(done.stdout.strip().splitlines()[-1])
     assert printed["bleu"] == pytest.approx(recorded["bleu"], abs=1e-3) and recorded["beam"] == 1
+
+
+def test_column_major_embedding_keeps_every_number(translator):
+    model = translator.model
+    before = translator.translate("a b c", "beam", beam_size=3)
+    weight = model.embed.table.weight.detach().clone()
+    column_major_embedding(model)
+    assert model.embed.table.weight.stride() == (1, weight.size(0)) and model.output.weight is model.embed.table.weight
+    assert torch.equal(model.embed.table.weight, weight)
+    after = translator.translate("a b c", "beam", beam_size=3)
+    assert after.target_ids == before.target_ids and after.score == pytest.approx(before.score, abs=1e-5)
+
+
+def test_int8_quantizes_the_large_layers_and_keeps_the_translation_close(translator):
+    model = translator.model
+    q = quantize_int8(model)
+    assert type(q.output) is not torch.nn.Linear and type(q.decoder.layers[0].feed_forward.w_1) is not torch.nn.Linear
+    assert type(q.decoder.layers[0].self_attn.w_q) is torch.nn.Linear  # the small projections stay fp32
+    assert type(model.output) is torch.nn.Linear  # a copy: the fp32 model is untouched
+    src = torch.tensor([translator.tokenizer.encode("a b c d") + [model.cfg.eos_id]])
+    tgt = torch.tensor([[model.cfg.bos_id, 5, 6, 7]])
+    with torch.no_grad():
+        fp32, int8 = model(src, tgt).exp(), q(src, tgt).exp()
+    assert 0 < (fp32 - int8).abs().max() < 0.02  # quantized, and the probabilities barely move
+    assert Translator(q, translator.tokenizer).translate("a b c d").text  # it decodes end to end

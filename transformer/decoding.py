@@ -1,7 +1,8 @@
 """Decoding strategies as plain functions over `model.encode` and `model.decode_step`.
 
 Any object with those two methods, `new_cache(src)` and a `cfg` with pad/bos/eos ids can be decoded
-(the tests use a hand-written probability table). Every strategy returns, per sentence, a Hypothesis
+(the tests use a hand-written probability table); `decode_step` returns a new tensor, which the loop
+may modify in place. Every strategy returns, per sentence, a Hypothesis
 whose steps record the chosen token, its probability and the top alternatives at that step.
 
 Shape legend: B batch, K beam size, S source length, V vocabulary, A alternatives kept per step.
@@ -40,15 +41,10 @@ class StepLog:
         self.alt_ids = torch.empty(batch, 0, N_ALTERNATIVES, dtype=torch.long, device=device)  # (B, t, A)
         self.alt_probs = torch.empty(batch, 0, N_ALTERNATIVES, device=device)  # (B, t, A)
 
-    def append(self, log_probs: Tensor, chosen: Tensor) -> None:
-        """log_probs (B, V) of this step, chosen (B,) the token picked per row."""
-        alt_lp, alt_ids = log_probs.topk(min(N_ALTERNATIVES, log_probs.size(-1)), dim=-1)  # (B, A)
-        if alt_ids.size(1) < N_ALTERNATIVES:  # a toy vocabulary smaller than A
-            fill = N_ALTERNATIVES - alt_ids.size(1)
-            alt_ids = torch.cat([alt_ids, alt_ids[:, :1].expand(-1, fill)], dim=1)
-            alt_lp = torch.cat([alt_lp, torch.full_like(alt_lp[:, :1], float("-inf")).expand(-1, fill)], dim=1)
+    def append(self, chosen: Tensor, chosen_lp: Tensor, alt_ids: Tensor, alt_lp: Tensor) -> None:
+        """One step per row: chosen (B,) and its log-probability (B,); alternatives (B, A) from `alternatives`."""
         self.tokens = torch.cat([self.tokens, chosen[:, None]], dim=1)
-        self.probs = torch.cat([self.probs, log_probs.gather(1, chosen[:, None]).exp()], dim=1)
+        self.probs = torch.cat([self.probs, chosen_lp.exp()[:, None]], dim=1)
         self.alt_ids = torch.cat([self.alt_ids, alt_ids[:, None]], dim=1)
         self.alt_probs = torch.cat([self.alt_probs, alt_lp.exp()[:, None]], dim=1)
 
@@ -71,11 +67,24 @@ class StepLog:
         return Hypothesis([t for t in toks if t != eos_id], steps, score)
 
 
+def alternatives(log_probs: Tensor) -> tuple[Tensor, Tensor]:
+    """The N_ALTERNATIVES most probable tokens per row: ids and log-probabilities, each (B, A)."""
+    alt_lp, alt_ids = log_probs.topk(min(N_ALTERNATIVES, log_probs.size(-1)), dim=-1)  # (B, A)
+    return _fill_alternatives(alt_ids, alt_lp)
+
+
+def _fill_alternatives(alt_ids: Tensor, alt_lp: Tensor) -> tuple[Tensor, Tensor]:
+    """Best-first (B, <=A) ids and log-probabilities, padded to A columns with impossible tokens."""
+    if alt_ids.size(1) < N_ALTERNATIVES:  # a toy vocabulary smaller than A
+        fill = N_ALTERNATIVES - alt_ids.size(1)
+        alt_ids = torch.cat([alt_ids, alt_ids[:, :1].expand(-1, fill)], dim=1)
+        alt_lp = torch.cat([alt_lp, torch.full_like(alt_lp[:, :1], float("-inf")).expand(-1, fill)], dim=1)
+    return alt_ids, alt_lp
+
+
 def _forbid_special(log_probs: Tensor, cfg) -> Tensor:
-    """<pad> and <s> are never generated."""
-    log_probs = log_probs.clone()
-    log_probs[:, [cfg.pad_id, cfg.bos_id]] = float("-inf")
-    return log_probs
+    """<pad> and <s> are never generated (in place: decode_step's output is ours to change)."""
+    return log_probs.index_fill_(1, torch.tensor([cfg.pad_id, cfg.bos_id], device=log_probs.device), float("-inf"))
 
 
 # -----------------------------------------------------------------------------
@@ -95,14 +104,16 @@ def _decode_one_path(model, src: Tensor, max_len: int, choose: Callable[[Tensor]
     for t in range(max_len):
         log_probs = _forbid_special(model.decode_step(tokens, memory, cache), cfg)  # (n, V)
         chosen = choose(log_probs)  # (n,)
-        log.append(log_probs, chosen)
-        score += log_probs.gather(1, chosen[:, None]).squeeze(1)
+        chosen_lp = log_probs.gather(1, chosen[:, None]).squeeze(1)  # (n,)
+        log.append(chosen, chosen_lp, *alternatives(log_probs))
+        score += chosen_lp
         ended = chosen.eq(cfg.eos_id) | (t == max_len - 1)  # (n,)
-        for i in ended.nonzero().flatten().tolist():
+        ended_rows = ended.nonzero().flatten().tolist()
+        for i in ended_rows:
             hyps[int(rows[i])] = log.hypothesis(i, t + 1, cfg.eos_id, float(score[i]))
-        if ended.all():
+        if len(ended_rows) == len(rows):
             break
-        if ended.any():  # finished sentences leave the batch, their cache rows too
+        if ended_rows:  # finished sentences leave the batch, their cache rows too
             keep = (~ended).nonzero().squeeze(1)  # (n',)
             memory, score, rows, chosen = memory.index_select(0, keep), score[keep], rows[keep], chosen[keep]
             cache.reorder(keep, cross=True)
@@ -180,22 +191,32 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
     for t in range(max_len):
         n = len(active)
         log_probs = _forbid_special(model.decode_step(tokens, memory, cache), cfg)  # (n*K, V)
-        V = log_probs.size(-1)
-        cand = (scores[:, :, None] + log_probs.view(n, K, V)).view(n, K * V)  # (n, K*V)
+        # A sentence's 2K best continuations are among its rows' 2K best tokens: one top-k pass over V.
+        M = min(max(2 * K, N_ALTERNATIVES), log_probs.size(-1))
+        row_lp, row_ids = log_probs.topk(M, dim=-1)  # (n*K, M), best first
+        cand = (scores[:, :, None] + row_lp.view(n, K, M)).view(n, K * M)  # (n, K*M)
         top_scores, top_idx = cand.topk(2 * K, dim=-1)  # (n, 2K): enough that K of them continue
-        parent = (torch.arange(n, device=dev)[:, None] * K + top_idx // V).view(-1)  # (n*2K,) rows of this step
-        tok = top_idx % V  # (n, 2K)
-        cand_log = log.select(parent)
-        cand_log.append(log_probs.index_select(0, parent), tok.view(-1))
+        parent = (torch.arange(n, device=dev)[:, None] * K + top_idx // M).view(-1)  # (n*2K,) rows of this step
+        flat = parent * M + (top_idx % M).view(-1)  # (n*2K,) positions in row_ids / row_lp
+        tok, tok_lp = row_ids.view(-1)[flat], row_lp.view(-1)[flat]  # (n*2K,) each
+        alt_ids, alt_lp = _fill_alternatives(row_ids[:, :N_ALTERNATIVES], row_lp[:, :N_ALTERNATIVES])  # (n*K, A)
+
+        def history(cands: Tensor) -> StepLog:
+            """The steps of candidates `cands` (indices into the n*2K): their parent's, then this one."""
+            rows = parent.index_select(0, cands)
+            out = log.select(rows)
+            out.append(tok.index_select(0, cands), tok_lp.index_select(0, cands), alt_ids[rows], alt_lp[rows])
+            return out
+
         # Candidates ending now become finished hypotheses; only those ranked among the first K count.
-        is_eos = tok.eq(cfg.eos_id) | (t == max_len - 1)  # at the bound, every candidate ends
+        is_eos = tok.view(n, 2 * K).eq(cfg.eos_id) | (t == max_len - 1)  # at the bound, every candidate ends
         ends = is_eos & top_scores.isfinite()
         ends[:, K:] = False
         for i, j in ends.nonzero().tolist():
             hyps = finished[active[i]]
             if len(hyps) < K:
                 score = float(top_scores[i, j]) / (t + 1) ** length_penalty
-                hyps.append(cand_log.hypothesis(i * 2 * K + j, t + 1, cfg.eos_id, score))
+                hyps.append(history(torch.tensor([i * 2 * K + j], device=dev)).hypothesis(0, t + 1, cfg.eos_id, score))
         keep = [i for i in range(n) if len(finished[active[i]]) < K]  # sentences with K endings are done
         if not keep:
             break
@@ -203,12 +224,12 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
         scores, order = top_scores.masked_fill(is_eos, float("-inf")).topk(K, dim=-1)  # (n, K)
         kept = torch.tensor(keep, device=dev)
         scores, order = scores[kept], order[kept]  # (n', K)
-        rows = (kept[:, None] * 2 * K + order).view(-1)  # (n'*K,) rows of cand_log
-        log = cand_log.select(rows)
-        new_parent = parent.index_select(0, rows)
+        cands = (kept[:, None] * 2 * K + order).view(-1)  # (n'*K,) the surviving candidates
+        new_parent = parent.index_select(0, cands)
+        log = history(cands)
         if len(keep) < n:  # rows leave the batch: the encoder side follows
             memory = memory.index_select(0, new_parent)
         cache.reorder(new_parent, cross=len(keep) < n)
-        tokens = tok.view(-1).index_select(0, rows)[:, None]  # (n'*K, 1)
+        tokens = tok.index_select(0, cands)[:, None]  # (n'*K, 1)
         active = [active[i] for i in keep]
     return [max(hyps, key=lambda h: h.score) if hyps else Hypothesis([]) for hyps in finished]

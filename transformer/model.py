@@ -25,8 +25,9 @@ class KVCache:
     are projected from the encoder memory once per sentence, on the first step.
     """
 
-    def __init__(self, n_layers: int, src_mask: Tensor | None):
+    def __init__(self, n_layers: int, src_mask: Tensor | None, fast_path: bool = False):
         self.src_mask = src_mask  # (B, S) True at real source tokens; None when nothing is padding
+        self.fast_path = fast_path  # steps may skip module calls: no hook was registered when decoding began
         self.self_k: list[Tensor | None] = [None] * n_layers  # each (B, H, t, Dh)
         self.self_v: list[Tensor | None] = [None] * n_layers
         self.cross_k: list[Tensor | None] = [None] * n_layers  # each (B, H, S, Dh)
@@ -58,6 +59,13 @@ class KVCache:
 
 # -----------------------------------------------------------------------------
 # Attention
+
+
+def has_hooks(model: nn.Module) -> bool:
+    """True when any forward hook is registered, on any module of `model` or globally."""
+    return bool(nn.modules.module._global_forward_hooks or nn.modules.module._global_forward_pre_hooks) or any(
+        m._forward_hooks or m._forward_pre_hooks for m in model.modules()
+    )
 
 
 def is_watched(module: nn.Module) -> bool:
@@ -193,6 +201,43 @@ class DecoderLayer(nn.Module):
             x = self.norm_3(x + self.dropout(self.feed_forward(x)))
         return x
 
+    def step(self, x: Tensor, memory: Tensor, cache: KVCache, i: int) -> Tensor:
+        """forward() for one new position per row, at inference, when no hook is registered.
+
+        The same arithmetic with the sublayers' forward functions called directly: at batch 1 a module
+        call costs as much as its matrix product, and this step runs once per token (Transformer.decode_step).
+        x (B, 1, D) -> (B, 1, D).
+        """
+        sa, ca, ff = self.self_attn, self.cross_attn, self.feed_forward
+        B, _, D = x.shape
+
+        def heads(linear: nn.Linear, y: Tensor) -> Tensor:
+            return linear.forward(y).view(B, -1, sa.n_heads, sa.d_head).transpose(1, 2)  # (B, H, N, Dh)
+
+        def concat(h: Tensor) -> Tensor:
+            return h.transpose(1, 2).reshape(B, 1, D)  # (B, H, 1, Dh) -> (B, 1, D)
+
+        # masked self-attention: this position's K/V join the cache
+        h = self.norm_1.forward(x) if self.norm_first else x
+        k, v = heads(sa.w_k, h), heads(sa.w_v, h)  # (B, H, 1, Dh)
+        if cache.self_k[i] is not None:
+            k, v = torch.cat([cache.self_k[i], k], dim=2), torch.cat([cache.self_v[i], v], dim=2)  # (B, H, t, Dh)
+        cache.self_k[i], cache.self_v[i] = k, v
+        y = sa.w_o.forward(concat(F.scaled_dot_product_attention(heads(sa.w_q, h), k, v)))
+        x = x + y if self.norm_first else self.norm_1.forward(x + y)
+        # cross-attention over the encoder output, its K/V projected on the first step only
+        h = self.norm_2.forward(x) if self.norm_first else x
+        if cache.cross_k[i] is None:
+            cache.cross_k[i], cache.cross_v[i] = heads(ca.w_k, memory), heads(ca.w_v, memory)  # (B, H, S, Dh)
+        q = heads(ca.w_q, h)
+        y = ca.w_o.forward(concat(F.scaled_dot_product_attention(q, cache.cross_k[i], cache.cross_v[i],
+                                                                 attn_mask=cache.memory_mask)))
+        x = x + y if self.norm_first else self.norm_2.forward(x + y)
+        # position-wise feed-forward
+        h = self.norm_3.forward(x) if self.norm_first else x
+        y = ff.w_2.forward(F.relu(ff.w_1.forward(h)))
+        return x + y if self.norm_first else self.norm_3.forward(x + y)
+
 
 # -----------------------------------------------------------------------------
 # Embeddings
@@ -258,6 +303,12 @@ class Decoder(nn.Module):
             x = layer(x, memory, src_mask, tgt_mask, cache, i)
         return self.final_norm(x)
 
+    def step(self, x: Tensor, memory: Tensor, cache: KVCache) -> Tensor:
+        """One new position per row through every layer's `step` (inference, no hooks). x (B, 1, D)."""
+        for i, layer in enumerate(self.layers):
+            x = layer.step(x, memory, cache, i)
+        return self.final_norm(x)
+
 
 class Transformer(nn.Module):
     """Figure 1: an encoder stack, a decoder stack, and one shared embedding matrix."""
@@ -314,8 +365,9 @@ class Transformer(nn.Module):
         return self.decode(tgt, self.encode(src), src)
 
     def new_cache(self, src: Tensor) -> KVCache:
+        """An empty cache for decoding `src`; hooks registered later, while it decodes, may be skipped."""
         real = src.ne(self.cfg.pad_id)
-        return KVCache(self.cfg.n_decoder_layers, None if bool(real.all()) else real)
+        return KVCache(self.cfg.n_decoder_layers, None if bool(real.all()) else real, fast_path=not has_hooks(self))
 
     def decode_step(self, tokens: Tensor, memory: Tensor, cache: KVCache) -> Tensor:
         """Incremental decoding: tokens (B, T_new) follow the cache.length cached positions.
@@ -325,6 +377,8 @@ class Transformer(nn.Module):
         """
         t0, T_new = cache.length, tokens.size(1)
         x = self.positional(self.embed(tokens), offset=t0)  # (B, T_new, D)
+        if T_new == 1 and cache.fast_path and not self.training:  # the common case, made cheap
+            return self.generator(self.decoder.step(x, memory, cache)[:, -1])  # (B, V)
         tgt_mask = None
         if T_new > 1:  # several new positions at once: they must not see each other's future
             full = self.causal_mask(t0 + T_new, tokens.device)  # (t, t)
