@@ -28,12 +28,12 @@ EXPLAIN = json.loads((ROOT / "assets" / "explanations.json").read_text(encoding=
 # Loading: every checkpoint under checkpoints/, once; problems are reported, not fatal
 
 
-def load_translators(root: Path, device: str) -> tuple[dict[str, Translator], list[str]]:
+def load_translators(root: Path, device: str, int8: bool = False) -> tuple[dict[str, Translator], list[str]]:
     translators, problems = {}, []
     dirs = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     for path in dirs:
         try:
-            translators[path.name] = Translator.load(path, device=device)
+            translators[path.name] = Translator.load(path, device=device, int8=int8)
         except CheckpointError as e:
             problems.append(f"{e}. Restore it with `git checkout -- {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}` "
                             f"or retrain it with `python -m transformer train --data-dir ../shared/data/multi30k "
@@ -319,6 +319,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--host", default="0.0.0.0" if on_space else "127.0.0.1")
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
     parser.add_argument("--share", action="store_true", help="also serve through a public gradio.live link")
+    parser.add_argument("--int8", action="store_true",
+                        help="dynamic int8 feed-forward layers and output projection (CPU only; faster on batches)")
     parser.add_argument("--bertviz-cdn", action="store_true",
                         help="load bertviz's scripts from its CDN (smaller pages) instead of the local copies")
     return parser.parse_args(argv)
@@ -331,7 +333,10 @@ def main() -> None:
         device = resolve_device(args.device)
     for w in caught:
         print(f"warning: {w.message}")
-    translators, problems = load_translators(args.checkpoints, str(device))
+    if args.int8 and device.type != "cpu":
+        print("warning: int8 runs on the CPU only; using the CPU")
+        device = resolve_device("cpu")
+    translators, problems = load_translators(args.checkpoints, str(device), int8=args.int8)
     for problem in problems:
         print(f"warning: {problem}")
     demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn)

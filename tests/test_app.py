@@ -7,7 +7,7 @@ import torch
 from gradio_client import Client
 
 import app
-from transformer import playground
+from transformer import playground, save_checkpoint
 
 from conftest import shipped_pairs
 
@@ -31,6 +31,17 @@ def test_build_demo_reports_broken_checkpoints(tmp_path):
     translators, problems = app.load_translators(tmp_path, "cpu")
     assert translators == {} and "en-de" in problems[0] and "retrain" in problems[0]
     assert isinstance(app.build_demo(translators, problems), gr.Blocks)  # the page still comes up
+
+
+def test_int8_checkpoints_load_and_say_so_on_the_model_card(tmp_path, translator):
+    save_checkpoint(tmp_path / "en-de", translator.model, translator.tokenizer)
+    translators, problems = app.load_translators(tmp_path, "cpu", int8=True)
+    tr = translators["en-de"]
+    assert not problems and tr.precision == "int8" and tr.translate("a b c").text is not None
+    card = playground.model_card(tr, "en-de")
+    fp32_total = sum(p.numel() for p in translator.model.parameters())
+    int8_copy = translator.model.embed.table.weight.numel()  # the output projection's own int8 matrix
+    assert "int8" in card and f"{fp32_total + int8_copy:,} parameters" in card
 
 
 @pytest.mark.parametrize("strategy, extra", [("greedy", {}), ("sample", {"seed": 3, "temperature": 0.7}),

@@ -13,6 +13,7 @@ from transformer import CheckpointError, Transformer, greedy, load_checkpoint, n
 from transformer.checkpoint import atomic_write
 from transformer.config import TrainConfig
 from transformer.data import bucket_batches, make_example, padding_waste, read_pair
+from transformer.schedule import cooldown
 from transformer.train import average_snapshots, label_smoothed_nll, train
 
 from conftest import tiny_config
@@ -26,6 +27,11 @@ def test_noam_schedule_equals_the_formula_and_peaks_at_warmup():
     rates = [noam_lr(s, d, warmup) for s in range(1, 10001)]
     assert max(range(len(rates)), key=rates.__getitem__) + 1 == warmup
     assert noam_lr(10, d, warmup, scale=2.0) == pytest.approx(2 * noam_lr(10, d, warmup))
+
+
+def test_cooldown_falls_linearly_to_zero_over_the_last_epochs():
+    assert [cooldown(p, 50, 10) for p in (0, 39.9, 40, 45, 49.5, 50)] == pytest.approx([1, 1, 1, 0.5, 0.05, 0])
+    assert cooldown(49.9, 50, 0) == 1.0  # 0: Noam to the end
 
 
 def test_label_smoothing_matches_a_hand_computation():

@@ -2,8 +2,9 @@
 
 Compared: our KV-cached decoder, our decoder re-run on the whole prefix, Hugging Face's
 MarianMTModel.generate with the same sizes (our weights copied in when the checkpoint is post-norm, as
-Marian is) forced to generate exactly our output lengths, dynamic int8, and for training
-torch.nn.Transformer of the same size on random unbucketed batches. Medians after warm-up.
+Marian is) forced to generate exactly our output lengths, dynamic int8 (on the throughput run and at
+batch 1), and for training torch.nn.Transformer of the same size on random unbucketed batches. Medians
+after warm-up.
 """
 from __future__ import annotations
 

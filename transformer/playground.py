@@ -17,7 +17,6 @@ import torch
 
 from . import plots
 from .capture import KINDS, parse_head
-from .model import count_parameters
 from .translator import Inspection, Translation, Translator
 
 KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
@@ -137,12 +136,23 @@ def token_diff(before: list[str], after: list[str]) -> str:
 # Model card
 
 
+def weights(model) -> list[tuple[str, torch.Tensor]]:
+    """named_parameters, plus the int8 weights and biases of dynamically quantized Linear layers."""
+    named = list(model.named_parameters())
+    for name, module in model.named_modules():
+        if callable(getattr(module, "weight", None)):  # torch.ao's quantized Linear keeps them packed
+            named += [(f"{name}.weight", module.weight())] + ([(f"{name}.bias", module.bias())] if module.bias() is not None else [])
+    return named
+
+
 def parameter_breakdown(translator: Translator) -> list[tuple[str, int]]:
     groups: dict[str, int] = {}
-    for name, p in translator.model.named_parameters():
+    for name, p in weights(translator.model):
         parts = name.split(".")
         if parts[0] == "embed":
             key = "shared embedding (encoder in, decoder in, output projection)"
+        elif parts[0] == "output":  # only when quantized: the projection then has its own int8 copy
+            key = "output projection (int8 copy of the embedding)"
         elif parts[1] == "layers":
             key = f"{parts[0]} {parts[3].replace('_', '-') if parts[3].startswith(('self', 'cross', 'feed')) else 'layer norms'}"
         else:
@@ -153,7 +163,7 @@ def parameter_breakdown(translator: Translator) -> list[tuple[str, int]]:
 
 def model_card(translator: Translator, pair: str) -> str:
     cfg, metrics = translator.cfg, translator.metrics
-    total = count_parameters(translator.model)
+    total = sum(n for _, n in parameter_breakdown(translator))
     rows = "\n".join(f"| {name} | {n:,} | {100 * n / total:.1f}% |" for name, n in parameter_breakdown(translator))
     config = "\n".join(f"| `{k}` | {v} |" for k, v in cfg.to_dict().items())
     test = metrics.get("test", {})
@@ -164,7 +174,7 @@ def model_card(translator: Translator, pair: str) -> str:
            + (f", {trained / 60:.0f} minutes, {len(metrics.get('epochs', []))} epochs" if trained else ""))
     return f"""### {pair.upper()} checkpoint `{translator.name}`
 
-Running on **{translator.device}** with {total:,} parameters; {'pre-norm' if cfg.norm_first else 'post-norm (as in the paper)'}.
+Running on **{translator.device}** in **{translator.precision}**{' (feed-forward layers and output projection)' if translator.precision == 'int8' else ''} with {total:,} parameters; {'pre-norm' if cfg.norm_first else 'post-norm (as in the paper)'}.
 
 | component | parameters | share |
 | --- | ---: | ---: |

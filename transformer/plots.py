@@ -5,6 +5,7 @@ plotly reads labels as HTML ("<s>" would vanish as an unknown tag).
 """
 from __future__ import annotations
 
+import bisect
 import html
 import math
 
@@ -12,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from .schedule import noam_lr
+from .schedule import cooldown, noam_lr
 
 FONT = dict(size=14)  # readable on a classroom projector
 SCALE = "Blues"
@@ -192,8 +193,14 @@ def training_curves(metrics: dict) -> go.Figure:
     last = epochs[-1]["step"]
     xs = list(range(1, last + 1, max(1, last // 400)))
     if mcfg and tcfg:
-        rates = [noam_lr(s, mcfg["d_model"], tcfg["warmup"], tcfg.get("lr_scale", 1.0)) for s in xs]
-        fig.add_trace(go.Scatter(x=xs, y=rates, name="Noam lr", mode="lines"), row=1, col=1)
+        ends = [0] + [e["step"] for e in epochs]  # the step count at each epoch's end
+        rates = []
+        for s in xs:
+            e = bisect.bisect_left(ends, s)  # step s belongs to epoch e (1-based)
+            progress = e - 1 + (s - ends[e - 1]) / max(1, ends[e] - ends[e - 1])
+            rates.append(noam_lr(s, mcfg["d_model"], tcfg["warmup"], tcfg.get("lr_scale", 1.0))
+                         * cooldown(progress, tcfg["epochs"], tcfg.get("cooldown_epochs", 0)))
+        fig.add_trace(go.Scatter(x=xs, y=rates, name="learning rate", mode="lines"), row=1, col=1)
     ep = [e["epoch"] for e in epochs]
     fig.add_trace(go.Scatter(x=ep, y=[e["train_loss"] for e in epochs], name="train loss (smoothed)"), row=1, col=2)
     fig.add_trace(go.Scatter(x=ep, y=[e["val_loss"] for e in epochs], name="val loss (NLL)"), row=1, col=2)

@@ -6,3 +6,15 @@ def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
     """lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (eq. 3); step counts from 1."""
     step = max(step, 1)
     return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+def cooldown(progress: float, epochs: int, cooldown_epochs: int) -> float:
+    """Factor on the rate: 1, then falling linearly to 0 over the last `cooldown_epochs` of `epochs`.
+
+    progress counts epochs done, fractions included (2.5 = half-way through the third epoch). Not in the
+    paper: a short run on little data ends with its rate still high, and weights averaged over a falling rate
+    score better (the ablation is in README.md).
+    """
+    if cooldown_epochs <= 0:
+        return 1.0
+    return min(1.0, max(0.0, (epochs - progress) / cooldown_epochs))

@@ -85,7 +85,7 @@ def quantize_int8(model: Transformer) -> Transformer:
     """A copy with dynamic int8 feed-forward layers and output projection (weights int8, activations per batch).
 
     Those are the large matrices, where int8 products pay for quantizing their input; the d_model x d_model
-    attention projections stay fp32 (int8 made them slower at every batch size up to 64; bench measures it).
+    attention projections stay fp32 (on a 2-core CPU int8 made them slower at every batch size up to 64).
     CPU only.
     """
     names = {"output"} | {name for name, _ in model.named_modules() if name.endswith(("feed_forward.w_1", "feed_forward.w_2"))}
@@ -95,8 +95,10 @@ def quantize_int8(model: Transformer) -> Transformer:
 
 
 class Translator:
-    def __init__(self, model: Transformer, tokenizer: Tokenizer, metrics: dict | None = None, name: str = ""):
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, metrics: dict | None = None, name: str = "",
+                 precision: str = "fp32"):
         self.model = model.eval()
+        self.precision = precision  # "fp32", or "int8" for a quantize_int8 model
         self.tokenizer = tokenizer
         self.metrics = metrics or {}
         self.name = name
@@ -113,7 +115,7 @@ class Translator:
             if dev.type != "cpu":
                 raise ValueError("int8 quantization runs on the CPU only; use device='cpu'")
             model = quantize_int8(model)
-        return cls(model, tokenizer, metrics, name=Path(path).name)
+        return cls(model, tokenizer, metrics, name=Path(path).name, precision="int8" if int8 else "fp32")
 
     @property
     def cfg(self):
