@@ -1,6 +1,9 @@
 """What the checkpoint tests measure, so their floors can sit well below it: python tools/measure_floors.py en-de"""
-import sys, pathlib; sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-import json, sys
+import json
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import torch
 from sacrebleu.metrics import CHRF
 from transformer import Translator
