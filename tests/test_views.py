@@ -79,3 +79,16 @@ def test_attention_json_downloads_are_pruned(tmp_path, translator):
     os.utime(first, (0, 0))  # written in 1970: older than an hour
     second = playground.write_attention_json(result, tmp_path)
     assert not first.exists() and second.exists() and second != first
+
+
+def test_training_curve_draws_the_checkpoints_own_schedule_with_its_cool_down():
+    from transformer.schedule import noam_lr
+
+    epochs = [{"epoch": e, "step": 100 * e, "train_loss": 3.0, "val_loss": 2.0, "val_bleu": 10.0 * e} for e in (1, 2, 3, 4)]
+    metrics = {"epochs": epochs, "model_config": {"d_model": 128},
+               "train_config": {"warmup": 50, "lr_scale": 1.0, "epochs": 4, "cooldown_epochs": 2}}
+    steps, rates = plots.training_curves(metrics).data[0].x, plots.training_curves(metrics).data[0].y
+    by_step = dict(zip(steps, rates))
+    assert by_step[101] == noam_lr(101, 128, 50)  # before the cool-down: the Noam rate
+    assert by_step[301] == noam_lr(301, 128, 50) * (4 - 3.01) / 2  # a quarter of the way through it
+    assert rates[-1] < 0.01 * max(rates)  # and it ends near 0

@@ -259,7 +259,7 @@ def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -
 
     # int8: dynamic quantization of the large Linear layers, on the throughput run and at batch 1
     q = quantize_int8(model)
-    tr8 = Translator(q, tok)
+    tr8 = Translator(q, tok, precision="int8")
     t_int8 = clock(lambda: tr8.translate_batch(texts, "beam", beam_size=4, batch_size=64))
     t_fp32 = clock(lambda: tr.translate_batch(texts, "beam", beam_size=4, batch_size=64))
     result["int8_speedup"] = t_fp32 / t_int8

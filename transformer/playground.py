@@ -141,7 +141,9 @@ def weights(model) -> list[tuple[str, torch.Tensor]]:
     named = list(model.named_parameters())
     for name, module in model.named_modules():
         if callable(getattr(module, "weight", None)):  # torch.ao's quantized Linear keeps them packed
-            named += [(f"{name}.weight", module.weight())] + ([(f"{name}.bias", module.bias())] if module.bias() is not None else [])
+            named.append((f"{name}.weight", module.weight()))
+            if module.bias() is not None:
+                named.append((f"{name}.bias", module.bias()))
     return named
 
 

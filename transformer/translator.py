@@ -73,9 +73,9 @@ def clean_text(text: str) -> str:
 def column_major_embedding(model: Transformer) -> None:
     """Store the shared (V, D) embedding column by column, in place; the values stay the same.
 
-    The output projection computes x @ E^T, and on the CPU the matrix product reads E^T about twice as fast
-    when E^T is the contiguous one (python -m transformer bench measures the decoder with it). The
-    embedding lookups of a few tokens per step do not mind the strides.
+    The output projection computes x @ E^T, and on the CPU the product is faster when E^T is the contiguous
+    one (one row against our 8000 x 128 matrix: 73 instead of 127 us on a 2-core CPU). The embedding
+    lookups of a few tokens per step do not mind the strides.
     """
     weight = model.embed.table.weight
     weight.data = weight.data.t().contiguous().t()  # (V, D) values, strides (1, V)
@@ -106,7 +106,7 @@ class Translator:
 
     @classmethod
     def load(cls, path: str | Path, device: str = "auto", int8: bool = False) -> "Translator":
-        """Load a checkpoint directory; device is 'cpu', 'cuda' or 'auto'; int8 quantizes the Linear layers (CPU)."""
+        """Load a checkpoint directory; device is 'cpu', 'cuda' or 'auto'; int8: quantize_int8 (CPU)."""
         dev = resolve_device(device)
         model, tokenizer, metrics = load_checkpoint(path, dev)
         if dev.type == "cpu":
