@@ -110,12 +110,17 @@ def test_embeddings_are_scaled_by_sqrt_d_model(model, cfg):
     torch.testing.assert_close(model.embed(tokens), model.embed.table(tokens) * math.sqrt(cfg.d_model))
 
 
+def model_and_padded_batch(norm_first: bool, T: int) -> tuple[Transformer, torch.Tensor, torch.Tensor]:
+    """An eval-mode tiny model, two sources of 9 (the second padded after 5) and two targets of T."""
+    torch.manual_seed(0)
+    src, tgt = random_tokens(2, 9, 40), random_tokens(2, T, 40, seed=1)
+    src[1, 5:] = 0
+    return Transformer(tiny_config(norm_first=norm_first)).eval(), src, tgt
+
+
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_cached_decoding_equals_uncached(norm_first):
-    torch.manual_seed(0)
-    model = Transformer(tiny_config(norm_first=norm_first)).eval()
-    src, tgt = random_tokens(2, 9, 40), random_tokens(2, 8, 40, seed=1)
-    src[1, 5:] = 0
+    model, src, tgt = model_and_padded_batch(norm_first, 8)
     with torch.no_grad():
         full = model(src, tgt)  # (B, T, V)
         memory = model.encode(src)
@@ -133,10 +138,7 @@ def test_cached_decoding_equals_uncached(norm_first):
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_fast_step_equals_the_module_path(norm_first):
     """decode_step's one-token path (module calls bypassed) computes what the layers' forward computes."""
-    torch.manual_seed(0)
-    model = Transformer(tiny_config(norm_first=norm_first)).eval()
-    src, tgt = random_tokens(2, 9, 40), random_tokens(2, 6, 40, seed=1)
-    src[1, 5:] = 0
+    model, src, tgt = model_and_padded_batch(norm_first, 6)
     with torch.no_grad():
         memory = model.encode(src)
         fast, slow = model.new_cache(src), model.new_cache(src)
