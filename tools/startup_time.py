@@ -1,6 +1,10 @@
 """Seconds from `python app.py` to the first finished translation through the API: python tools/startup_time.py"""
-import subprocess, sys, time
+import subprocess
+import sys
+import time
+
 from gradio_client import Client
+
 t0 = time.perf_counter()
 proc = subprocess.Popen([sys.executable, "app.py", "--port", "7870"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 try:
@@ -9,8 +13,9 @@ try:
             client = Client("http://127.0.0.1:7870/", verbose=False)
             text = client.predict("A man rides a bike.", api_name="/translate")[0]
             break
-        except Exception:
+        except Exception:  # not serving yet
             time.sleep(0.2)
     print(f"first translation {time.perf_counter() - t0:.1f} s after start: {text}")
 finally:
-    proc.terminate(); proc.wait()
+    proc.terminate()
+    proc.wait()

@@ -82,9 +82,9 @@ def _fill_alternatives(alt_ids: Tensor, alt_lp: Tensor) -> tuple[Tensor, Tensor]
     return alt_ids, alt_lp
 
 
-def _forbid_special(log_probs: Tensor, cfg) -> Tensor:
-    """<pad> and <s> are never generated (in place: decode_step's output is ours to change)."""
-    return log_probs.index_fill_(1, torch.tensor([cfg.pad_id, cfg.bos_id], device=log_probs.device), float("-inf"))
+def _forbid(log_probs: Tensor, special: Tensor) -> Tensor:
+    """Tokens `special` (<pad> and <s>) are never generated (in place: decode_step's output is ours to change)."""
+    return log_probs.index_fill_(1, special, float("-inf"))
 
 
 # -----------------------------------------------------------------------------
@@ -97,12 +97,13 @@ def _decode_one_path(model, src: Tensor, max_len: int, choose: Callable[[Tensor]
     memory = model.encode(src)  # (B, S, D)
     cache = model.new_cache(src)
     tokens = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
+    special = torch.tensor([cfg.pad_id, cfg.bos_id], device=src.device)
     log = StepLog(B, src.device)
     score = torch.zeros(B, device=src.device)
     rows = torch.arange(B)  # which sentence each batch row is decoding
     hyps: list[Hypothesis | None] = [None] * B
     for t in range(max_len):
-        log_probs = _forbid_special(model.decode_step(tokens, memory, cache), cfg)  # (n, V)
+        log_probs = _forbid(model.decode_step(tokens, memory, cache), special)  # (n, V)
         chosen = choose(log_probs)  # (n,)
         chosen_lp = log_probs.gather(1, chosen[:, None]).squeeze(1)  # (n,)
         log.append(chosen, chosen_lp, *alternatives(log_probs))
@@ -183,6 +184,7 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
     memory = model.encode(src).repeat_interleave(K, dim=0)  # (B*K, S, D)
     cache = model.new_cache(src.repeat_interleave(K, dim=0))
     tokens = torch.full((B * K, 1), cfg.bos_id, dtype=torch.long, device=dev)  # (B*K, 1)
+    special = torch.tensor([cfg.pad_id, cfg.bos_id], device=dev)
     log = StepLog(B * K, dev)
     scores = torch.zeros(B, K, device=dev)
     scores[:, 1:] = float("-inf")  # all beams start identical: keep only the first alive
@@ -190,7 +192,7 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
     active = list(range(B))  # the sentences still decoding, in batch order; each owns K rows
     for t in range(max_len):
         n = len(active)
-        log_probs = _forbid_special(model.decode_step(tokens, memory, cache), cfg)  # (n*K, V)
+        log_probs = _forbid(model.decode_step(tokens, memory, cache), special)  # (n*K, V)
         # A sentence's 2K best continuations are among its rows' 2K best tokens: one top-k pass over V.
         M = min(max(2 * K, N_ALTERNATIVES), log_probs.size(-1))
         row_lp, row_ids = log_probs.topk(M, dim=-1)  # (n*K, M), best first

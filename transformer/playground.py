@@ -165,8 +165,9 @@ def parameter_breakdown(translator: Translator) -> list[tuple[str, int]]:
 
 def model_card(translator: Translator, pair: str) -> str:
     cfg, metrics = translator.cfg, translator.metrics
-    total = sum(n for _, n in parameter_breakdown(translator))
-    rows = "\n".join(f"| {name} | {n:,} | {100 * n / total:.1f}% |" for name, n in parameter_breakdown(translator))
+    breakdown = parameter_breakdown(translator)
+    total = sum(n for _, n in breakdown)
+    rows = "\n".join(f"| {name} | {n:,} | {100 * n / total:.1f}% |" for name, n in breakdown)
     config = "\n".join(f"| `{k}` | {v} |" for k, v in cfg.to_dict().items())
     test = metrics.get("test", {})
     scores = "\n".join(f"| {name} | {s.get('bleu_lc', float('nan')):.2f} | {s.get('bleu', float('nan')):.2f} | "
