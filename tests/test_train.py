@@ -29,6 +29,13 @@ def test_noam_schedule_equals_the_formula_and_peaks_at_warmup():
     assert noam_lr(10, d, warmup, scale=2.0) == pytest.approx(2 * noam_lr(10, d, warmup))
 
 
+def test_hold_peak_keeps_the_warmup_peak_instead_of_decaying():
+    d, warmup = 128, 800
+    assert [noam_lr(s, d, warmup, hold_peak=True) for s in (1, 400, 800)] == [noam_lr(s, d, warmup) for s in (1, 400, 800)]
+    peak = noam_lr(warmup, d, warmup)
+    assert noam_lr(5000, d, warmup, hold_peak=True) == peak > noam_lr(5000, d, warmup)
+
+
 def test_cooldown_falls_linearly_to_zero_over_the_last_epochs():
     assert [cooldown(p, 50, 10) for p in (0, 39.9, 40, 45, 49.5, 50)] == pytest.approx([1, 1, 1, 0.5, 0.05, 0])
     assert cooldown(49.9, 50, 0) == 1.0  # 0: Noam to the end

@@ -198,8 +198,8 @@ def training_curves(metrics: dict) -> go.Figure:
         for s in xs:
             e = bisect.bisect_left(ends, s)  # step s belongs to epoch e (1-based)
             progress = e - 1 + (s - ends[e - 1]) / max(1, ends[e] - ends[e - 1])
-            rates.append(noam_lr(s, mcfg["d_model"], tcfg["warmup"], tcfg.get("lr_scale", 1.0))
-                         * cooldown(progress, tcfg["epochs"], tcfg.get("cooldown_epochs", 0)))
+            rate = noam_lr(s, mcfg["d_model"], tcfg["warmup"], tcfg.get("lr_scale", 1.0), tcfg.get("hold_peak", False))
+            rates.append(rate * cooldown(progress, tcfg["epochs"], tcfg.get("cooldown_epochs", 0)))
         fig.add_trace(go.Scatter(x=xs, y=rates, name="learning rate", mode="lines"), row=1, col=1)
     ep = [e["epoch"] for e in epochs]
     fig.add_trace(go.Scatter(x=ep, y=[e["train_loss"] for e in epochs], name="train loss (smoothed)"), row=1, col=2)

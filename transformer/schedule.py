@@ -2,9 +2,15 @@
 from __future__ import annotations
 
 
-def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
-    """lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (eq. 3); step counts from 1."""
+def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0, hold_peak: bool = False) -> float:
+    """lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (eq. 3); step counts from 1.
+
+    hold_peak (not in the paper): after the warm-up the rate stays at its peak instead of decaying as
+    step^-0.5; with `cooldown` this is a warm-up, stable, decay schedule.
+    """
     step = max(step, 1)
+    if hold_peak:
+        step = min(step, warmup)
     return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 

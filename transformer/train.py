@@ -198,7 +198,7 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         for b, (src, tgt) in enumerate(bar, start=start_batch):
             src, tgt = src.to(device), tgt.to(device)
             position["step"] += 1
-            lr = noam_lr(position["step"], mcfg.d_model, tcfg.warmup, tcfg.lr_scale)
+            lr = noam_lr(position["step"], mcfg.d_model, tcfg.warmup, tcfg.lr_scale, tcfg.hold_peak)
             lr *= cooldown(epoch - 1 + b / len(batches), tcfg.epochs, tcfg.cooldown_epochs)
             for group in optimizer.param_groups:
                 group["lr"] = lr
