@@ -31,7 +31,8 @@ def test_noam_schedule_equals_the_formula_and_peaks_at_warmup():
 
 def test_hold_peak_keeps_the_warmup_peak_instead_of_decaying():
     d, warmup = 128, 800
-    assert [noam_lr(s, d, warmup, hold_peak=True) for s in (1, 400, 800)] == [noam_lr(s, d, warmup) for s in (1, 400, 800)]
+    warming = (1, 400, 800)
+    assert [noam_lr(s, d, warmup, hold_peak=True) for s in warming] == [noam_lr(s, d, warmup) for s in warming]
     peak = noam_lr(warmup, d, warmup)
     assert noam_lr(5000, d, warmup, hold_peak=True) == peak > noam_lr(5000, d, warmup)
 

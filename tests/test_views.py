@@ -92,3 +92,7 @@ def test_training_curve_draws_the_checkpoints_own_schedule_with_its_cool_down():
     assert by_step[101] == noam_lr(101, 128, 50)  # before the cool-down: the Noam rate
     assert by_step[301] == noam_lr(301, 128, 50) * (4 - 3.01) / 2  # a quarter of the way through it
     assert rates[-1] < 0.01 * max(rates)  # and it ends near 0
+    metrics["train_config"]["hold_peak"] = True  # a run trained with --hold-peak: flat from warm-up to cool-down
+    rate_trace = plots.training_curves(metrics).data[0]
+    by_step = dict(zip(rate_trace.x, rate_trace.y))
+    assert by_step[101] == by_step[191] == noam_lr(50, 128, 50)
