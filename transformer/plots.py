@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from .schedule import cooldown, noam_lr
+from .config import TrainConfig
+from .schedule import learning_rate, noam_lr
 
 FONT = dict(size=14)  # readable on a classroom projector
 SCALE = "Blues"
@@ -194,12 +195,11 @@ def training_curves(metrics: dict) -> go.Figure:
     xs = list(range(1, last + 1, max(1, last // 400)))
     if mcfg and tcfg:
         ends = [0] + [e["step"] for e in epochs]  # the step count at each epoch's end
-        rates = []
+        recipe, rates = TrainConfig.from_dict(tcfg), []
         for s in xs:
             e = bisect.bisect_left(ends, s)  # step s belongs to epoch e (1-based)
             progress = e - 1 + (s - ends[e - 1]) / max(1, ends[e] - ends[e - 1])
-            rate = noam_lr(s, mcfg["d_model"], tcfg["warmup"], tcfg.get("lr_scale", 1.0), tcfg.get("hold_peak", False))
-            rates.append(rate * cooldown(progress, tcfg["epochs"], tcfg.get("cooldown_epochs", 0)))
+            rates.append(learning_rate(s, progress, mcfg["d_model"], recipe))
         fig.add_trace(go.Scatter(x=xs, y=rates, name="learning rate", mode="lines"), row=1, col=1)
     ep = [e["epoch"] for e in epochs]
     fig.add_trace(go.Scatter(x=ep, y=[e["train_loss"] for e in epochs], name="train loss (smoothed)"), row=1, col=2)

@@ -1,6 +1,14 @@
 """The learning-rate schedule of §5.3, shared by the trainer and the plots."""
 from __future__ import annotations
 
+from .config import TrainConfig
+
+
+def learning_rate(step: int, progress: float, d_model: int, tcfg: TrainConfig) -> float:
+    """The rate a run with recipe `tcfg` uses at `step` (from 1), `progress` epochs into training."""
+    rate = noam_lr(step, d_model, tcfg.warmup, tcfg.lr_scale, tcfg.hold_peak)
+    return rate * cooldown(progress, tcfg.epochs, tcfg.cooldown_epochs)
+
 
 def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0, hold_peak: bool = False) -> float:
     """lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (eq. 3); step counts from 1.

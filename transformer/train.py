@@ -28,7 +28,7 @@ from .config import ModelConfig, TrainConfig
 from .data import bucket_batches, iterate_batches, make_example, read_pair
 from .evaluate import score_translations
 from .model import Transformer, count_parameters
-from .schedule import cooldown, noam_lr
+from .schedule import learning_rate
 from .tokenizer import Tokenizer
 from .translator import Translator
 
@@ -198,8 +198,7 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         for b, (src, tgt) in enumerate(bar, start=start_batch):
             src, tgt = src.to(device), tgt.to(device)
             position["step"] += 1
-            lr = noam_lr(position["step"], mcfg.d_model, tcfg.warmup, tcfg.lr_scale, tcfg.hold_peak)
-            lr *= cooldown(epoch - 1 + b / len(batches), tcfg.epochs, tcfg.cooldown_epochs)
+            lr = learning_rate(position["step"], epoch - 1 + b / len(batches), mcfg.d_model, tcfg)
             for group in optimizer.param_groups:
                 group["lr"] = lr
             log_probs = ddp_model(src, tgt[:, :-1])  # (B, T-1, V): predict each next target token
