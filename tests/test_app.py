@@ -8,6 +8,7 @@ from gradio_client import Client
 
 import app
 from transformer import playground, save_checkpoint
+from transformer.decoding import DecodeOptions
 
 from conftest import shipped_pairs
 
@@ -87,7 +88,7 @@ def test_api_errors_are_plain_messages(client, args, message):
 def test_every_view_builds_from_one_translation(translators):
     pair = shipped_pairs()[0]
     t = translators[pair]
-    result = playground.run(t, pair, TEXT, "beam", beam_size=3)
+    result = playground.run(t, pair, TEXT, DecodeOptions("beam", beam_size=3))
     for kind in ("encoder", "decoder", "cross"):
         for mode in ("single", "heads", "all"):
             fig = playground.attention_figure(result, kind, 0, "average" if mode == "single" else "0", mode)

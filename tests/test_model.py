@@ -135,21 +135,19 @@ def test_cached_decoding_equals_uncached(norm_first):
     assert cache.length == 8 and cache.cross_k[0].shape == (2, 4, 9, 8)  # (B, H, S, Dh), projected once
 
 
-@pytest.mark.parametrize("norm_first", [False, True])
-def test_fast_step_equals_the_module_path(norm_first):
-    """decode_step's one-token path (module calls bypassed) computes what the layers' forward computes."""
-    model, src, tgt = model_and_padded_batch(norm_first, 6)
-    with torch.no_grad():
-        memory = model.encode(src)
-        fast, slow = model.new_cache(src), model.new_cache(src)
-        slow.fast_path = False
-        assert fast.fast_path
-        for t in range(tgt.size(1)):
-            a = model.decode_step(tgt[:, t : t + 1], memory, fast)
-            b = model.decode_step(tgt[:, t : t + 1], memory, slow)
-            torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-6)
-    for store in ("self_k", "self_v", "cross_k", "cross_v"):
-        torch.testing.assert_close(getattr(fast, store)[1], getattr(slow, store)[1], atol=1e-6, rtol=1e-6)
+def test_a_tap_is_watched_only_while_a_live_hook_is_on_it(model):
+    tap = model.decoder.layers[0].cross_attn.attn_probs
+    assert not tap.watched and not tap.recording
+    live = [False]
+    handle = tap.register_forward_hook(lambda m, i, o: None, live=lambda: live[0], records=True)
+    assert not tap.watched  # registered, but not live for this caller
+    live[0] = True
+    assert tap.watched and tap.recording
+    handle.remove()
+    assert not tap.watched and not tap._forward_hooks  # removed from the tap and from torch's table
+    with tap.register_forward_hook(lambda m, i, o: None):  # a plain hook: always live, not recording
+        assert tap.watched and not tap.recording
+    assert not tap.watched
 
 
 def test_a_hook_registered_before_decoding_sees_every_step(model):
@@ -161,7 +159,6 @@ def test_a_hook_registered_before_decoding_sees_every_step(model):
     finally:
         handle.remove()
     assert len(seen) == len(hyp.steps) and seen[0] == (1, 1, model.cfg.d_model)
-    assert model.new_cache(random_tokens(1, 6, 40)).fast_path  # removed: the fast path is back
 
 
 def test_cache_reorder_follows_the_index(model):

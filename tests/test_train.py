@@ -14,7 +14,7 @@ from transformer.checkpoint import atomic_write
 from transformer.config import TrainConfig
 from transformer.data import bucket_batches, make_example, padding_waste, read_pair
 from transformer.schedule import cooldown
-from transformer.train import average_snapshots, label_smoothed_nll, train
+from transformer.train import average_snapshots, label_smoothed_nll, make_optimizer, train, train_step
 
 from conftest import tiny_config
 
@@ -135,7 +135,7 @@ def test_a_tiny_model_learns_to_reverse_sequences():
     torch.manual_seed(0)
     cfg = tiny_config(vocab_size=14, d_model=64, d_ff=128, n_heads=4, max_len=16)
     model = Transformer(cfg)
-    opt = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+    opt = make_optimizer(model)
     g = torch.Generator().manual_seed(0)
 
     def batch(n):
@@ -151,12 +151,7 @@ def test_a_tiny_model_learns_to_reverse_sequences():
     model.train()
     for step in range(1, 801):
         src, tgt = batch(96)
-        for group in opt.param_groups:
-            group["lr"] = noam_lr(step, cfg.d_model, warmup=100, scale=0.25)
-        loss, _, n = label_smoothed_nll(model(src, tgt[:, :-1]), tgt[:, 1:], 0.0, cfg.pad_id)
-        opt.zero_grad()
-        (loss / n).backward()
-        opt.step()
+        train_step(model, opt, src, tgt, noam_lr(step, cfg.d_model, warmup=100, scale=0.25), 0.0, cfg.pad_id)
     model.eval()
     src, tgt = batch(50)
     hyps = greedy(model, src, max_len=10)

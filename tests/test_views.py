@@ -72,8 +72,9 @@ def test_attention_json_downloads_are_pruned(tmp_path, translator):
     import os
 
     from transformer import playground
+    from transformer.decoding import DecodeOptions
 
-    result = playground.run(translator, "toy", "A dog runs.", max_len=6)
+    result = playground.run(translator, "toy", "A dog runs.", DecodeOptions(max_len=6))
     first = playground.write_attention_json(result, tmp_path)
     assert json.loads(first.read_text())["source_tokens"] == result.maps.source_tokens
     os.utime(first, (0, 0))  # written in 1970: older than an hour

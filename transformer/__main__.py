@@ -6,6 +6,7 @@ import dataclasses
 import sys
 
 from .config import ModelConfig, TrainConfig
+from .decoding import DecodeOptions
 
 
 def add_dataclass_options(parser: argparse.ArgumentParser, cls, skip=()) -> None:
@@ -45,13 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("translate", help="translate text with a checkpoint")
     p.add_argument("--checkpoint", required=True)
-    p.add_argument("--strategy", choices=("greedy", "sample", "beam"), default="greedy")
-    p.add_argument("--beam-size", type=int, default=4)
-    p.add_argument("--length-penalty", type=float, default=1.0)
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--top-k", type=int, default=0)
-    p.add_argument("--top-p", type=float, default=1.0)
-    p.add_argument("--seed", type=int, default=0)
+    add_dataclass_options(p, DecodeOptions)
     p.add_argument("--device", default="auto")
     p.add_argument("text", nargs="+", help="one or more sentences")
 
@@ -90,9 +85,7 @@ def main(argv: list[str] | None = None) -> int:
 
         tr = Translator.load(args.checkpoint, device=args.device)
         try:
-            for out in tr.translate_batch(args.text, args.strategy, beam_size=args.beam_size,
-                                          length_penalty=args.length_penalty, temperature=args.temperature,
-                                          top_k=args.top_k, top_p=args.top_p, seed=args.seed):
+            for out in tr.translate_batch(args.text, pick(DecodeOptions, args)):
                 print(out.text)
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
@@ -117,7 +110,9 @@ def main(argv: list[str] | None = None) -> int:
         from .translator import Translator
 
         tr = Translator.load(args.checkpoint, device="cpu" if args.int8 else args.device, int8=args.int8)
-        result = evaluate(tr, args.src, args.ref, args.beam, args.length_penalty, args.batch_size, args.limit)
+        options = DecodeOptions("beam" if args.beam > 1 else "greedy", beam_size=max(args.beam, 1),
+                                length_penalty=args.length_penalty)
+        result = evaluate(tr, args.src, args.ref, options, args.batch_size, args.limit)
         if args.output:
             Path(args.output).write_text("\n".join(result["hypotheses"]) + "\n")
         if args.record:

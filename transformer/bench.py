@@ -24,7 +24,7 @@ from .data import bucket_batches, make_example, pad_batch, read_pair
 from .evaluate import score_translations
 from .model import KVCache, Transformer
 from .schedule import noam_lr
-from .train import label_smoothed_nll
+from .train import make_optimizer, train_step
 from .translator import Translator, quantize_int8
 
 FIFTEEN_WORDS = "A young man in a red jacket is riding his bicycle past an old stone church today."
@@ -138,19 +138,13 @@ def train_speed(model: Transformer, batches: list[tuple[Tensor, Tensor]], warmup
     """(real target tokens/s, model FLOP/s) over the given batches with Adam and the paper's loss."""
     cfg = model.cfg
     model.train()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+    opt = make_optimizer(model)
     enc_params = sum(p.numel() for p in model.encoder.parameters())
     dec_params = sum(p.numel() for p in model.decoder.parameters()) + model.embed.table.weight.numel()
     tokens = flops = seconds = 0.0
     for i, (src, tgt) in enumerate(batches):
-        def step():
-            for g in opt.param_groups:
-                g["lr"] = noam_lr(i + 1, cfg.d_model, 4000)
-            loss, _, n = label_smoothed_nll(model(src, tgt[:, :-1]), tgt[:, 1:], 0.1, cfg.pad_id)
-            opt.zero_grad(set_to_none=True)
-            (loss / n).backward()
-            opt.step()
-        t = clock(step)
+        lr = noam_lr(i + 1, cfg.d_model, 4000)
+        t = clock(lambda: train_step(model, opt, src, tgt, lr, 0.1, cfg.pad_id))
         if i >= warmup:
             n_tgt, n_src = int(tgt[:, 1:].ne(cfg.pad_id).sum()), int(src.ne(cfg.pad_id).sum())
             tokens, seconds = tokens + n_tgt, seconds + t
@@ -299,7 +293,7 @@ def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -
 
     # The app's round trip: translate plus every view's data for a 15-word sentence
     def roundtrip():
-        r = playground.run(tr, "bench", FIFTEEN_WORDS, "greedy")
+        r = playground.run(tr, "bench", FIFTEEN_WORDS)
         for kind in ("encoder", "decoder", "cross"):
             playground.attention_figure(r, kind, 0, "average", "single")
         playground.attention_figure(r, "cross", 0, "0", "all")

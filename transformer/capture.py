@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .model import Transformer
+from .model import Tap, Transformer
 
 KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder (masked) self-attention, cross-attention
 
@@ -26,20 +26,17 @@ _active: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("active
 _session_ids = itertools.count()
 
 
-def attention_taps(model: Transformer) -> dict[str, list[nn.Module]]:
+def attention_taps(model: Transformer) -> dict[str, list[Tap]]:
     """The tap modules of every attention block, per kind, in layer order."""
-    return {
-        "encoder": [layer.self_attn.attn_probs for layer in model.encoder.layers],
-        "decoder": [layer.self_attn.attn_probs for layer in model.decoder.layers],
-        "cross": [layer.cross_attn.attn_probs for layer in model.decoder.layers],
-    }
+    return model.taps()
 
 
 @contextmanager
-def _owned_hooks(hooks: list[tuple[nn.Module, Callable]]) -> Iterator[None]:
+def _owned_hooks(hooks: list[tuple[nn.Module, Callable]], records: bool = False) -> Iterator[None]:
     """Register forward hooks that act only in the current context; remove them all on exit, error or not.
 
-    A hook returns None (leave the output) when it fires for another caller's forward pass.
+    On a Tap the hook is registered as a watcher that is live for this caller only (records: it keeps what it
+    sees); on any other module it is a plain forward hook that does nothing for other callers.
     """
     sid = next(_session_ids)
     token = _active.set(_active.get() | {sid})
@@ -48,16 +45,12 @@ def _owned_hooks(hooks: list[tuple[nn.Module, Callable]]) -> Iterator[None]:
     def live() -> bool:
         return sid in _active.get()
 
-    def owned(fn):
-        def hook(module, inputs, output):
-            return fn(module, inputs, output) if live() else None
-
-        hook.is_live = live  # model.is_watched asks this before leaving the fused attention path
-        return hook
-
     try:
         for module, fn in hooks:
-            handles.append(module.register_forward_hook(owned(fn)))
+            if isinstance(module, Tap):
+                handles.append(module.register_forward_hook(fn, live=live, records=records))
+            else:
+                handles.append(module.register_forward_hook(lambda m, i, o, fn=fn: fn(m, i, o) if live() else None))
         yield
     finally:
         for h in handles:
@@ -133,7 +126,7 @@ def capture_attention(model: Transformer) -> Iterator[AttentionRecorder]:
         return hook
 
     hooks = [(tap, record(kind, i)) for kind, modules in taps.items() for i, tap in enumerate(modules)]
-    with _owned_hooks(hooks):
+    with _owned_hooks(hooks, records=True):
         yield recorder
 
 

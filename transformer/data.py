@@ -51,6 +51,12 @@ def pad_batch(seqs: list[list[int]]) -> Tensor:
     return torch.tensor([s + [PAD] * (n - len(s)) for s in seqs], dtype=torch.long)  # (B, N)
 
 
+def length_sorted_batches(seqs: list[list[int]], batch_size: int) -> list[list[int]]:
+    """Indices of `seqs` in batches of at most batch_size, shortest first, so that a batch holds similar lengths."""
+    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+    return [order[k : k + batch_size] for k in range(0, len(order), batch_size)]
+
+
 def make_example(src_ids: list[int], tgt_ids: list[int], max_len: int) -> tuple[list[int], list[int]]:
     """Source: ids + </s>. Target: <s> + ids + </s> (the decoder input is its prefix, the labels its suffix)."""
     return src_ids[: max_len - 1] + [EOS], [BOS] + tgt_ids[: max_len - 2] + [EOS]

@@ -9,6 +9,7 @@ Shape legend: B batch, K beam size, S source length, V vocabulary, A alternative
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -16,6 +17,70 @@ import torch
 from torch import Tensor
 
 N_ALTERNATIVES = 5
+STRATEGIES = ("greedy", "sample", "beam")
+MAX_BEAM = 16  # beams cost memory and time linearly; 16 is past where BLEU stops moving
+MAX_TEMPERATURE = 100.0
+
+
+# -----------------------------------------------------------------------------
+# Options: one dataclass, checked once, used by the Translator, the CLI and the app
+
+
+def _check_number(name: str, value, lo: float, hi: float, integer: bool = False):
+    """value as an int or float if it is one from lo to hi, else a ValueError that says what was expected."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if ok and integer:
+        ok = float(value).is_integer()
+    if not ok or not lo <= value <= hi:
+        kind = "a whole number" if integer else "a number"
+        raise ValueError(f"{name} must be {kind} from {lo:g} to {hi:g}; got {value!r}")
+    return int(value) if integer else float(value)
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """How to decode. Built from user input anywhere; a bad value raises ValueError with a plain sentence."""
+
+    strategy: str = "greedy"  # 'greedy', 'sample' or 'beam'
+    temperature: float = 1.0  # sampling: softmax(logits / temperature); 0 is greedy
+    top_k: int = 0  # sampling: keep the k most probable tokens (0: all)
+    top_p: float = 1.0  # sampling: keep the smallest set of tokens holding probability top_p (1: all)
+    seed: int = 0  # sampling: seeds a torch.Generator of its own, never the global RNG
+    beam_size: int = 4
+    length_penalty: float = 1.0  # beam: a finished hypothesis scores sum(log p) / length ** length_penalty
+    max_len: int = 0  # generated tokens at most; 0: 1.5 x the source length + 10
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {self.strategy!r}: choose one of {', '.join(STRATEGIES)}")
+        checked = {
+            "temperature": _check_number("temperature", self.temperature, 0, MAX_TEMPERATURE),
+            "top_k": _check_number("top_k", self.top_k, 0, 2**31 - 1, integer=True),
+            "top_p": _check_number("top_p", self.top_p, 1e-6, 1.0),
+            "seed": _check_number("seed", self.seed, 0, 2**63 - 1, integer=True),
+            "beam_size": _check_number("beam_size", self.beam_size, 1, MAX_BEAM, integer=True),
+            "length_penalty": _check_number("length_penalty", self.length_penalty, 0.0, 5.0),
+            "max_len": _check_number("max_len", 0 if self.max_len is None else self.max_len, 0, 2**31 - 1, integer=True),
+        }
+        for name, value in checked.items():  # "4" stays refused; 4.0 becomes 4
+            object.__setattr__(self, name, value)
+
+    def length_limit(self, source_length: int, model_max_len: int) -> int:
+        """How many tokens to generate at most for a source of that many tokens."""
+        limit = model_max_len - 1  # one position is the decoder's <s>
+        if self.max_len > limit:
+            raise ValueError(f"max_len must be a whole number from 0 to {limit} for this model; got {self.max_len}")
+        return self.max_len or min(limit, int(1.5 * source_length) + 10)
+
+
+def decode(model, src: Tensor, options: DecodeOptions, generator: torch.Generator | None = None) -> list[Hypothesis]:
+    """Decode a batch src (B, S) with the strategy `options` names; sampling needs `generator`."""
+    max_len = options.length_limit(src.size(1), model.cfg.max_len)
+    if options.strategy == "greedy":
+        return greedy(model, src, max_len)
+    if options.strategy == "sample":
+        return sample(model, src, max_len, generator, options.temperature, options.top_k, options.top_p)
+    return beam_search(model, src, max_len, options.beam_size, options.length_penalty)
 
 
 @dataclass
@@ -33,33 +98,47 @@ class Hypothesis:
 
 
 class StepLog:
-    """Per-row record of the decoding steps, kept as tensors and reordered with the beams."""
+    """Per-row record of the decoding steps, reordered with the beams.
+
+    Steps are kept as the loop made them and joined into (B, t, ...) tensors only when rows are selected or
+    read: a batch-1 greedy step then costs no tensor operation for its record.
+    """
 
     def __init__(self, batch: int, device: torch.device):
         self.tokens = torch.empty(batch, 0, dtype=torch.long, device=device)  # (B, t)
-        self.probs = torch.empty(batch, 0, device=device)  # (B, t)
+        self.log_probs = torch.empty(batch, 0, device=device)  # (B, t)
         self.alt_ids = torch.empty(batch, 0, N_ALTERNATIVES, dtype=torch.long, device=device)  # (B, t, A)
-        self.alt_probs = torch.empty(batch, 0, N_ALTERNATIVES, device=device)  # (B, t, A)
+        self.alt_log_probs = torch.empty(batch, 0, N_ALTERNATIVES, device=device)  # (B, t, A)
+        self.pending: list[tuple[Tensor, Tensor, Tensor, Tensor]] = []  # steps not yet joined
 
     def append(self, chosen: Tensor, chosen_lp: Tensor, alt_ids: Tensor, alt_lp: Tensor) -> None:
         """One step per row: chosen (B,) and its log-probability (B,); alternatives (B, A) from `alternatives`."""
-        self.tokens = torch.cat([self.tokens, chosen[:, None]], dim=1)
-        self.probs = torch.cat([self.probs, chosen_lp.exp()[:, None]], dim=1)
-        self.alt_ids = torch.cat([self.alt_ids, alt_ids[:, None]], dim=1)
-        self.alt_probs = torch.cat([self.alt_probs, alt_lp.exp()[:, None]], dim=1)
+        self.pending.append((chosen, chosen_lp, alt_ids, alt_lp))
+
+    def _join(self) -> None:
+        if self.pending:
+            fields = ("tokens", "log_probs", "alt_ids", "alt_log_probs")
+            for name, steps in zip(fields, zip(*self.pending)):
+                setattr(self, name, torch.cat([getattr(self, name), torch.stack(steps, dim=1)], dim=1))  # (B, t, ...)
+            self.pending = []
 
     def select(self, index: Tensor) -> "StepLog":
         """A new log holding rows `index` of this one (how beams inherit their parents' history)."""
+        self._join()
         out = StepLog(0, self.tokens.device)
-        for name in ("tokens", "probs", "alt_ids", "alt_probs"):
+        for name in ("tokens", "log_probs", "alt_ids", "alt_log_probs"):
             setattr(out, name, getattr(self, name).index_select(0, index))
         return out
 
-    def hypothesis(self, row: int, length: int, eos_id: int, score: float) -> Hypothesis:
-        """The first `length` steps of `row` as a Hypothesis (tokens stop before </s>)."""
+    def hypothesis(self, row: int, length: int, eos_id: int, score: float | None = None) -> Hypothesis:
+        """The first `length` steps of `row` as a Hypothesis (tokens stop before </s>); score: the sum of
+        the chosen tokens' log-probabilities unless given."""
+        self._join()
         toks = self.tokens[row, :length].tolist()
-        probs = self.probs[row, :length].tolist()
-        alt_ids, alt_probs = self.alt_ids[row, :length].tolist(), self.alt_probs[row, :length].tolist()
+        log_probs = self.log_probs[row, :length]
+        score = float(log_probs.sum()) if score is None else score
+        probs = log_probs.exp().tolist()
+        alt_ids, alt_probs = self.alt_ids[row, :length].tolist(), self.alt_log_probs[row, :length].exp().tolist()
         steps = [
             Step(t, p, [(a, q) for a, q in zip(ids, ps) if q > 0.0])
             for t, p, ids, ps in zip(toks, probs, alt_ids, alt_probs)
@@ -91,7 +170,11 @@ def _forbid(log_probs: Tensor, special: Tensor) -> Tensor:
 # One token at a time: greedy and sampling share the loop
 
 
-def _decode_one_path(model, src: Tensor, max_len: int, choose: Callable[[Tensor], Tensor]) -> list[Hypothesis]:
+Choose = Callable[[Tensor, Tensor, Tensor], tuple[Tensor, Tensor]]
+
+
+def _decode_one_path(model, src: Tensor, max_len: int, choose: Choose) -> list[Hypothesis]:
+    """choose(log_probs (n, V), alt_ids (n, A), alt_lp (n, A)) -> the chosen tokens (n,) and their log-probabilities."""
     cfg = model.cfg
     B = src.size(0)
     memory = model.encode(src)  # (B, S, D)
@@ -99,24 +182,24 @@ def _decode_one_path(model, src: Tensor, max_len: int, choose: Callable[[Tensor]
     tokens = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     special = torch.tensor([cfg.pad_id, cfg.bos_id], device=src.device)
     log = StepLog(B, src.device)
-    score = torch.zeros(B, device=src.device)
-    rows = torch.arange(B)  # which sentence each batch row is decoding
+    rows = list(range(B))  # which sentence each batch row is decoding
     hyps: list[Hypothesis | None] = [None] * B
     for t in range(max_len):
         log_probs = _forbid(model.decode_step(tokens, memory, cache), special)  # (n, V)
-        chosen = choose(log_probs)  # (n,)
-        chosen_lp = log_probs.gather(1, chosen[:, None]).squeeze(1)  # (n,)
-        log.append(chosen, chosen_lp, *alternatives(log_probs))
-        score += chosen_lp
-        ended = chosen.eq(cfg.eos_id) | (t == max_len - 1)  # (n,)
-        ended_rows = ended.nonzero().flatten().tolist()
-        for i in ended_rows:
-            hyps[int(rows[i])] = log.hypothesis(i, t + 1, cfg.eos_id, float(score[i]))
-        if len(ended_rows) == len(rows):
+        alt_ids, alt_lp = alternatives(log_probs)  # (n, A) each
+        chosen, chosen_lp = choose(log_probs, alt_ids, alt_lp)  # (n,) each
+        log.append(chosen, chosen_lp, alt_ids, alt_lp)
+        ids = chosen.tolist()
+        ended = [i for i, tok in enumerate(ids) if tok == cfg.eos_id or t == max_len - 1]
+        for i in ended:
+            hyps[rows[i]] = log.hypothesis(i, t + 1, cfg.eos_id)
+        if len(ended) == len(rows):
             break
-        if ended_rows:  # finished sentences leave the batch, their cache rows too
-            keep = (~ended).nonzero().squeeze(1)  # (n',)
-            memory, score, rows, chosen = memory.index_select(0, keep), score[keep], rows[keep], chosen[keep]
+        if ended:  # finished sentences leave the batch, their cache rows too
+            kept = [i for i in range(len(rows)) if i not in set(ended)]
+            keep = torch.tensor(kept, device=src.device)  # (n',)
+            memory, chosen = memory.index_select(0, keep), chosen[keep]
+            rows = [rows[i] for i in kept]
             cache.reorder(keep, cross=True)
             log = log.select(keep)
         tokens = chosen[:, None]  # (n, 1): only the new token; the cache holds the rest
@@ -126,7 +209,7 @@ def _decode_one_path(model, src: Tensor, max_len: int, choose: Callable[[Tensor]
 @torch.inference_mode()
 def greedy(model, src: Tensor, max_len: int) -> list[Hypothesis]:
     """Pick the most probable token at every step. src (B, S) -> one Hypothesis per row."""
-    return _decode_one_path(model, src, max_len, lambda log_probs: log_probs.argmax(dim=-1))
+    return _decode_one_path(model, src, max_len, lambda log_probs, alt_ids, alt_lp: (alt_ids[:, 0], alt_lp[:, 0]))
 
 
 def filter_logits(log_probs: Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0) -> Tensor:
@@ -161,9 +244,10 @@ def sample(
     if temperature == 0:
         return greedy(model, src, max_len)
 
-    def choose(log_probs: Tensor) -> Tensor:
+    def choose(log_probs: Tensor, alt_ids: Tensor, alt_lp: Tensor) -> tuple[Tensor, Tensor]:
         probs = filter_logits(log_probs, temperature, top_k, top_p).softmax(dim=-1)  # (B, V)
-        return torch.multinomial(probs, 1, generator=generator).squeeze(1)
+        chosen = torch.multinomial(probs, 1, generator=generator)  # (B, 1)
+        return chosen.squeeze(1), log_probs.gather(1, chosen).squeeze(1)
 
     return _decode_one_path(model, src, max_len, choose)
 

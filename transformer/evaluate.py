@@ -7,6 +7,7 @@ import time
 from sacrebleu.metrics import BLEU, CHRF
 
 from .data import read_lines
+from .decoding import DecodeOptions
 
 
 def score_translations(hyps: list[str], refs: list[str]) -> dict:
@@ -24,7 +25,7 @@ def score_translations(hyps: list[str], refs: list[str]) -> dict:
     }
 
 
-def evaluate(translator, src_path: str, ref_path: str, beam: int = 1, length_penalty: float = 1.0,
+def evaluate(translator, src_path: str, ref_path: str, options: DecodeOptions = DecodeOptions(),
              batch_size: int = 64, limit: int = 0) -> dict:
     src, refs = read_lines(src_path), read_lines(ref_path)
     if len(src) != len(refs):
@@ -32,9 +33,7 @@ def evaluate(translator, src_path: str, ref_path: str, beam: int = 1, length_pen
     if limit:
         src, refs = src[:limit], refs[:limit]
     t0 = time.perf_counter()
-    strategy = "beam" if beam > 1 else "greedy"
-    out = translator.translate_batch(src, strategy, beam_size=max(beam, 1), length_penalty=length_penalty,
-                                     batch_size=batch_size)
+    out = translator.translate_batch(src, options, batch_size=batch_size)
     seconds = time.perf_counter() - t0
     result = score_translations([t.text for t in out], refs)
     result.update(sentences=len(src), seconds=seconds, hypotheses=[t.text for t in out])

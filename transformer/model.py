@@ -5,14 +5,77 @@ V vocabulary, L layers. Masks are boolean and True where attention is allowed; N
 """
 from __future__ import annotations
 
-import itertools
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .config import ModelConfig
+
+# -----------------------------------------------------------------------------
+# Taps: where forward hooks see the tensors a view needs
+
+
+def _always() -> bool:
+    return True
+
+
+class Tap(nn.Module):
+    """An identity module that marks a tensor for forward hooks (timm's AttentionExtract idea).
+
+    Watching is explicit: every forward hook on a tap is registered through `register_forward_hook`,
+    which also takes `live`, a function that says whether the hook acts for the current caller (default:
+    always), and `records`, True for a hook that keeps what it sees across calls. The model asks `watched`
+    before computing what only a watcher needs: unwatched attention runs a fused kernel that never forms
+    the probabilities, and then the tap is not called at all. Hooks registered globally
+    (`torch.nn.modules.module.register_module_forward_hook`) do not count as watchers.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._watchers: dict[int, tuple[Callable[[], bool], bool]] = {}  # hook id -> (live, records)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x
+
+    def register_forward_hook(self, hook: Callable, *, live: Callable[[], bool] | None = None, records: bool = False,
+                              **kwargs) -> "TapHandle":
+        """nn.Module.register_forward_hook, with the tap told who watches; the handle's remove() undoes both."""
+        live = live or _always
+        gated = hook if live is _always else (lambda module, args, output: hook(module, args, output) if live() else None)
+        handle = super().register_forward_hook(gated, **kwargs)
+        self._watchers[handle.id] = (live, records)
+        return TapHandle(handle, self._watchers)
+
+    @property
+    def watched(self) -> bool:
+        """True when a hook acts on this tap for the current caller."""
+        return bool(self._watchers) and any(live() for live, _ in list(self._watchers.values()))  # a copy: other threads may register
+
+    @property
+    def recording(self) -> bool:
+        """True when a hook that keeps what it sees across calls acts for the current caller."""
+        return any(records and live() for live, records in list(self._watchers.values()))
+
+
+class TapHandle:
+    """What Tap.register_forward_hook returns: remove() takes the hook off and forgets the watcher."""
+
+    def __init__(self, handle, watchers: dict):
+        self.handle, self.watchers = handle, watchers
+
+    def remove(self) -> None:
+        self.handle.remove()
+        self.watchers.pop(self.handle.id, None)
+
+    def __enter__(self) -> "TapHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
 
 # -----------------------------------------------------------------------------
 # The KV cache: owned by the decoding loop, passed in, never stored on the model
@@ -25,9 +88,8 @@ class KVCache:
     are projected from the encoder memory once per sentence, on the first step.
     """
 
-    def __init__(self, n_layers: int, src_mask: Tensor | None, fast_path: bool = False):
+    def __init__(self, n_layers: int, src_mask: Tensor | None):
         self.src_mask = src_mask  # (B, S) True at real source tokens; None when nothing is padding
-        self.fast_path = fast_path  # steps may skip module calls: no hook was registered when decoding began
         self.self_k: list[Tensor | None] = [None] * n_layers  # each (B, H, t, Dh)
         self.self_v: list[Tensor | None] = [None] * n_layers
         self.cross_k: list[Tensor | None] = [None] * n_layers  # each (B, H, S, Dh)
@@ -38,6 +100,14 @@ class KVCache:
         """How many target positions are cached (the position of the next token)."""
         k = self.self_k[0]
         return 0 if k is None else k.size(2)
+
+    def append(self, i: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Add new positions' self-attention keys and values (B, H, T_new, Dh) to layer i; returns all of them."""
+        if self.self_k[i] is not None:
+            k = torch.cat([self.self_k[i], k], dim=2)  # (B, H, t, Dh)
+            v = torch.cat([self.self_v[i], v], dim=2)
+        self.self_k[i], self.self_v[i] = k, v
+        return k, v
 
     def reorder(self, index: Tensor, cross: bool = False) -> None:
         """Keep rows `index` of the batch (beam search reorders hypotheses this way).
@@ -61,26 +131,6 @@ class KVCache:
 # Attention
 
 
-def has_hooks(model: nn.Module) -> bool:
-    """True when any forward hook is registered, on any module of `model` or globally."""
-    return bool(nn.modules.module._global_forward_hooks or nn.modules.module._global_forward_pre_hooks) or any(
-        m._forward_hooks or m._forward_pre_hooks for m in model.modules()
-    )
-
-
-def is_watched(module: nn.Module) -> bool:
-    """True when a forward hook would act on this module's output for the current caller.
-
-    A hook may carry `is_live()` (capture.py's hooks do: they act only for the caller that registered
-    them); any other hook always counts, so a plain hook attached to a tap always gets its maps.
-    """
-    hooks = itertools.chain(
-        module._forward_hooks.values(), module._forward_pre_hooks.values(),
-        nn.modules.module._global_forward_hooks.values(), nn.modules.module._global_forward_pre_hooks.values(),
-    )
-    return any(getattr(hook, "is_live", lambda: True)() for hook in hooks)
-
-
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) (§3.2.2)."""
 
@@ -91,8 +141,8 @@ class MultiHeadAttention(nn.Module):
         self.w_k = nn.Linear(cfg.d_model, cfg.d_model)
         self.w_v = nn.Linear(cfg.d_model, cfg.d_model)
         self.w_o = nn.Linear(cfg.d_model, cfg.d_model)
-        self.attn_probs = nn.Identity()  # tap: forward hooks here see softmax(QK^T/sqrt(d_k)), (B, H, Tq, Tk)
-        self.attn_dropout = nn.Dropout(cfg.attn_dropout)
+        self.attn_probs = Tap()  # hooks here see softmax(QK^T/sqrt(d_k)), (B, H, Tq, Tk)
+        self.attn_dropout = cfg.attn_dropout  # P_drop on the probabilities (functional dropout: no module call per step)
 
     def split_heads(self, x: Tensor) -> Tensor:
         B, N, _ = x.shape
@@ -101,15 +151,15 @@ class MultiHeadAttention(nn.Module):
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None) -> Tensor:
         """query (B, Tq, D); key and value already projected and split, (B, H, Tk, Dh); mask broadcasts to (B, H, Tq, Tk)."""
         q = self.split_heads(self.w_q(query))  # (B, H, Tq, Dh)
-        if is_watched(self.attn_probs):
+        if self.attn_probs.watched:
             scores = q @ key.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, Tq, Tk), eq. 1
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
             probs = self.attn_probs(scores.softmax(dim=-1))  # the tap, after softmax and before dropout
-            heads = self.attn_dropout(probs) @ value  # (B, H, Tq, Dh)
+            heads = dropout(probs, self.attn_dropout, self.training) @ value  # (B, H, Tq, Dh)
         else:
             # Nobody is watching: PyTorch's fused kernel computes the same eq. 1 (tests/test_model.py checks it).
-            p = self.attn_dropout.p if self.training else 0.0
+            p = self.attn_dropout if self.training else 0.0
             heads = F.scaled_dot_product_attention(q, key, value, attn_mask=mask, dropout_p=p)  # (B, H, Tq, Dh)
         B, _, Tq, _ = heads.shape
         concat = heads.transpose(1, 2).reshape(B, Tq, self.n_heads * self.d_head)  # (B, Tq, D)
@@ -126,37 +176,51 @@ class FeedForward(nn.Module):
         super().__init__()
         self.w_1 = nn.Linear(cfg.d_model, cfg.d_ff)
         self.w_2 = nn.Linear(cfg.d_ff, cfg.d_model)
-        self.act_dropout = nn.Dropout(cfg.act_dropout)
+        self.act_dropout = cfg.act_dropout
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.w_2(self.act_dropout(F.relu(self.w_1(x))))
+        return self.w_2(dropout(F.relu(self.w_1(x)), self.act_dropout, self.training))
 
 
 # -----------------------------------------------------------------------------
 # Layers: each sublayer is wrapped as LayerNorm(x + Dropout(Sublayer(x))) (§3.1, §5.4), or pre-norm
 
 
-class EncoderLayer(nn.Module):
+def dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    """F.dropout, skipped outright at inference: a decoding step would otherwise call it 18 times for nothing."""
+    return F.dropout(x, p, True) if training and p > 0 else x
+
+
+class Layer(nn.Module):
+    """What both layer kinds share: dropout on each sublayer's output before the residual sum (§5.4)."""
+
+    dropout: float  # P_drop
+
+    def drop(self, y: Tensor) -> Tensor:
+        return dropout(y, self.dropout, self.training)
+
+
+class EncoderLayer(Layer):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.self_attn = MultiHeadAttention(cfg)
         self.feed_forward = FeedForward(cfg)
         self.norm_1 = nn.LayerNorm(cfg.d_model)
         self.norm_2 = nn.LayerNorm(cfg.d_model)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = cfg.dropout
         self.norm_first = cfg.norm_first
 
     def forward(self, x: Tensor, src_mask: Tensor) -> Tensor:
         if self.norm_first:
-            x = x + self.dropout(self.self_attn.self_attend(self.norm_1(x), src_mask))
-            x = x + self.dropout(self.feed_forward(self.norm_2(x)))
+            x = x + self.drop(self.self_attn.self_attend(self.norm_1(x), src_mask))
+            x = x + self.drop(self.feed_forward(self.norm_2(x)))
         else:
-            x = self.norm_1(x + self.dropout(self.self_attn.self_attend(x, src_mask)))
-            x = self.norm_2(x + self.dropout(self.feed_forward(x)))
+            x = self.norm_1(x + self.drop(self.self_attn.self_attend(x, src_mask)))
+            x = self.norm_2(x + self.drop(self.feed_forward(x)))
         return x
 
 
-class DecoderLayer(nn.Module):
+class DecoderLayer(Layer):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.self_attn = MultiHeadAttention(cfg)
@@ -165,7 +229,7 @@ class DecoderLayer(nn.Module):
         self.norm_1 = nn.LayerNorm(cfg.d_model)
         self.norm_2 = nn.LayerNorm(cfg.d_model)
         self.norm_3 = nn.LayerNorm(cfg.d_model)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = cfg.dropout
         self.norm_first = cfg.norm_first
 
     def attend_self(self, x: Tensor, tgt_mask: Tensor, cache: KVCache | None, i: int) -> Tensor:
@@ -173,10 +237,7 @@ class DecoderLayer(nn.Module):
         attn = self.self_attn
         k, v = attn.split_heads(attn.w_k(x)), attn.split_heads(attn.w_v(x))  # (B, H, T_new, Dh)
         if cache is not None:
-            if cache.self_k[i] is not None:
-                k = torch.cat([cache.self_k[i], k], dim=2)  # (B, H, t, Dh)
-                v = torch.cat([cache.self_v[i], v], dim=2)
-            cache.self_k[i], cache.self_v[i] = k, v
+            k, v = cache.append(i, k, v)  # (B, H, t, Dh): every position so far
         return attn(x, k, v, tgt_mask)
 
     def attend_memory(self, x: Tensor, memory: Tensor, src_mask: Tensor, cache: KVCache | None, i: int) -> Tensor:
@@ -192,51 +253,14 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x, memory, src_mask, tgt_mask, cache: KVCache | None = None, i: int = 0) -> Tensor:
         if self.norm_first:
-            x = x + self.dropout(self.attend_self(self.norm_1(x), tgt_mask, cache, i))
-            x = x + self.dropout(self.attend_memory(self.norm_2(x), memory, src_mask, cache, i))
-            x = x + self.dropout(self.feed_forward(self.norm_3(x)))
+            x = x + self.drop(self.attend_self(self.norm_1(x), tgt_mask, cache, i))
+            x = x + self.drop(self.attend_memory(self.norm_2(x), memory, src_mask, cache, i))
+            x = x + self.drop(self.feed_forward(self.norm_3(x)))
         else:
-            x = self.norm_1(x + self.dropout(self.attend_self(x, tgt_mask, cache, i)))
-            x = self.norm_2(x + self.dropout(self.attend_memory(x, memory, src_mask, cache, i)))
-            x = self.norm_3(x + self.dropout(self.feed_forward(x)))
+            x = self.norm_1(x + self.drop(self.attend_self(x, tgt_mask, cache, i)))
+            x = self.norm_2(x + self.drop(self.attend_memory(x, memory, src_mask, cache, i)))
+            x = self.norm_3(x + self.drop(self.feed_forward(x)))
         return x
-
-    def step(self, x: Tensor, memory: Tensor, cache: KVCache, i: int) -> Tensor:
-        """forward() for one new position per row, at inference, when no hook is registered.
-
-        The same arithmetic with the sublayers' forward functions called directly: at batch 1 a module
-        call costs as much as its matrix product, and this step runs once per token (Transformer.decode_step).
-        x (B, 1, D) -> (B, 1, D).
-        """
-        sa, ca, ff = self.self_attn, self.cross_attn, self.feed_forward
-        B, _, D = x.shape
-
-        def heads(linear: nn.Linear, y: Tensor) -> Tensor:
-            return linear.forward(y).view(B, -1, sa.n_heads, sa.d_head).transpose(1, 2)  # (B, H, N, Dh)
-
-        def concat(h: Tensor) -> Tensor:
-            return h.transpose(1, 2).reshape(B, 1, D)  # (B, H, 1, Dh) -> (B, 1, D)
-
-        # masked self-attention: this position's K/V join the cache
-        h = self.norm_1.forward(x) if self.norm_first else x
-        k, v = heads(sa.w_k, h), heads(sa.w_v, h)  # (B, H, 1, Dh)
-        if cache.self_k[i] is not None:
-            k, v = torch.cat([cache.self_k[i], k], dim=2), torch.cat([cache.self_v[i], v], dim=2)  # (B, H, t, Dh)
-        cache.self_k[i], cache.self_v[i] = k, v
-        y = sa.w_o.forward(concat(F.scaled_dot_product_attention(heads(sa.w_q, h), k, v)))
-        x = x + y if self.norm_first else self.norm_1.forward(x + y)
-        # cross-attention over the encoder output, its K/V projected on the first step only
-        h = self.norm_2.forward(x) if self.norm_first else x
-        if cache.cross_k[i] is None:
-            cache.cross_k[i], cache.cross_v[i] = heads(ca.w_k, memory), heads(ca.w_v, memory)  # (B, H, S, Dh)
-        q = heads(ca.w_q, h)
-        y = ca.w_o.forward(concat(F.scaled_dot_product_attention(q, cache.cross_k[i], cache.cross_v[i],
-                                                                 attn_mask=cache.memory_mask)))
-        x = x + y if self.norm_first else self.norm_2.forward(x + y)
-        # position-wise feed-forward
-        h = self.norm_3.forward(x) if self.norm_first else x
-        y = ff.w_2.forward(F.relu(ff.w_1.forward(h)))
-        return x + y if self.norm_first else self.norm_3.forward(x + y)
 
 
 # -----------------------------------------------------------------------------
@@ -254,11 +278,11 @@ class PositionalEncoding(nn.Module):
         pe[:, 0::2] = torch.sin(position / div_term)
         pe[:, 1::2] = torch.cos(position / div_term)
         self.register_buffer("pe", pe.float(), persistent=False)  # rebuilt from the config, never saved
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = cfg.dropout
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """x (B, N, D) holds positions offset .. offset+N-1."""
-        return self.dropout(x + self.pe[offset : offset + x.size(1)])
+        return dropout(x + self.pe[offset : offset + x.size(1)], self.dropout, self.training)
 
 
 class Embeddings(nn.Module):
@@ -301,12 +325,6 @@ class Decoder(nn.Module):
     def forward(self, x, memory, src_mask, tgt_mask, cache: KVCache | None = None) -> Tensor:
         for i, layer in enumerate(self.layers):
             x = layer(x, memory, src_mask, tgt_mask, cache, i)
-        return self.final_norm(x)
-
-    def step(self, x: Tensor, memory: Tensor, cache: KVCache) -> Tensor:
-        """One new position per row through every layer's `step` (inference, no hooks). x (B, 1, D)."""
-        for i, layer in enumerate(self.layers):
-            x = layer.step(x, memory, cache, i)
         return self.final_norm(x)
 
 
@@ -365,9 +383,16 @@ class Transformer(nn.Module):
         return self.decode(tgt, self.encode(src), src)
 
     def new_cache(self, src: Tensor) -> KVCache:
-        """An empty cache for decoding `src`; hooks registered later, while it decodes, may be skipped."""
+        """An empty cache for decoding `src` (B, S).
+
+        Decoding loops drop and reorder rows as sentences end and beams move, and a hook that records
+        attention cannot follow them, so recording is refused when more than one row is decoded.
+        """
+        if src.size(0) > 1 and any(tap.recording for taps in self.taps().values() for tap in taps):
+            raise ValueError("attention can be recorded while decoding one sentence with greedy decoding or sampling; "
+                             "for a batch or beam search, record a teacher-forced pass (Translator.inspect) instead")
         real = src.ne(self.cfg.pad_id)
-        return KVCache(self.cfg.n_decoder_layers, None if bool(real.all()) else real, fast_path=not has_hooks(self))
+        return KVCache(self.cfg.n_decoder_layers, None if bool(real.all()) else real)
 
     def decode_step(self, tokens: Tensor, memory: Tensor, cache: KVCache) -> Tensor:
         """Incremental decoding: tokens (B, T_new) follow the cache.length cached positions.
@@ -377,14 +402,19 @@ class Transformer(nn.Module):
         """
         t0, T_new = cache.length, tokens.size(1)
         x = self.positional(self.embed(tokens), offset=t0)  # (B, T_new, D)
-        if T_new == 1 and cache.fast_path and not self.training:  # the common case, made cheap
-            return self.generator(self.decoder.step(x, memory, cache)[:, -1])  # (B, V)
-        tgt_mask = None
+        tgt_mask = None  # one new position may see every cached one
         if T_new > 1:  # several new positions at once: they must not see each other's future
-            full = self.causal_mask(t0 + T_new, tokens.device)  # (t, t)
-            tgt_mask = full[t0:]  # (T_new, t)
+            tgt_mask = self.causal_mask(t0 + T_new, tokens.device)[t0:]  # (T_new, t)
         x = self.decoder(x, memory, cache.memory_mask, tgt_mask, cache)
         return self.generator(x[:, -1])  # (B, V)
+
+    def taps(self) -> dict[str, list[Tap]]:
+        """The attention-probability taps, per kind, in layer order."""
+        return {
+            "encoder": [layer.self_attn.attn_probs for layer in self.encoder.layers],
+            "decoder": [layer.self_attn.attn_probs for layer in self.decoder.layers],
+            "cross": [layer.cross_attn.attn_probs for layer in self.decoder.layers],
+        }
 
 
 def count_parameters(model: nn.Module) -> int:

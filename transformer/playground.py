@@ -10,13 +10,14 @@ import html
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from . import plots
 from .capture import KINDS, parse_head
+from .decoding import DecodeOptions
 from .translator import Inspection, Translation, Translator
 
 KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
@@ -31,18 +32,18 @@ class Result:
     text: str
     translation: Translation
     inspection: Inspection
-    options: dict = field(default_factory=dict)
+    options: DecodeOptions = DecodeOptions()
 
     @property
     def maps(self):
         return self.inspection.maps
 
 
-def run(translator: Translator, pair: str, text: str, strategy: str = "greedy", **options) -> Result:
+def run(translator: Translator, pair: str, text: str, options: DecodeOptions = DecodeOptions()) -> Result:
     """Translate, then one hooked teacher-forced pass over the result for the maps and layer inputs."""
-    translation = translator.translate(text, strategy, **options)
+    translation = translator.translate(text, options)
     inspection = translator.inspect(text, translation)
-    return Result(pair, text, translation, inspection, dict(strategy=strategy, **options))
+    return Result(pair, text, translation, inspection, options)
 
 
 # -----------------------------------------------------------------------------
@@ -112,8 +113,7 @@ def head_choices(translator: Translator) -> list[str]:
 def ablate(translator: Translator, result: Result, heads: list[str]) -> tuple[Translation, str]:
     """Re-translate with the chosen heads switched off; returns the new translation and a marked-up diff."""
     chosen = [parse_head(h) for h in heads]
-    options = {k: v for k, v in result.options.items() if k != "strategy"}
-    after = translator.translate(result.text, result.options.get("strategy", "greedy"), ablate=chosen, **options)
+    after = translator.translate(result.text, result.options, ablate=chosen)
     return after, token_diff(result.translation.target_tokens, after.target_tokens)
 
 

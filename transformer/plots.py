@@ -171,14 +171,39 @@ def embedding_inputs(embedded: Tensor, with_pe: Tensor, tokens: list[str], title
 # Learning rate and training curves
 
 
-def noam_curves(curves: list[tuple], steps: int = 20000) -> go.Figure:
-    """lrate = scale * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) per (d_model, warmup, scale[, label])."""
+def checkpoint_schedule(metrics: dict, points: int = 400) -> tuple[list[int], list[float]]:
+    """The rate a checkpoint's run used at each step, from its recipe in metrics.json (schedule.learning_rate).
+
+    Steps map to epochs through the step count recorded at each epoch's end. ([], []) when not recorded.
+    """
+    epochs, mcfg, tcfg = metrics.get("epochs", []), metrics.get("model_config", {}), metrics.get("train_config", {})
+    if not (epochs and mcfg and tcfg):
+        return [], []
+    last = epochs[-1]["step"]
+    xs = list(range(1, last + 1, max(1, last // points)))
+    ends = [0] + [e["step"] for e in epochs]  # the step count at each epoch's end
+    recipe, rates = TrainConfig.from_dict(tcfg), []
+    for s in xs:
+        e = bisect.bisect_left(ends, s)  # step s belongs to epoch e (1-based)
+        progress = e - 1 + (s - ends[e - 1]) / max(1, ends[e] - ends[e - 1])
+        rates.append(learning_rate(s, progress, mcfg["d_model"], recipe))
+    return xs, rates
+
+
+def noam_curves(curves: list[tuple[int, int]], checkpoint: tuple[str, dict] | None = None,
+                steps: int = 20000) -> go.Figure:
+    """lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) per (d_model, warmup); with `checkpoint`
+    (a label and its metrics.json), the schedule that run really used: its peak hold and cool-down included."""
     fig = go.Figure()
     xs = list(range(1, steps + 1, max(1, steps // 500)))
-    for d_model, warmup, scale, *label in curves:
-        name = (label[0] + ": " if label else "") + f"d_model={d_model}, warmup={warmup}" + (
-            f", x{scale:g}" if scale != 1 else "")
-        fig.add_trace(go.Scatter(x=xs, y=[noam_lr(s, d_model, warmup, scale) for s in xs], mode="lines", name=name))
+    for d_model, warmup in curves:
+        fig.add_trace(go.Scatter(x=xs, y=[noam_lr(s, d_model, warmup) for s in xs], mode="lines",
+                                 name=f"d_model={d_model}, warmup={warmup}"))
+    if checkpoint:
+        label, metrics = checkpoint
+        x, y = checkpoint_schedule(metrics)
+        if x:
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=f"{label}: as trained", line=dict(dash="dash")))
     fig.update_xaxes(title_text="training step")
     fig.update_yaxes(title_text="learning rate", exponentformat="e")
     return _layout(fig, "Noam schedule (eq. 3): linear warm-up, then 1/sqrt(step) decay", 420)
@@ -190,16 +215,8 @@ def training_curves(metrics: dict) -> go.Figure:
     fig = make_subplots(rows=1, cols=3, subplot_titles=["learning rate", "loss", "val BLEU"], horizontal_spacing=0.08)
     if not epochs:
         return _layout(fig, "This checkpoint has no training curve in metrics.json", 360)
-    mcfg, tcfg = metrics.get("model_config", {}), metrics.get("train_config", {})
-    last = epochs[-1]["step"]
-    xs = list(range(1, last + 1, max(1, last // 400)))
-    if mcfg and tcfg:
-        ends = [0] + [e["step"] for e in epochs]  # the step count at each epoch's end
-        recipe, rates = TrainConfig.from_dict(tcfg), []
-        for s in xs:
-            e = bisect.bisect_left(ends, s)  # step s belongs to epoch e (1-based)
-            progress = e - 1 + (s - ends[e - 1]) / max(1, ends[e] - ends[e - 1])
-            rates.append(learning_rate(s, progress, mcfg["d_model"], recipe))
+    xs, rates = checkpoint_schedule(metrics)
+    if xs:
         fig.add_trace(go.Scatter(x=xs, y=rates, name="learning rate", mode="lines"), row=1, col=1)
     ep = [e["epoch"] for e in epochs]
     fig.add_trace(go.Scatter(x=ep, y=[e["train_loss"] for e in epochs], name="train loss (smoothed)"), row=1, col=2)

@@ -25,12 +25,12 @@ from tqdm import tqdm
 
 from .checkpoint import atomic_write, save_checkpoint, save_weights, write_json
 from .config import ModelConfig, TrainConfig
-from .data import bucket_batches, iterate_batches, make_example, read_pair
+from .data import bucket_batches, iterate_batches, length_sorted_batches, make_example, pad_batch, read_pair
+from .decoding import DecodeOptions, decode
 from .evaluate import score_translations
 from .model import Transformer, count_parameters
 from .schedule import learning_rate
 from .tokenizer import Tokenizer
-from .translator import Translator
 
 # -----------------------------------------------------------------------------
 # Loss
@@ -46,6 +46,33 @@ def label_smoothed_nll(log_probs: Tensor, target: Tensor, epsilon: float, pad_id
     keep = target.ne(pad_id)
     loss = ((1.0 - epsilon) * nll + epsilon * uniform)[keep].sum()
     return loss, nll[keep].sum(), int(keep.sum())
+
+
+# -----------------------------------------------------------------------------
+# One step: the trainer, the benchmark and the tests all call this
+
+
+def make_optimizer(model: Transformer, weight_decay: float = 0.0) -> torch.optim.Adam:
+    """Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (§5.3); train_step sets the rate before every update."""
+    return torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay)
+
+
+def train_step(model, optimizer, src: Tensor, tgt: Tensor, lr: float, label_smoothing: float, pad_id: int,
+               clip_norm: float = 0.0) -> tuple[float, int]:
+    """One update on a batch src (B, S), tgt (B, T) with <s> and </s>; returns (summed smoothed loss, target tokens).
+
+    `model` may be a DistributedDataParallel wrapper; the gradient is of the mean loss per target token.
+    """
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    log_probs = model(src, tgt[:, :-1])  # (B, T-1, V): predict each next target token
+    loss, _, n_tokens = label_smoothed_nll(log_probs, tgt[:, 1:], label_smoothing, pad_id)
+    optimizer.zero_grad(set_to_none=True)
+    (loss / n_tokens).backward()
+    if clip_norm:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+    optimizer.step()
+    return loss.item(), n_tokens
 
 
 # -----------------------------------------------------------------------------
@@ -91,9 +118,8 @@ def finish(out_dir: Path, model, tokenizer, metrics: dict, last: int, fp16: bool
     work = Path(out_dir) / "train"
     epochs = sorted(int(p.stem[len("epoch"):]) for p in work.glob("epoch*.safetensors"))[-last:]
     model.load_weights(average_snapshots([work / f"epoch{e}.safetensors" for e in epochs]))
-    hyps = Translator(model, tokenizer).translate_batch(val_src, "greedy")
     metrics["averaged_epochs"] = epochs
-    metrics["val_bleu_averaged_greedy"] = score_translations([h.text for h in hyps], val_tgt)["bleu"]
+    metrics["val_bleu_averaged_greedy"] = bleu_of(model, tokenizer, val_src, val_tgt, 1, next(model.parameters()).device)
     save_checkpoint(out_dir, model, tokenizer, metrics, fp16=fp16)
     print(f"wrote {out_dir}: epochs {epochs[0]}-{epochs[-1]} averaged, val BLEU (greedy) "
           f"{metrics['val_bleu_averaged_greedy']:.2f}")
@@ -107,6 +133,20 @@ def hardware() -> str:
 
 # -----------------------------------------------------------------------------
 # The loop
+
+
+@torch.no_grad()
+def bleu_of(model, tokenizer, src: list[str], refs: list[str], beam: int, device, batch_size: int = 64) -> float:
+    """Cased corpus BLEU of greedy (beam 1) or beam-search translations of `src`, decoded in length-sorted batches."""
+    model.eval()
+    options = DecodeOptions("beam" if beam > 1 else "greedy", beam_size=max(beam, 1))
+    ids = [make_example(tokenizer.encode(s), [], model.cfg.max_len)[0] for s in src]
+    hyps = [""] * len(src)
+    for chunk in length_sorted_batches(ids, batch_size):
+        batch = pad_batch([ids[i] for i in chunk]).to(device)  # (B, S)
+        for i, hyp in zip(chunk, decode(model, batch, options)):
+            hyps[i] = tokenizer.decode(hyp.tokens)
+    return score_translations(hyps, refs)["bleu"]
 
 
 @torch.no_grad()
@@ -157,9 +197,7 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
     train_ex, val_ex = encode(train_src, train_tgt), encode(val_src, val_tgt)
 
     model = Transformer(mcfg).to(device)
-    optimizer = torch.optim.Adam(
-        model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9, weight_decay=tcfg.weight_decay
-    )  # §5.3
+    optimizer = make_optimizer(model, tcfg.weight_decay)
     position = {"epoch": 1, "batch": 0, "step": 0, "elapsed_s": 0.0}
     metrics = {
         "command": "python -m transformer " + shlex.join(sys.argv[1:]),
@@ -199,16 +237,9 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
             src, tgt = src.to(device), tgt.to(device)
             position["step"] += 1
             lr = learning_rate(position["step"], epoch - 1 + b / len(batches), mcfg.d_model, tcfg)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            log_probs = ddp_model(src, tgt[:, :-1])  # (B, T-1, V): predict each next target token
-            loss, _, n_tokens = label_smoothed_nll(log_probs, tgt[:, 1:], tcfg.label_smoothing, mcfg.pad_id)
-            optimizer.zero_grad(set_to_none=True)
-            (loss / n_tokens).backward()
-            if tcfg.clip_norm:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), tcfg.clip_norm)
-            optimizer.step()
-            loss_sum, tok_sum = loss_sum + loss.item(), tok_sum + n_tokens
+            loss, n_tokens = train_step(ddp_model, optimizer, src, tgt, lr, tcfg.label_smoothing, mcfg.pad_id,
+                                        tcfg.clip_norm)
+            loss_sum, tok_sum = loss_sum + loss, tok_sum + n_tokens
             bar.set_postfix(loss=f"{loss_sum / tok_sum:.3f}", lr=f"{lr:.2e}", refresh=False)
             if rank == 0 and time.time() - last_save > tcfg.save_every_s:
                 elapsed = position["elapsed_s"] + time.time() - t0
@@ -223,10 +254,8 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         # End of epoch: snapshot, validation, metrics, resumable state
         save_weights(work / f"epoch{epoch}.safetensors", model.state_dict())
         val_loss = validation_loss(model, val_ex, tcfg.max_tokens, device)
-        hyps = Translator(model, tokenizer).translate_batch(val_src, "beam" if tcfg.val_beam > 1 else "greedy",
-                                                             beam_size=max(tcfg.val_beam, 1))
+        val_bleu = bleu_of(model, tokenizer, val_src, val_tgt, tcfg.val_beam, device)
         model.train()
-        val_bleu = score_translations([h.text for h in hyps], val_tgt)["bleu"]
         row = {
             "epoch": epoch,
             "step": position["step"],

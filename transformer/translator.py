@@ -1,7 +1,6 @@
 """Translator: a loaded checkpoint with text in and text, tokens, steps and attention maps out."""
 from __future__ import annotations
 
-import math
 import unicodedata
 import warnings
 from collections.abc import Iterable, Sequence
@@ -13,13 +12,11 @@ import torch
 from . import decoding
 from .capture import AttentionMaps, ablate_heads, capture_attention, capture_inputs
 from .checkpoint import load_checkpoint
-from .data import pad_batch
+from .data import length_sorted_batches, pad_batch
+from .decoding import DecodeOptions
 from .model import Transformer
 from .tokenizer import BOS, EOS, Tokenizer
 
-STRATEGIES = ("greedy", "sample", "beam")
-MAX_BEAM = 16
-MAX_TEMPERATURE = 100.0
 CHARS_PER_POSITION = 16  # more characters than any subword needs; the rest cannot fit in the positions
 
 
@@ -134,71 +131,35 @@ class Translator:
         ids = self.tokenizer.encode(text[:max_chars])
         return ids[:limit] + [EOS], len(ids) > limit or len(text) > max_chars
 
-    def _check_options(self, strategy, temperature, top_k, top_p, beam_size, length_penalty, max_len, seed) -> None:
-        def number(name, value, lo, hi, integer=False):
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-            if ok and integer:
-                ok = float(value).is_integer()
-            if not ok or not lo <= value <= hi:
-                kind = "a whole number" if integer else "a number"
-                raise ValueError(f"{name} must be {kind} from {lo} to {hi}; got {value!r}")
-
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
-        number("temperature", temperature, 0, MAX_TEMPERATURE)
-        number("top_k", top_k, 0, self.cfg.vocab_size, integer=True)
-        number("top_p", top_p, 1e-6, 1.0)
-        number("beam_size", beam_size, 1, MAX_BEAM, integer=True)
-        number("length_penalty", length_penalty, 0.0, 5.0)
-        number("seed", seed, 0, 2**63 - 1, integer=True)
-        if max_len is not None:
-            number("max_len", max_len, 1, self.cfg.max_len - 1, integer=True)
-
     # -- translation -----------------------------------------------------------------
 
-    def translate(self, text: str, strategy: str = "greedy", **options) -> Translation:
+    def translate(self, text: str, strategy: str | DecodeOptions = "greedy", **options) -> Translation:
         """Translate one sentence; see translate_batch for the options."""
         return self.translate_batch([text], strategy, **options)[0]
 
     def translate_batch(
         self,
         texts: Sequence[str],
-        strategy: str = "greedy",
+        strategy: str | DecodeOptions = "greedy",
         *,
-        temperature: float = 1.0,
-        top_k: int = 0,
-        top_p: float = 1.0,
-        seed: int = 0,
-        beam_size: int = 4,
-        length_penalty: float = 1.0,
-        max_len: int | None = None,
         batch_size: int = 64,
         ablate: Iterable[tuple[str, int, int]] = (),
+        **options,
     ) -> list[Translation]:
         """Translate many sentences, in batches of similar length; results come back in input order.
 
-        strategy: 'greedy', 'sample' (temperature, top_k, top_p, seed; temperature 0 is greedy) or
-        'beam' (beam_size, length_penalty). max_len bounds the generated tokens (default: 1.5 x source + 10).
+        strategy: a DecodeOptions, or 'greedy', 'sample' or 'beam' with DecodeOptions' fields as keywords
+        (temperature, top_k, top_p, seed; beam_size, length_penalty; max_len).
         ablate: heads (kind, layer, head) switched off while translating.
         """
-        self._check_options(strategy, temperature, top_k, top_p, beam_size, length_penalty, max_len, seed)
+        opts = strategy if isinstance(strategy, DecodeOptions) else DecodeOptions(strategy, **options)
         sources = [self._source_ids(t) for t in texts]
-        order = sorted(range(len(texts)), key=lambda i: len(sources[i][0]))  # similar lengths share a batch
-        generator = torch.Generator(device=self.device).manual_seed(int(seed))
+        generator = torch.Generator(device=self.device).manual_seed(opts.seed)
         results: list[Translation | None] = [None] * len(texts)
         with ablate_heads(self.model, ablate):
-            for start in range(0, len(order), batch_size):
-                chunk = order[start : start + batch_size]
+            for chunk in length_sorted_batches([ids for ids, _ in sources], batch_size):
                 src = pad_batch([sources[i][0] for i in chunk]).to(self.device)  # (B, S)
-                limit = self.cfg.max_len - 1
-                n = max_len or min(limit, int(1.5 * src.size(1)) + 10)
-                if strategy == "greedy":
-                    hyps = decoding.greedy(self.model, src, n)
-                elif strategy == "sample":
-                    hyps = decoding.sample(self.model, src, n, generator, float(temperature), int(top_k), float(top_p))
-                else:
-                    hyps = decoding.beam_search(self.model, src, n, int(beam_size), float(length_penalty))
-                for i, hyp in zip(chunk, hyps):
+                for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, generator)):
                     results[i] = self._to_translation(sources[i], hyp)
         return results
 

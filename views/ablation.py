@@ -1,0 +1,37 @@
+"""Head ablation: switch heads off through hooks, re-translate, and see which tokens changed."""
+from __future__ import annotations
+
+import gradio as gr
+
+from transformer import playground
+
+from .common import EXPLAIN, Context, friendly, need
+
+
+class AblationView:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        with gr.Tab("Head ablation"):
+            gr.Markdown(EXPLAIN["ablation"])
+            self.heads = gr.CheckboxGroup([], label="Heads to switch off (kind:layer:head)", elem_id="ablation-heads")
+            self.button = gr.Button("Translate without these heads", elem_id="ablate-button")
+            self.diff = gr.HTML(elem_id="ablation")
+        self.controls: list = []
+        self.outputs = [self.heads, self.diff]
+
+    def fill(self, result, values: dict) -> dict:
+        return {self.heads: gr.update(value=[]), self.diff: ""}  # a new sentence starts with every head on
+
+    def on_pair(self, translator) -> dict:
+        return {self.heads: gr.update(choices=playground.head_choices(translator), value=[])}
+
+    @friendly
+    def run(self, result, heads) -> dict:
+        result = need(result)
+        if not heads:
+            raise ValueError("tick at least one head to switch off")
+        _, diff = playground.ablate(self.ctx.translator(result.pair), result, heads)
+        return {self.diff: diff}
+
+    def wire(self, result: gr.State) -> None:
+        self.button.click(self.run, [result, self.heads], self.diff, api_visibility="private")

@@ -1,0 +1,48 @@
+"""Attention: plotly heatmaps of encoder self, decoder self and cross attention, and the maps as JSON."""
+from __future__ import annotations
+
+import gradio as gr
+
+from transformer import playground
+
+from .common import EXPLAIN, Context, friendly, need
+
+
+class AttentionView:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        with gr.Tab("Attention"):
+            gr.Markdown(EXPLAIN["attention"])
+            with gr.Row():
+                self.kind = gr.Radio([("Encoder self", "encoder"), ("Decoder self (masked)", "decoder"),
+                                      ("Cross", "cross")], value="cross", label="Attention")
+                self.mode = gr.Radio([("One head", "single"), ("All heads of a layer", "heads"),
+                                      ("All layers x heads", "all")], value="single", label="Show")
+                self.layer = gr.Dropdown([0], value=0, label="Layer")
+                self.head = gr.Dropdown(["average"], value="average", label="Head")
+            self.plot = gr.Plot(label="Attention", elem_id="attention-plot")
+            self.download = gr.DownloadButton("Download the maps (JSON)", visible=False)
+        self.controls = [self.kind, self.layer, self.head, self.mode]
+        self.outputs = [self.plot, self.download]
+
+    def figure(self, result, kind: str, layer, head: str, mode: str):
+        layer = min(int(layer), getattr(result.maps, kind).size(0) - 1)  # the encoder and decoder may differ in depth
+        return playground.attention_figure(result, kind, layer, head, mode)
+
+    def fill(self, result, values: dict) -> dict:
+        path = playground.write_attention_json(result, self.ctx.downloads)
+        return {self.plot: self.figure(result, *(values[c] for c in self.controls)),
+                self.download: gr.update(value=str(path), visible=True)}
+
+    def on_pair(self, translator) -> dict:
+        cfg = translator.cfg
+        return {self.layer: gr.update(choices=list(range(max(cfg.n_encoder_layers, cfg.n_decoder_layers))), value=0),
+                self.head: gr.update(choices=["average"] + [str(h) for h in range(cfg.n_heads)], value="average")}
+
+    @friendly
+    def redraw(self, result, kind, layer, head, mode) -> dict:
+        return {self.plot: self.figure(need(result), kind, layer, head, mode)}
+
+    def wire(self, result: gr.State) -> None:
+        for control in self.controls:
+            control.change(self.redraw, [result] + self.controls, self.plot, api_visibility="private")

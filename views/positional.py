@@ -1,0 +1,43 @@
+"""Positional encoding: the model's own PE buffer, chosen sinusoids, and what the first layer received."""
+from __future__ import annotations
+
+import gradio as gr
+
+from transformer import plots
+
+from .common import EXPLAIN, Context, friendly
+
+
+class PositionalView:
+    def __init__(self, ctx: Context, pair: gr.Dropdown):
+        self.ctx, self.pair = ctx, pair
+        with gr.Tab("Positional encoding"):
+            gr.Markdown(EXPLAIN["positional"])
+            self.matrix = gr.Plot()
+            self.dims = gr.Dropdown([], multiselect=True, label="Dimensions to plot")
+            self.curves = gr.Plot()
+            self.similarity = gr.Plot()
+            self.inputs = gr.Plot()
+        self.controls: list = []
+        self.outputs = [self.inputs]
+
+    def fill(self, result, values: dict) -> dict:
+        ins = result.inspection
+        return {self.inputs: plots.embedding_inputs(
+            ins.source_embedded, ins.source_input, result.maps.source_tokens,
+            "What the encoder's first layer received (read by a hook on the PE module)")}
+
+    def on_pair(self, translator) -> dict:
+        pe, d_model = translator.model.positional.pe.cpu(), translator.cfg.d_model
+        dims = [0, 1, 8, 9, min(40, d_model - 2), min(41, d_model - 1)]
+        return {self.matrix: plots.pe_matrix(pe), self.curves: plots.pe_curves(pe, dims),
+                self.dims: gr.update(choices=list(range(d_model)), value=dims),
+                self.similarity: plots.pe_similarity(pe)}
+
+    @friendly
+    def redraw(self, pair, dims) -> dict:
+        pe = self.ctx.translator(pair).model.positional.pe.cpu()
+        return {self.curves: plots.pe_curves(pe, [int(d) for d in dims][:12])}
+
+    def wire(self, result: gr.State) -> None:
+        self.dims.input(self.redraw, [self.pair, self.dims], self.curves, api_visibility="private")

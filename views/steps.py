@@ -1,0 +1,32 @@
+"""Step by step: every generated token's probability and top-5 alternatives, and one step's cross-attention."""
+from __future__ import annotations
+
+import gradio as gr
+
+from transformer import playground, plots
+
+from .common import EXPLAIN, friendly, need
+
+
+class StepsView:
+    def __init__(self):
+        with gr.Tab("Step by step"):
+            gr.Markdown(EXPLAIN["steps"])
+            self.probs = gr.Plot(label="Top-5 at every step")
+            self.index = gr.Slider(0, 1, value=0, step=1, label="Step")
+            self.detail = gr.Plot(label="One step")
+        self.controls: list = []
+        self.outputs = [self.probs, self.index, self.detail]
+
+    def fill(self, result, values: dict) -> dict:
+        steps = result.translation.steps
+        return {self.probs: plots.step_probabilities(steps),
+                self.index: gr.update(maximum=max(len(steps) - 1, 0), value=0),
+                self.detail: playground.step_view(result, 0)}
+
+    @friendly
+    def redraw(self, result, index) -> dict:
+        return {self.detail: playground.step_view(need(result), int(index))}
+
+    def wire(self, result: gr.State) -> None:
+        self.index.change(self.redraw, [result, self.index], self.detail, api_visibility="private")

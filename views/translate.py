@@ -1,0 +1,92 @@
+"""The top of the page: language pair, text, decoding settings, the translation and the three-way comparison."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import gradio as gr
+
+from transformer.decoding import MAX_BEAM
+
+from .common import PAIR_NAMES, ROOT, Context, cards, decode_options, friendly
+
+EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
+
+
+class TranslatePanel:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        pairs = ctx.pairs
+        with gr.Row():
+            self.pair = gr.Dropdown([(PAIR_NAMES.get(p, p), p) for p in pairs], value=pairs[0] if pairs else None,
+                                    label="Language pair", scale=1)
+            self.text = gr.Textbox(label="English text", value=EXAMPLES[0], lines=2, max_length=20000, scale=4,
+                                   elem_id="source-text")
+        gr.Examples(EXAMPLES, inputs=self.text, label="Examples")
+        with gr.Row():
+            self.strategy = gr.Radio([("Greedy", "greedy"), ("Random sampling", "sample"), ("Beam search", "beam")],
+                                     value="greedy", label="Decoding")
+            self.max_len = gr.Slider(0, 200, value=0, step=1, label="Max length (0: automatic)")
+        with gr.Row():
+            self.temperature = gr.Slider(0, 3, value=1.0, step=0.05, label="Temperature (0: greedy)", visible=False)
+            self.top_k = gr.Slider(0, 100, value=0, step=1, label="Top-k (0: off)", visible=False)
+            self.top_p = gr.Slider(0.05, 1, value=1.0, step=0.05, label="Top-p (1: off)", visible=False)
+            self.seed = gr.Number(0, precision=0, minimum=0, label="Seed", visible=False)
+            self.n_samples = gr.Slider(1, 8, value=3, step=1, label="Samples side by side", visible=False)
+            self.beam_size = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size", visible=False)
+            self.length_penalty = gr.Slider(0, 2, value=1.0, step=0.1, label="Length penalty", visible=False)
+        with gr.Row():
+            self.go = gr.Button("Translate", variant="primary", elem_id="translate-button")
+            self.compare_button = gr.Button("Compare greedy, sampling and beam search")
+        self.translation = gr.Textbox(label="Translation", interactive=False, elem_id="translation")
+        self.notice = gr.Markdown(elem_classes="notice")
+        self.samples = gr.HTML()
+        self.comparison = gr.HTML()
+
+    @property
+    def decoding(self) -> list:
+        """The decoding controls, in decode_options' order."""
+        return [self.strategy, self.temperature, self.top_k, self.top_p, self.seed, self.beam_size,
+                self.length_penalty, self.max_len]
+
+    @property
+    def controls(self) -> list:
+        return [self.pair, self.text, self.n_samples] + self.decoding
+
+    @property
+    def outputs(self) -> list:
+        return [self.translation, self.notice, self.samples]
+
+    def options(self, values: dict):
+        return decode_options(*(values[c] for c in self.decoding))
+
+    def fill(self, result, values: dict) -> dict:
+        """The translation, a notice when the source was cut, and more samples side by side when asked for."""
+        notice = "The text was longer than the model's positions and was cut to fit." if result.translation.truncated else ""
+        samples = ""
+        n = int(values[self.n_samples] or 1)
+        if result.options.strategy == "sample" and n > 1:
+            more = self.ctx.translator(result.pair).translate_batch([result.text] * n, result.options)
+            samples = cards([(f"sample {i + 1}", s.text) for i, s in enumerate(more)])
+        return {self.translation: result.translation.text, self.notice: notice, self.samples: samples}
+
+    def strategy_controls(self, strategy: str) -> dict:
+        sampling, beam = strategy == "sample", strategy == "beam"
+        return ({c: gr.update(visible=sampling) for c in (self.temperature, self.top_k, self.top_p, self.seed,
+                                                            self.n_samples)}
+                | {c: gr.update(visible=beam) for c in (self.beam_size, self.length_penalty)})
+
+    @friendly
+    def compare(self, pair, text, *decoding) -> dict:
+        """The same sentence with greedy decoding, the sampling settings and the beam settings."""
+        t, opts = self.ctx.translator(pair), decode_options(*decoding)
+        rows = [("greedy", "greedy"), (f"sample (T={opts.temperature:g}, seed {opts.seed})", "sample"),
+                (f"beam search (k={opts.beam_size})", "beam")]
+        return {self.comparison: cards([(name, t.translate(text, replace(opts, strategy=s)).text) for name, s in rows])}
+
+    def wire(self) -> None:
+        self.strategy.change(self.strategy_controls, self.strategy,
+                             [self.temperature, self.top_k, self.top_p, self.seed, self.n_samples, self.beam_size,
+                              self.length_penalty], api_visibility="private")
+        self.compare_button.click(self.compare, [self.pair, self.text] + self.decoding, self.comparison,
+                                  api_visibility="private")
