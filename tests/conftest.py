@@ -19,6 +19,18 @@ WORDS_EN = "a man woman dog child runs walks sits on the in street park red blue
 WORDS_DE = "ein mann frau hund kind läuft geht sitzt auf der im straße park roter blauer großer kleiner ball".split()
 
 
+# Every device present: tests parametrized over these run on CUDA wherever a GPU is, and skip it here otherwise.
+DEVICES = [pytest.param("cpu", id="cpu"),
+           pytest.param("cuda", id="cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA"))]
+
+
+def pytest_collection_modifyitems(items):
+    """Whatever talks to the live server belongs to the slow tier, with the browser, load and subprocess tests."""
+    for item in items:
+        if "server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 def tiny_config(**overrides) -> ModelConfig:
     cfg = dict(vocab_size=40, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64,
                dropout=0.0, max_len=64)

@@ -101,3 +101,77 @@ def test_every_view_builds_from_one_translation(translators):
     assert "tok added" in diff or "tok removed" in diff
     card = playground.model_card(t, pair)
     assert f"{sum(p.numel() for p in t.model.parameters()):,}" in card
+
+
+# -----------------------------------------------------------------------------
+# The views' handlers, called directly: no server, no HTTP
+
+
+@pytest.fixture(scope="module")
+def page(translators):
+    return app.build_page(translators)
+
+
+def defaults(page) -> dict:
+    """What the page holds before anyone touches it: every input component's initial value."""
+    inputs = set(page.panel.controls) | {c for v in page.views.values() for c in v.controls}
+    return {c: c.value for c in inputs}
+
+
+def test_one_translation_fills_every_view_with_a_dict(page):
+    values = defaults(page) | {page.panel.strategy: "beam"}
+    out = page.show_translation(values)
+    filled = set(page.panel.outputs) | {page.result} | {c for v in page.views.values() if hasattr(v, "fill")
+                                                       for c in v.outputs}
+    assert set(out) == filled  # keyed by component: nothing matched by position
+    result = out[page.result]
+    assert out[page.panel.translation] == result.translation.text and result.options.strategy == "beam"
+    assert "srcdoc" in out[page.views["bertviz"].html]
+    attention = page.views["attention"]
+    fig = attention.redraw(result, "encoder", 1, "average", "heads")[attention.plot]
+    assert len(fig.data) == page.ctx.translator(result.pair).cfg.n_heads
+    steps = page.views["steps"]
+    assert "Step 2" in steps.redraw(result, 2)[steps.detail].layout.title.text
+
+
+def test_samples_side_by_side_and_the_comparison(page):
+    panel = page.panel
+    values = defaults(page) | {panel.strategy: "sample", panel.n_samples: 3, panel.seed: 4}
+    out = page.show_translation(values)
+    assert out[panel.samples].count('class="card"') == 3
+    pair, text = values[panel.pair], values[panel.text]
+    html = panel.compare(pair, text, *(values[c] for c in panel.decoding))[panel.comparison]
+    assert html.count('class="card"') == 3 and "beam search (k=4)" in html
+
+
+def test_handlers_turn_bad_input_into_a_plain_message(page):
+    with pytest.raises(gr.Error, match="translate a sentence first"):
+        page.views["steps"].redraw(None, 0)
+    with pytest.raises(gr.Error, match="tick at least one head"):
+        page.views["ablation"].run(page.show_translation(defaults(page))[page.result], [])
+    with pytest.raises(gr.Error, match="top_p must be"):
+        page.show_translation(defaults(page) | {page.panel.top_p: 0.0})
+
+
+def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_in_a_sentence(caplog):
+    from views.common import friendly
+
+    @friendly
+    def broken():
+        raise RuntimeError("disk on fire")
+
+    with caplog.at_level("ERROR", logger="transformer-playground"), pytest.raises(gr.Error) as e:
+        broken()
+    assert "RuntimeError" in str(e.value) and "disk on fire" not in str(e.value)  # no internals in the page
+    assert caplog.records[0].exc_info and "disk on fire" in caplog.text  # the server log has them
+
+
+def test_choosing_a_pair_sets_its_views_and_draws_the_schedule_it_trained_with(page, translators):
+    pair = shipped_pairs()[-1]
+    schedule = page.views["schedule"]
+    out = page.choose_pair(pair, [(512, 4000)])
+    names = [t.name for t in out[schedule.noam].data]
+    assert names == ["d_model=512, warmup=4000", f"this checkpoint ({pair}): as trained"]
+    assert f"{pair.upper()} checkpoint" in out[page.views["card"].card]
+    added = schedule.add_curve(pair, [(512, 4000)], 256, 800)
+    assert added[schedule.curves] == [(512, 4000), (256, 800)] and len(added[schedule.noam].data) == 3

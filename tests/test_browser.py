@@ -16,7 +16,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 ARTIFACTS = ROOT / "tests" / "artifacts"
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text())
 
-pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium (.ci/run installs it)")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium (.ci/run installs it)")]
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import threading
 import pytest
 import torch
 
-from transformer import ablate_heads, capture_attention, greedy
+from transformer import ablate_heads, beam_search, capture_attention, greedy
 from transformer.capture import attention_taps, parse_head
 
 from conftest import random_tokens
@@ -175,3 +175,34 @@ def test_a_plain_hook_on_a_tap_always_gets_its_maps(model):
     finally:
         handle.remove()
     assert seen == [torch.Size([1, 4, 3, 6])]
+
+
+def test_recording_while_rows_move_is_refused_and_ablation_is_not(model):
+    """Batched and beam decoding drop and reorder rows; a recorder cannot follow them, so it is told plainly."""
+    with capture_attention(model):
+        with pytest.raises(ValueError, match="teacher-forced pass"):
+            greedy(model, random_tokens(2, 6, 40), 5)
+        with pytest.raises(ValueError, match="teacher-forced pass"):
+            beam_search(model, random_tokens(1, 6, 40), 5, beam_size=2)
+    with ablate_heads(model, [("cross", 0, 0)]):  # per-call and per-row: batches and beams are fine
+        ablated = beam_search(model, random_tokens(2, 6, 40), 5, beam_size=2)
+    assert len(ablated) == 2
+
+
+def test_another_threads_recorder_does_not_block_my_batch(model):
+    """Only the caller that records is refused: another thread's recording leaves my batched decoding alone."""
+    entered, release = threading.Event(), threading.Event()
+
+    def recorder():
+        with capture_attention(model):
+            entered.set()
+            release.wait(timeout=30)
+
+    t = threading.Thread(target=recorder)
+    t.start()
+    entered.wait(timeout=30)
+    try:
+        assert len(greedy(model, random_tokens(3, 6, 40), 5)) == 3
+    finally:
+        release.set()
+        t.join()

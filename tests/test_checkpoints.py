@@ -18,6 +18,7 @@ from transformer.evaluate import score_translations
 from conftest import DATA_DIR, SHIPPED, shipped_pairs
 
 FLOORS = json.loads((SHIPPED / "floors.json").read_text()) if (SHIPPED / "floors.json").is_file() else {}
+pytestmark = pytest.mark.slow
 needs_data = pytest.mark.skipif(not DATA_DIR.is_dir(), reason="needs ../shared/data/multi30k")
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from transformer import ModelConfig, beam_search, greedy, sample
-from transformer.decoding import filter_logits
+from transformer.decoding import DecodeOptions, decode, filter_logits
 from transformer.model import KVCache
 
 from conftest import random_tokens
@@ -84,20 +84,6 @@ def test_max_len_bounds_the_output():
     assert len(beam_search(never_ends, one_source(), max_len=7, beam_size=3)[0].tokens) == 7
 
 
-def test_batched_decoding_equals_one_sentence_at_a_time(model):
-    src = random_tokens(4, 8, 40)
-    src[1, 5:] = 0
-    src[3, 3:] = 0
-    batched_greedy = greedy(model, src, 15)
-    batched_beam = beam_search(model, src, 15, beam_size=3)
-    for b in range(4):
-        one = src[b : b + 1, : int(src[b].ne(0).sum())]
-        assert greedy(model, one, 15)[0].tokens == batched_greedy[b].tokens
-        single = beam_search(model, one, 15, beam_size=3)[0]
-        assert single.tokens == batched_beam[b].tokens
-        assert single.score == pytest.approx(batched_beam[b].score, abs=1e-4)
-
-
 def test_temperature_zero_is_greedy(model):
     src = random_tokens(3, 6, 40)
     g = torch.Generator().manual_seed(0)
@@ -150,3 +136,41 @@ def test_steps_report_the_model_probabilities(model):
         assert alt_probs == sorted(alt_probs, reverse=True) and len(alt_probs) == 5
         assert step.alternatives[0][0] == step.token  # greedy chose the best alternative
         tokens = torch.tensor([[step.token]])
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"strategy": "fast"}, "unknown strategy"),
+    ({"temperature": -1}, "temperature must be a number from 0 to 100"),
+    ({"temperature": float("nan")}, "temperature must be"),
+    ({"top_p": 0}, "top_p must be"),
+    ({"top_k": 2.5}, "top_k must be a whole number"),
+    ({"beam_size": 17}, "beam_size must be a whole number from 1 to 16"),
+    ({"beam_size": "4"}, "beam_size must be"),
+    ({"beam_size": True}, "beam_size must be"),
+    ({"seed": None}, "seed must be"),
+    ({"length_penalty": [1]}, "length_penalty must be"),
+    ({"max_len": -1}, "max_len must be"),
+])
+def test_decode_options_refuse_bad_values_in_a_sentence(fields, message):
+    with pytest.raises(ValueError, match=message):
+        DecodeOptions(**fields)
+
+
+def test_decode_options_normalise_and_bound_the_length():
+    opts = DecodeOptions("beam", beam_size=4.0, seed=3.0, temperature=1, max_len=None)
+    assert (type(opts.beam_size), type(opts.seed), type(opts.temperature), opts.max_len) == (int, int, float, 0)
+    assert DecodeOptions().length_limit(8, 256) == 22  # automatic: 1.5 x 8 + 10
+    assert DecodeOptions().length_limit(200, 256) == 255  # never past the model's positions
+    assert DecodeOptions(max_len=7).length_limit(200, 256) == 7
+    with pytest.raises(ValueError, match="max_len must be a whole number from 0 to 63 for this model"):
+        DecodeOptions(max_len=64).length_limit(5, 64)
+
+
+def test_decode_dispatches_on_the_strategy(model):
+    src = random_tokens(2, 6, 40)
+    expected = [h.tokens for h in greedy(model, src, 19)]  # the automatic bound for S = 6
+    assert [h.tokens for h in decode(model, src, DecodeOptions())] == expected
+    assert [h.tokens for h in decode(model, src, DecodeOptions("beam", beam_size=1))] == expected
+    g = torch.Generator().manual_seed(0)
+    assert [h.tokens for h in decode(model, src, DecodeOptions("sample", top_k=1), g)] == expected
+    assert len(decode(model, src, DecodeOptions("greedy", max_len=3))[0].steps) <= 3

@@ -14,6 +14,8 @@ import threading
 import time
 from urllib.parse import urlparse
 
+import pytest
+
 SENTENCES = [
     "A man in a blue shirt is riding a bike down the street.",
     "Two young girls are playing with a dog in the park.",
@@ -86,6 +88,7 @@ def run_load(url: str, pair: str, n_heads: int, users: int = 16, seconds: float 
     }
 
 
+@pytest.mark.slow
 def test_sixteen_users_for_a_few_seconds(server, translators):
     pair = sorted(translators)[0]
     report = run_load(server, pair, translators[pair].cfg.n_heads, users=16, seconds=8)

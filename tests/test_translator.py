@@ -96,6 +96,7 @@ def test_clean_text_handles_hostile_characters():
     assert clean_text("  many   spaces ") == "many spaces"
 
 
+@pytest.mark.slow
 def test_cli_translate_and_evaluate(tmp_path, translator, data_dir):
     save_checkpoint(tmp_path / "ck", translator.model, translator.tokenizer)
     run = [sys.executable, "-m", "transformer"]
@@ -114,14 +115,22 @@ def test_cli_translate_and_evaluate(tmp_path, translator, data_dir):
     assert out.returncode == 2 and "top_p must be" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_load_picks_a_device(tmp_path, translator):
+def test_device_choice_follows_what_the_machine_has(monkeypatch, tmp_path, translator):
+    from transformer.translator import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a machine with a GPU
+    assert resolve_device("auto") == torch.device("cuda") and resolve_device("cuda:1") == torch.device("cuda:1")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # and one without
+    assert resolve_device("auto") == torch.device("cpu")
+    with pytest.warns(UserWarning, match="not available"):
+        assert resolve_device("cuda") == torch.device("cpu")
     save_checkpoint(tmp_path / "ck", translator.model, translator.tokenizer)
-    assert Translator.load(tmp_path / "ck", device="auto").device.type == ("cuda" if torch.cuda.is_available() else "cpu")
-    if not torch.cuda.is_available():
-        with pytest.warns(UserWarning, match="not available"):
-            assert Translator.load(tmp_path / "ck", device="cuda").device.type == "cpu"
+    with pytest.warns(UserWarning, match="not available"):
+        loaded = Translator.load(tmp_path / "ck", device="cuda")
+    assert loaded.device.type == "cpu" and all(p.device.type == "cpu" for p in loaded.model.parameters())
 
 
+@pytest.mark.slow
 def test_cli_records_scores_and_re_averages(tmp_path, data_dir):
     from transformer.config import TrainConfig
     from transformer.train import train

@@ -5,6 +5,7 @@ import html
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from transformer import plots
@@ -83,17 +84,20 @@ def test_attention_json_downloads_are_pruned(tmp_path, translator):
 
 
 def test_training_curve_draws_the_checkpoints_own_schedule_with_its_cool_down():
-    from transformer.schedule import noam_lr
 
     epochs = [{"epoch": e, "step": 100 * e, "train_loss": 3.0, "val_loss": 2.0, "val_bleu": 10.0 * e} for e in (1, 2, 3, 4)]
     metrics = {"epochs": epochs, "model_config": {"d_model": 128},
                "train_config": {"warmup": 50, "lr_scale": 1.0, "epochs": 4, "cooldown_epochs": 2}}
     steps, rates = plots.training_curves(metrics).data[0].x, plots.training_curves(metrics).data[0].y
     by_step = dict(zip(steps, rates))
-    assert by_step[101] == noam_lr(101, 128, 50)  # before the cool-down: the Noam rate
-    assert by_step[301] == noam_lr(301, 128, 50) * (4 - 3.01) / 2  # a quarter of the way through it
-    assert rates[-1] < 0.01 * max(rates)  # and it ends near 0
+    # eq. 3 by hand: 128^-0.5 * min(step^-0.5, step * 50^-1.5); after the warm-up the first term is the smaller
+    assert by_step[150] == pytest.approx(128**-0.5 * 150**-0.5)  # epoch 2: before the cool-down
+    assert by_step[300] == pytest.approx(0.5 * 128**-0.5 * 300**-0.5)  # end of epoch 3: half-way down the cool-down
+    assert by_step[400] == 0.0 and rates[-1] < 0.01 * max(rates)  # and at the last step it reaches 0
     metrics["train_config"]["hold_peak"] = True  # a run trained with --hold-peak: flat from warm-up to cool-down
     rate_trace = plots.training_curves(metrics).data[0]
     by_step = dict(zip(rate_trace.x, rate_trace.y))
-    assert by_step[101] == by_step[191] == noam_lr(50, 128, 50)
+    assert by_step[101] == by_step[191] == pytest.approx(128**-0.5 * 50**-0.5)  # the peak, held
+    noam = plots.noam_curves([(128, 50)], ("this checkpoint", metrics))  # the LR view draws the same recipe
+    assert [t.name for t in noam.data] == ["d_model=128, warmup=50", "this checkpoint: as trained"]
+    assert list(noam.data[1].y) == list(rate_trace.y) and noam.data[1].y[-1] == 0.0 < noam.data[0].y[-1]

@@ -1,0 +1,98 @@
+"""Every path that makes tensors, on every device present: batched decoding, capture, training steps.
+
+Sentences of one batch end at different steps, so rows leave the batch (the case that indexes a row list
+with a device tensor). CUDA cases skip where there is no GPU.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from transformer import Transformer, Translator, beam_search, capture_attention, greedy, sample
+from transformer.train import make_optimizer, train_step
+
+from conftest import DEVICES, random_tokens, tiny_config
+
+
+def tiny_model(device: str) -> Transformer:
+    """A random tiny model whose </s> embedding is scaled up, so that greedy sentences end at 3 to 15 steps."""
+    torch.manual_seed(0)
+    model = Transformer(tiny_config())
+    with torch.no_grad():
+        model.embed.table.weight[model.cfg.eos_id] *= 5
+    return model.to(device).eval()
+
+
+def padded_batch(device: str) -> torch.Tensor:
+    src = random_tokens(4, 8, 40)
+    src[1, 5:] = 0
+    src[3, 3:] = 0
+    return src.to(device)
+
+
+def rows(src: torch.Tensor):
+    """Each sentence of the batch alone, without its padding."""
+    return [src[b : b + 1, : int(src[b].ne(0).sum())] for b in range(src.size(0))]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_batched_greedy_and_beam_equal_one_sentence_at_a_time(device):
+    model, src = tiny_model(device), padded_batch(device)
+    batched_greedy, batched_beam = greedy(model, src, 15), beam_search(model, src, 15, beam_size=3)
+    assert len({len(h.steps) for h in batched_greedy}) > 1  # sentences ended at different steps
+    for b, one in enumerate(rows(src)):
+        assert greedy(model, one, 15)[0].tokens == batched_greedy[b].tokens
+        single = beam_search(model, one, 15, beam_size=3)[0]
+        assert single.tokens == batched_beam[b].tokens
+        assert single.score == pytest.approx(batched_beam[b].score, abs=1e-4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_batched_sampling_runs_on_the_device_and_top_1_is_greedy(device):
+    model, src = tiny_model(device), padded_batch(device)
+    g = torch.Generator(device=device).manual_seed(0)
+    top1 = sample(model, src, 15, g, temperature=1.0, top_k=1)
+    for b, one in enumerate(rows(src)):
+        assert top1[b].tokens == greedy(model, one, 15)[0].tokens
+    again = [h.tokens for h in sample(model, src, 15, torch.Generator(device=device).manual_seed(5), temperature=2.0)]
+    assert again == [h.tokens for h in sample(model, src, 15, torch.Generator(device=device).manual_seed(5),
+                                              temperature=2.0)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_translator_batches_on_the_device(device, tokenizer):
+    torch.manual_seed(0)
+    tr = Translator(Transformer(tiny_config(vocab_size=len(tokenizer))).to(device), tokenizer)
+    texts = ["A dog.", "A big red ball in the park on the street.", "A child runs.", "Two girls sit on a ball."]
+    for strategy in ("greedy", "beam"):
+        batch = tr.translate_batch(texts, strategy, max_len=12)
+        assert [t.text for t in batch] == [tr.translate(x, strategy, max_len=12).text for x in texts]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_capture_on_the_device_matches_the_cpu(device):
+    src, tgt = random_tokens(2, 7, 40), random_tokens(2, 5, 40, seed=1)
+    src[1, 4:] = 0
+    maps = {}
+    for dev in ("cpu", device):
+        model = tiny_model(dev)
+        with capture_attention(model) as rec:
+            model(src.to(dev), tgt.to(dev))
+        maps[dev] = rec.sentence(1)
+    for kind in ("encoder", "decoder", "cross"):
+        assert getattr(maps[device], kind).device.type == "cpu"  # recorded maps always come back to the CPU
+        torch.testing.assert_close(getattr(maps[device], kind), getattr(maps["cpu"], kind), atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_training_steps_on_the_device_follow_the_cpu(device):
+    src, tgt = random_tokens(3, 7, 40), random_tokens(3, 6, 40, seed=1)
+    src[2, 5:], tgt[1, 4:] = 0, 0
+    losses = {}
+    for dev in ("cpu", device):
+        torch.manual_seed(0)
+        model = Transformer(tiny_config()).to(dev).train()
+        opt = make_optimizer(model)
+        losses[dev] = [train_step(model, opt, src.to(dev), tgt.to(dev), 1e-3, 0.1, 0)[0] for _ in range(5)]
+    assert losses[device][-1] < losses[device][0]  # it learns
+    assert losses[device] == pytest.approx(losses["cpu"], rel=1e-3)
