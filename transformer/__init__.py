@@ -2,14 +2,14 @@
 from .capture import AttentionMaps, ablate_heads, capture_attention
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import ModelConfig, TrainConfig
-from .decoding import beam_search, greedy, sample
-from .model import KVCache, Transformer
+from .decoding import DecodeOptions, beam_search, decode, greedy, sample
+from .model import KVCache, Tap, Transformer
 from .schedule import noam_lr
 from .tokenizer import Tokenizer
 from .translator import Translation, Translator
 
 __all__ = [
-    "AttentionMaps", "CheckpointError", "KVCache", "ModelConfig", "TrainConfig", "Tokenizer", "Transformer",
-    "Translation", "Translator", "ablate_heads", "beam_search", "capture_attention", "greedy", "load_checkpoint",
-    "noam_lr", "sample", "save_checkpoint",
+    "AttentionMaps", "CheckpointError", "DecodeOptions", "KVCache", "ModelConfig", "Tap", "TrainConfig", "Tokenizer",
+    "Transformer", "Translation", "Translator", "ablate_heads", "beam_search", "capture_attention", "decode", "greedy",
+    "load_checkpoint", "noam_lr", "sample", "save_checkpoint",
 ]

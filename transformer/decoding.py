@@ -18,7 +18,7 @@ from torch import Tensor
 
 N_ALTERNATIVES = 5
 STRATEGIES = ("greedy", "sample", "beam")
-MAX_BEAM = 16  # beams cost memory and time linearly; 16 is past where BLEU stops moving
+MAX_BEAM = 16  # bounds the work one request can ask for: beams cost memory and time linearly
 MAX_TEMPERATURE = 100.0
 
 

@@ -187,7 +187,7 @@ class FeedForward(nn.Module):
 
 
 def dropout(x: Tensor, p: float, training: bool) -> Tensor:
-    """F.dropout, skipped outright at inference: a decoding step would otherwise call it 18 times for nothing."""
+    """F.dropout, skipped outright at inference, where every sublayer of every decoding step would call it for nothing."""
     return F.dropout(x, p, True) if training and p > 0 else x
 
 

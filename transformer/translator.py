@@ -71,8 +71,8 @@ def column_major_embedding(model: Transformer) -> None:
     """Store the shared (V, D) embedding column by column, in place; the values stay the same.
 
     The output projection computes x @ E^T, and on the CPU the product is faster when E^T is the contiguous
-    one (one row against our 8000 x 128 matrix: 73 instead of 127 us on a 2-core CPU). The embedding
-    lookups of a few tokens per step do not mind the strides.
+    one (README.md, Speed, has the measurement). The embedding lookups of a few tokens per step do not mind
+    the strides.
     """
     weight = model.embed.table.weight
     weight.data = weight.data.t().contiguous().t()  # (V, D) values, strides (1, V)
@@ -82,7 +82,7 @@ def quantize_int8(model: Transformer) -> Transformer:
     """A copy with dynamic int8 feed-forward layers and output projection (weights int8, activations per batch).
 
     Those are the large matrices, where int8 products pay for quantizing their input; the d_model x d_model
-    attention projections stay fp32 (on a 2-core CPU int8 made them slower at every batch size up to 64).
+    attention projections stay fp32: too small for int8 to pay for quantizing their input (README.md, Speed).
     CPU only.
     """
     names = {"output"} | {name for name, _ in model.named_modules() if name.endswith(("feed_forward.w_1", "feed_forward.w_2"))}
