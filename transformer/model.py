@@ -52,7 +52,8 @@ class Tap(nn.Module):
     @property
     def watched(self) -> bool:
         """True when a hook acts on this tap for the current caller."""
-        return bool(self._watchers) and any(live() for live, _ in list(self._watchers.values()))  # a copy: other threads may register
+        watchers = list(self._watchers.values())  # a copy: another thread may register while we look
+        return any(live() for live, _ in watchers)
 
     @property
     def recording(self) -> bool:
