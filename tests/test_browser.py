@@ -149,6 +149,8 @@ def test_positional_encoding_learning_rate_and_model_card(page):
     shot(page, "learning_rate")
     page.get_by_role("tab", name="Model card").click()
     page.get_by_text("parameters", exact=False).first.wait_for()
+    assert page.get_by_role("tab").all_text_contents() == [  # one tab per view, none drawn twice
+        "Step by step", "Attention", "bertviz", "Head ablation", "Positional encoding", "Learning rate", "Model card"]
     assert "shared embedding" in page.content()
     shot(page, "model_card")
     assert not page.dialogs

@@ -22,7 +22,7 @@ class ScheduleView:
                 self.clear = gr.Button("Clear")
             self.noam = gr.Plot()
             self.training = gr.Plot()
-        self.curves = gr.State([PAPER_BASE])  # per user: the (d_model, warmup) curves drawn
+            self.curves = gr.State([PAPER_BASE])  # per user: the (d_model, warmup) curves drawn
         self.controls: list = []
         self.outputs: list = []
 
