@@ -144,7 +144,11 @@ def test_a_tap_is_watched_only_while_a_live_hook_is_on_it(model):
     live[0] = True
     assert tap.watched and tap.recording
     handle.remove()
-    assert not tap.watched and not tap._forward_hooks  # removed from the tap and from torch's table
+    assert not tap.watched and tap.n_watchers == 0
+    fired = []
+    tap.register_forward_hook(lambda m, i, o: fired.append(o)).remove()
+    tap(torch.ones(1))
+    assert fired == []  # removed from torch's hooks too: nothing runs
     with tap.register_forward_hook(lambda m, i, o: None):  # a plain hook: always live, not recording
         assert tap.watched and not tap.recording
     assert not tap.watched

@@ -56,6 +56,11 @@ class Tap(nn.Module):
         return any(live() for live, _ in watchers)
 
     @property
+    def n_watchers(self) -> int:
+        """How many hooks are registered on this tap, for any caller."""
+        return len(self._watchers)
+
+    @property
     def recording(self) -> bool:
         """True when a hook that keeps what it sees across calls acts for the current caller."""
         return any(records and live() for live, records in list(self._watchers.values()))
