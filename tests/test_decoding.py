@@ -150,6 +150,10 @@ def test_steps_report_the_model_probabilities(model):
     ({"seed": None}, "seed must be"),
     ({"length_penalty": [1]}, "length_penalty must be"),
     ({"max_len": -1}, "max_len must be"),
+    ({"top_p": 1.5}, "top_p must be"),
+    ({"top_k": -3}, "top_k must be"),
+    ({"beam_size": 0}, "beam_size must be"),
+    ({"seed": "x"}, "seed must be"),
 ])
 def test_decode_options_refuse_bad_values_in_a_sentence(fields, message):
     with pytest.raises(ValueError, match=message):

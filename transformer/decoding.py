@@ -196,7 +196,7 @@ def _decode_one_path(model, src: Tensor, max_len: int, choose: Choose) -> list[H
         if len(ended) == len(rows):
             break
         if ended:  # finished sentences leave the batch, their cache rows too
-            kept = [i for i in range(len(rows)) if i not in set(ended)]
+            kept = sorted(set(range(len(rows))) - set(ended))
             keep = torch.tensor(kept, device=src.device)  # (n',)
             memory, chosen = memory.index_select(0, keep), chosen[keep]
             rows = [rows[i] for i in kept]

@@ -5,8 +5,9 @@ import gradio as gr
 
 from transformer import playground
 from transformer.capture import parse_head
+from transformer.decoding import DecodeOptions
 
-from .common import Context, decode_options, friendly
+from .common import Context, friendly
 
 
 def heads_off(spec: str) -> list[tuple[str, int, int]]:
@@ -26,7 +27,7 @@ def register(ctx: Context) -> None:
                   max_len: int = 0, ablate: str = "") -> tuple[str, dict]:
         """Translate `text`; returns the translation and its tokens and per-step probabilities.
         `ablate` lists heads to switch off, e.g. "cross:0:1,encoder:2:3"."""
-        options = decode_options(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len)
+        options = DecodeOptions(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len)
         out = ctx.translator(pair).translate(text, options, ablate=heads_off(ablate))
         return out.text, {"source_tokens": out.source_tokens, "target_tokens": out.target_tokens,
                           "truncated": out.truncated,

@@ -11,7 +11,6 @@ from pathlib import Path
 import gradio as gr
 
 from transformer import Translator
-from transformer.decoding import DecodeOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPLAIN = json.loads((ROOT / "assets" / "explanations.json").read_text(encoding="utf-8"))
@@ -60,12 +59,6 @@ def need(result):
     if result is None:
         raise ValueError("translate a sentence first")
     return result
-
-
-def decode_options(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len) -> DecodeOptions:
-    """The UI's decoding controls as DecodeOptions (which checks them); max length 0 or empty: automatic."""
-    return DecodeOptions(strategy, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, beam_size=beam_size,
-                         length_penalty=length_penalty, max_len=max_len or 0)
 
 
 def cards(items: list[tuple[str, str]]) -> str:

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import gradio as gr
 
-from transformer.decoding import MAX_BEAM
+from transformer.decoding import MAX_BEAM, DecodeOptions
 
-from .common import PAIR_NAMES, ROOT, Context, cards, decode_options, friendly
+from .common import PAIR_NAMES, ROOT, Context, cards, friendly
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
 
@@ -45,7 +45,7 @@ class TranslatePanel:
 
     @property
     def decoding(self) -> list:
-        """The decoding controls, in decode_options' order."""
+        """The decoding controls, in the order of DecodeOptions' fields (max length 0: automatic)."""
         return [self.strategy, self.temperature, self.top_k, self.top_p, self.seed, self.beam_size,
                 self.length_penalty, self.max_len]
 
@@ -58,7 +58,7 @@ class TranslatePanel:
         return [self.translation, self.notice, self.samples]
 
     def options(self, values: dict):
-        return decode_options(*(values[c] for c in self.decoding))
+        return DecodeOptions(*(values[c] for c in self.decoding))
 
     def fill(self, result, values: dict) -> dict:
         """The translation, a notice when the source was cut, and more samples side by side when asked for."""
@@ -79,7 +79,7 @@ class TranslatePanel:
     @friendly
     def compare(self, pair, text, *decoding) -> dict:
         """The same sentence with greedy decoding, the sampling settings and the beam settings."""
-        t, opts = self.ctx.translator(pair), decode_options(*decoding)
+        t, opts = self.ctx.translator(pair), DecodeOptions(*decoding)
         rows = [("greedy", "greedy"), (f"sample (T={opts.temperature:g}, seed {opts.seed})", "sample"),
                 (f"beam search (k={opts.beam_size})", "beam")]
         return {self.comparison: cards([(name, t.translate(text, replace(opts, strategy=s)).text) for name, s in rows])}
