@@ -21,6 +21,7 @@ from views.common import ROOT, Context, friendly
 from views.positional import PositionalView
 from views.schedule import ScheduleView
 from views.steps import StepsView
+from views.timeline import TimelineView
 from views.translate import TranslatePanel
 
 CSS = (ROOT / "assets" / "style.css").read_text(encoding="utf-8")
@@ -74,7 +75,7 @@ class Page:
         """What a newly chosen checkpoint changes: model card, PE plots, head lists, training curves."""
         t, v = self.ctx.translator(pair), self.views
         return (v["card"].on_pair(t, pair) | v["positional"].on_pair(t) | v["attention"].on_pair(t)
-                | v["ablation"].on_pair(t) | v["schedule"].on_pair(t, pair, curves))
+                | v["ablation"].on_pair(t) | v["schedule"].on_pair(t, pair, curves) | v["timeline"].on_pair(t))
 
 
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,
@@ -91,7 +92,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         with gr.Tabs():
             views = {"steps": StepsView(), "attention": AttentionView(ctx), "bertviz": BertvizView(ctx),
                      "ablation": AblationView(ctx), "positional": PositionalView(ctx, panel.pair),
-                     "schedule": ScheduleView(ctx, panel.pair), "card": CardView()}
+                     "schedule": ScheduleView(ctx, panel.pair), "timeline": TimelineView(ctx, panel.pair),
+                     "card": CardView()}
         page = Page(demo, ctx, panel, result, views)
 
         panel.wire()
@@ -106,6 +108,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         pair_outputs = [views["card"].card, views["positional"].matrix, views["positional"].curves,
                         views["positional"].dims, views["positional"].similarity, views["attention"].layer,
                         views["attention"].head, views["ablation"].heads, schedule.noam, schedule.training]
+        timeline = views["timeline"]
+        pair_outputs += [timeline.epoch, timeline.example, timeline.table, timeline.curves, timeline.forming]
         panel.pair.change(page.choose_pair, [panel.pair, schedule.curves], pair_outputs, api_visibility="private")
         if ctx.pairs:
             demo.load(page.choose_pair, [panel.pair, schedule.curves], pair_outputs, api_visibility="private")

@@ -150,11 +150,28 @@ def test_positional_encoding_learning_rate_and_model_card(page):
     page.get_by_role("tab", name="Model card").click()
     page.get_by_text("parameters", exact=False).first.wait_for()
     assert page.get_by_role("tab").all_text_contents() == [  # one tab per view, none drawn twice
-        "Step by step", "Attention", "bertviz", "Head ablation", "Positional encoding", "Learning rate", "Model card"]
+        "Step by step", "Attention", "bertviz", "Head ablation", "Positional encoding", "Learning rate", "How it learned",
+        "Model card"]
     assert "shared embedding" in page.content()
     shot(page, "model_card")
     assert not page.dialogs
 
+
+
+def test_the_epoch_slider_changes_the_example_translations(page):
+    page.get_by_role("tab", name="How it learned").click()
+    table = page.locator("#timeline-table")
+    table.get_by_text("after epoch 1", exact=True).wait_for(timeout=30_000)
+    first = table.inner_text()
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .heatmaplayer').length >= 6",
+                           timeout=60_000)  # five snapshots and the shipped model, side by side
+    number = page.locator("input[aria-label='number input for after epoch']")
+    number.fill("60")
+    number.press("Enter")
+    table.get_by_text("after epoch 60", exact=True).wait_for(timeout=30_000)
+    assert table.inner_text() != first
+    shot(page, "how_it_learned")
+    assert not page.dialogs
 
 HOSTILE = [
     "<script>alert(1)</script> A man rides a bike.",

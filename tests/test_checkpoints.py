@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 from sacrebleu.metrics import CHRF
 
 from transformer.data import read_pair
@@ -53,3 +54,28 @@ def test_a_hundred_val_sentences_score_above_the_floor(translators, pair):
     scores = score_translations(hyps, ref[100:200])
     assert scores["bleu"] >= FLOORS[pair]["val100_bleu"], scores
     assert scores["chrf"] >= FLOORS[pair]["val100_chrf"], scores
+
+
+@pytest.mark.parametrize("pair", shipped_pairs())
+def test_the_timeline_was_recorded_and_its_snapshots_are_small(translators, pair):
+    """Every epoch's translations of the curated examples, and int8 snapshots under 20 MB in all."""
+    from transformer import timeline
+
+    tr = translators[pair]
+    epochs = timeline.recorded_epochs(tr.metrics)
+    assert epochs == list(range(1, tr.metrics["train_config"]["epochs"] + 1))
+    examples = json.loads((SHIPPED.parent / "assets" / "examples.json").read_text())
+    assert tr.metrics["timeline_sources"] == examples
+    first, last = timeline.translations_at(tr.metrics, 1), timeline.translations_at(tr.metrics, epochs[-1])
+    assert [r.final for r in first] == [r.at_epoch for r in last]
+    assert sum(r.at_epoch == r.final for r in first) <= 1  # epoch 1 does not translate yet
+    size = sum(p.stat().st_size for p in (SHIPPED / pair / "timeline").iterdir())
+    assert timeline.snapshots(tr) and size < 20 * 1024 * 1024
+    stages = timeline.attention_over_epochs(tr, examples[0])
+    assert [label for label, _ in stages] == [f"epoch {e}" for e in timeline.snapshots(tr)] + ["shipped"]
+    shapes = {tuple(m.cross.shape) for _, m in stages}
+    assert len(shapes) == 1  # one sentence pair read by every stage
+    for _, maps in stages:
+        assert torch.allclose(maps.cross.sum(-1), torch.ones(()), atol=1e-4)
+    early, shipped = stages[0][1].cross[-1].mean(0), stages[-1][1].cross[-1].mean(0)
+    assert not torch.allclose(early, shipped, atol=0.05)  # training changed where it looks

@@ -178,6 +178,42 @@ def test_train_writes_a_checkpoint_and_resumes(data_dir, tmp_path):
     assert len(src) == 40
 
 
+def test_train_records_the_timeline_and_int8_snapshots(data_dir, tmp_path):
+    """Every epoch row keeps the greedy translations of the timeline sentences; chosen epochs keep int8 weights."""
+    from transformer.checkpoint import load_snapshot, snapshot_epochs
+    from transformer.train import translate_all
+
+    sources = ["a man runs", "the dog sits in the park", "<b>&amp;"]
+    (tmp_path / "timeline.json").write_text(json.dumps(sources))
+    out = tmp_path / "ck"
+    tcfg = TrainConfig(epochs=3, max_tokens=512, warmup=20, vocab_size=60, average_last=1, fp16_weights=False,
+                       threads=1, timeline=str(tmp_path / "timeline.json"), snapshot_epochs="1,3,7",
+                       val_bleu_every=2)
+    train(str(data_dir), str(out), tiny_config(max_len=32), tcfg)
+    metrics = json.loads((out / "metrics.json").read_text())  # the round trip the timeline view reads
+    assert metrics["timeline_sources"] == sources
+    assert [len(row["translations"]) for row in metrics["epochs"]] == [3, 3, 3]
+    assert [row["val_bleu"] is None for row in metrics["epochs"]] == [True, False, False]  # every 2nd, and the last
+    assert snapshot_epochs(out) == [1, 3]  # epoch 7 never came
+    model, tok, _ = load_checkpoint(out)  # average of the last 1 epoch: the epoch-3 weights, stored in fp32
+    snap = load_snapshot(out, 3)
+    for name, weight in model.state_dict().items():  # int8 rows: within half a step of each row's scale
+        step = weight.abs().amax(dim=-1, keepdim=True) / 127 if weight.dim() == 2 else weight.abs() * 1e-3
+        assert (snap.state_dict()[name] - weight).abs().le(step / 2 + 1e-6).all(), name
+    assert translate_all(model, tok, sources, 1, "cpu") == metrics["epochs"][-1]["translations"]
+    with pytest.raises(CheckpointError, match="no snapshot of epoch 2"):
+        load_snapshot(out, 2)
+
+
+def test_subword_sampling_draws_other_segmentations_repeatably(tokenizer):
+    texts = ["a man walks in the park", "the small dog runs on the street"] * 20
+    first, again = tokenizer.sample(texts, 0.2, seed=3), tokenizer.sample(texts, 0.2, seed=3)
+    assert first == again  # seeded: a resumed epoch sees the same segmentation
+    assert first != tokenizer.sample(texts, 0.2, seed=4)
+    assert any(ids != tokenizer.encode(t) for ids, t in zip(first, texts))  # not only the best segmentation
+    assert [tokenizer.decode(ids) for ids in first] == texts  # every draw spells the same text
+
+
 @pytest.mark.slow
 def test_training_killed_mid_run_resumes_and_leaves_no_broken_file(data_dir, tmp_path):
     """SIGKILL while training saves after every batch; --resume then finishes from the last complete save."""

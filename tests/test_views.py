@@ -101,3 +101,30 @@ def test_training_curve_draws_the_checkpoints_own_schedule_with_its_cool_down():
     noam = plots.noam_curves([(128, 50)], ("this checkpoint", metrics))  # the LR view draws the same recipe
     assert [t.name for t in noam.data] == ["d_model=128, warmup=50", "this checkpoint: as trained"]
     assert list(noam.data[1].y) == list(rate_trace.y) and noam.data[1].y[-1] == 0.0 < noam.data[0].y[-1]
+
+
+def test_timeline_rows_and_table_escape_and_refuse_unknown_epochs():
+    from transformer import timeline
+    from views.timeline import translations_table
+
+    metrics = {"timeline_sources": ["a <b>", "c"],
+               "epochs": [{"epoch": 1, "translations": ["x x x", "x"]}, {"epoch": 2, "translations": ["<i>", "d"]}]}
+    assert timeline.recorded_epochs(metrics) == [1, 2]
+    rows = timeline.translations_at(metrics, 1)
+    assert [(r.source, r.at_epoch, r.final) for r in rows] == [("a <b>", "x x x", "<i>"), ("c", "x", "d")]
+    table = translations_table(rows, 1)
+    assert "&lt;b&gt;" in table and "&lt;i&gt;" in table and "<b>" not in table and "<i>" not in table
+    with pytest.raises(ValueError, match="epoch 3 is not recorded"):
+        timeline.translations_at(metrics, 3)
+    with pytest.raises(ValueError, match="without recording a timeline"):
+        timeline.translations_at({"epochs": [{"epoch": 1}]}, 1)
+
+
+def test_training_curves_mark_the_chosen_epoch():
+    metrics = {"train_config": {"epochs": 2, "warmup": 4, "lr_scale": 1.0, "cooldown_epochs": 0, "hold_peak": False},
+               "model_config": {"d_model": 32},
+               "epochs": [{"epoch": e, "step": 10 * e, "train_loss": 3.0 / e, "val_loss": 2.0 / e, "val_bleu": None}
+                          for e in (1, 2)]}
+    marks = lambda fig: sorted(s.x0 for s in fig.layout.shapes)
+    assert marks(plots.training_curves(metrics)) == []
+    assert marks(plots.training_curves(metrics, mark_epoch=2)) == [2, 2, 20]  # step axis, then both epoch axes

@@ -209,8 +209,8 @@ def noam_curves(curves: list[tuple[int, int]], checkpoint: tuple[str, dict] | No
     return _layout(fig, "Noam schedule (eq. 3): linear warm-up, then 1/sqrt(step) decay", 420)
 
 
-def training_curves(metrics: dict) -> go.Figure:
-    """The checkpoint's own run: its schedule per step, train/val loss and val BLEU per epoch."""
+def training_curves(metrics: dict, mark_epoch: int | None = None) -> go.Figure:
+    """The checkpoint's own run: its schedule per step, train/val loss and val BLEU per epoch (one epoch marked)."""
     epochs = metrics.get("epochs", [])
     fig = make_subplots(rows=1, cols=3, subplot_titles=["learning rate", "loss", "val BLEU"], horizontal_spacing=0.08)
     if not epochs:
@@ -221,8 +221,25 @@ def training_curves(metrics: dict) -> go.Figure:
     ep = [e["epoch"] for e in epochs]
     fig.add_trace(go.Scatter(x=ep, y=[e["train_loss"] for e in epochs], name="train loss (smoothed)"), row=1, col=2)
     fig.add_trace(go.Scatter(x=ep, y=[e["val_loss"] for e in epochs], name="val loss (NLL)"), row=1, col=2)
-    fig.add_trace(go.Scatter(x=ep, y=[e["val_bleu"] for e in epochs], name="val BLEU (greedy)"), row=1, col=3)
+    fig.add_trace(go.Scatter(x=ep, y=[e["val_bleu"] for e in epochs], name="val BLEU (greedy)", connectgaps=True), row=1, col=3)
+    if mark_epoch is not None:
+        step = next((e["step"] for e in epochs if e["epoch"] == mark_epoch), None)
+        for col, x in ((1, step), (2, mark_epoch), (3, mark_epoch)):
+            if x is not None:
+                fig.add_vline(x=x, line_dash="dot", line_color="gray", row=1, col=col)
     fig.update_xaxes(title_text="step", row=1, col=1)
     fig.update_xaxes(title_text="epoch", row=1, col=2)
     fig.update_xaxes(title_text="epoch", row=1, col=3)
     return _layout(fig, "How this checkpoint was trained", 380)
+
+
+def attention_stages(stages: list[tuple[str, Tensor]], query_tokens: list[str], key_tokens: list[str],
+                     title: str) -> go.Figure:
+    """One map per stage of training (label, (queries, keys) weights), side by side on a shared colour scale."""
+    fig = make_subplots(rows=1, cols=len(stages), subplot_titles=[label for label, _ in stages],
+                        horizontal_spacing=0.02)
+    for col, (_, weights) in enumerate(stages, start=1):
+        fig.add_trace(_heatmap(weights.tolist(), labels(key_tokens), labels(query_tokens), show_scale=col == len(stages),
+                               zmax=1.0), row=1, col=col)
+        fig.update_yaxes(autorange="reversed", showticklabels=col == 1, row=1, col=col)
+    return _layout(fig, title, min(200 + 18 * len(query_tokens), 700))

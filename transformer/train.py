@@ -14,6 +14,7 @@ import platform
 import shlex
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
@@ -23,7 +24,7 @@ from safetensors.torch import load_file
 from torch import Tensor
 from tqdm import tqdm
 
-from .checkpoint import atomic_write, save_checkpoint, save_weights, write_json
+from .checkpoint import TIMELINE, atomic_write, quantize_int8, save_checkpoint, save_weights, write_json
 from .config import ModelConfig, TrainConfig
 from .data import bucket_batches, iterate_batches, length_sorted_batches, make_example, pad_batch, read_pair
 from .decoding import DecodeOptions, decode
@@ -136,8 +137,8 @@ def hardware() -> str:
 
 
 @torch.no_grad()
-def bleu_of(model, tokenizer, src: list[str], refs: list[str], beam: int, device, batch_size: int = 64) -> float:
-    """Cased corpus BLEU of greedy (beam 1) or beam-search translations of `src`, decoded in length-sorted batches."""
+def translate_all(model, tokenizer, src: list[str], beam: int, device, batch_size: int = 64) -> list[str]:
+    """Greedy (beam 1) or beam-search translations of `src`, decoded in length-sorted batches."""
     model.eval()
     options = DecodeOptions("beam" if beam > 1 else "greedy", beam_size=max(beam, 1))
     ids = [make_example(tokenizer.encode(s), [], model.cfg.max_len)[0] for s in src]
@@ -146,7 +147,22 @@ def bleu_of(model, tokenizer, src: list[str], refs: list[str], beam: int, device
         batch = pad_batch([ids[i] for i in chunk]).to(device)  # (B, S)
         for i, hyp in zip(chunk, decode(model, batch, options)):
             hyps[i] = tokenizer.decode(hyp.tokens)
-    return score_translations(hyps, refs)["bleu"]
+    return hyps
+
+
+def bleu_of(model, tokenizer, src: list[str], refs: list[str], beam: int, device, batch_size: int = 64) -> float:
+    """Cased corpus BLEU of translate_all's output."""
+    return score_translations(translate_all(model, tokenizer, src, beam, device, batch_size), refs)["bleu"]
+
+
+def read_timeline_sources(tcfg: TrainConfig) -> list[str]:
+    """The sentences translated after every epoch (a JSON list; a relative path is looked up in the project too)."""
+    if not tcfg.timeline:
+        return []
+    path = Path(tcfg.timeline)
+    if not path.is_absolute() and not path.exists():
+        path = Path(__file__).resolve().parents[1] / path
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @torch.no_grad()
@@ -194,7 +210,15 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
     def encode(srcs, tgts):
         return [make_example(tokenizer.encode(s), tokenizer.encode(t), mcfg.max_len) for s, t in zip(srcs, tgts)]
 
+    def sampled_train_examples(epoch: int):
+        """This epoch's segmentation of the training pairs: one draw per epoch, the same on every rank and resume."""
+        seed = 2 * (tcfg.seed * 100_003 + epoch)  # sentencepiece takes unsigned seeds: src even, tgt odd
+        srcs, tgts = tokenizer.sample(train_src, tcfg.spm_alpha, seed), tokenizer.sample(train_tgt, tcfg.spm_alpha, seed + 1)
+        return [make_example(s, t, mcfg.max_len) for s, t in zip(srcs, tgts)]
+
     train_ex, val_ex = encode(train_src, train_tgt), encode(val_src, val_tgt)
+    timeline_src = read_timeline_sources(tcfg)
+    keep_epochs = {int(e) for e in tcfg.snapshot_epochs.split(",") if e.strip()}
 
     model = Transformer(mcfg).to(device)
     optimizer = make_optimizer(model, tcfg.weight_decay)
@@ -207,6 +231,7 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         "parameters": count_parameters(model),
         "model_config": mcfg.to_dict(),
         "train_config": tcfg.to_dict(),
+        "timeline_sources": timeline_src,
         "epochs": [],
     }
     for stale in work.glob(".*.tmp"):  # a write cut short by a crash; the file it was meant to replace is intact
@@ -221,7 +246,12 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
     model.train()
 
     last_save = time.time()
+    drawer = ThreadPoolExecutor(1) if tcfg.spm_alpha else None  # draws the next epoch's segmentation meanwhile
+    next_ex = drawer.submit(sampled_train_examples, position["epoch"]) if drawer else None
     for epoch in range(position["epoch"], tcfg.epochs + 1):
+        if drawer:
+            train_ex = next_ex.result()
+            next_ex = drawer.submit(sampled_train_examples, epoch + 1) if epoch < tcfg.epochs else None
         batches = bucket_batches(train_ex, tcfg.max_tokens, seed=tcfg.seed + epoch)
         batches = batches[: len(batches) // world * world][rank::world]  # equal counts, or all-reduce would hang
         start_batch = position["batch"] if epoch == position["epoch"] else 0
@@ -253,8 +283,13 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
 
         # End of epoch: snapshot, validation, metrics, resumable state
         save_weights(work / f"epoch{epoch}.safetensors", model.state_dict())
+        if epoch in keep_epochs:
+            save_weights(out_dir / TIMELINE / f"epoch{epoch}.safetensors", quantize_int8(model.state_dict()))
         val_loss = validation_loss(model, val_ex, tcfg.max_tokens, device)
-        val_bleu = bleu_of(model, tokenizer, val_src, val_tgt, tcfg.val_beam, device)
+        val_bleu = None  # measured every val_bleu_every epochs, and at the last
+        if epoch % tcfg.val_bleu_every == 0 or epoch == tcfg.epochs:
+            val_bleu = bleu_of(model, tokenizer, val_src, val_tgt, tcfg.val_beam, device, batch_size=256)
+        translations = translate_all(model, tokenizer, timeline_src, 1, device) if timeline_src else []
         model.train()
         row = {
             "epoch": epoch,
@@ -266,6 +301,7 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
             "tokens_per_s": tok_sum * world / epoch_s,
             "epoch_s": epoch_s,
             "wall_s": position["elapsed_s"],
+            "translations": translations,  # greedy, of metrics["timeline_sources"]
         }
         metrics["epochs"].append(row)
         tqdm.write(json.dumps(row))
@@ -274,6 +310,8 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         save_state(work, model, optimizer, position)
         last_save = time.time()
 
+    if drawer:
+        drawer.shutdown()
     if rank == 0:
         metrics["train_wall_s"] = position["elapsed_s"]
         finish(out_dir, model, tokenizer, metrics, tcfg.average_last, tcfg.fp16_weights, val_src, val_tgt)

@@ -99,6 +99,7 @@ class Translator:
         self.tokenizer = tokenizer
         self.metrics = metrics or {}
         self.name = name
+        self.path: Path | None = None  # the checkpoint directory, when loaded from one (its timeline lives there)
         self.device = next(model.parameters()).device
 
     @classmethod
@@ -112,7 +113,9 @@ class Translator:
             if dev.type != "cpu":
                 raise ValueError("int8 quantization runs on the CPU only; use device='cpu'")
             model = quantize_int8(model)
-        return cls(model, tokenizer, metrics, name=Path(path).name, precision="int8" if int8 else "fp32")
+        translator = cls(model, tokenizer, metrics, name=Path(path).name, precision="int8" if int8 else "fp32")
+        translator.path = Path(path)
+        return translator
 
     @property
     def cfg(self):

@@ -1,0 +1,56 @@
+"""How a shipped checkpoint learned: what its trainer recorded after every epoch, and its int8 snapshots.
+
+metrics.json keeps, per epoch, the greedy translations of `timeline_sources` (the app's curated examples);
+<checkpoint>/timeline/epoch{N}.safetensors keeps the weights at a few early epochs (see train.py).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from .capture import AttentionMaps
+from .checkpoint import load_snapshot, snapshot_epochs
+from .translator import Translator
+
+
+@dataclass
+class EpochRow:
+    source: str
+    at_epoch: str  # greedy, after the chosen epoch
+    final: str  # greedy, after the last epoch
+
+
+def recorded_epochs(metrics: dict) -> list[int]:
+    """The epochs whose translations metrics.json holds (empty for a checkpoint trained without a timeline)."""
+    return [row["epoch"] for row in metrics.get("epochs", []) if row.get("translations")]
+
+
+def translations_at(metrics: dict, epoch: int) -> list[EpochRow]:
+    rows = {row["epoch"]: row for row in metrics.get("epochs", []) if row.get("translations")}
+    if not rows:
+        raise ValueError("this checkpoint was trained without recording a timeline")
+    if epoch not in rows:
+        raise ValueError(f"epoch {epoch} is not recorded; choose one of 1-{max(rows)}")
+    last = rows[max(rows)]["translations"]
+    return [EpochRow(src, now, end) for src, now, end in zip(metrics["timeline_sources"], rows[epoch]["translations"], last)]
+
+
+def snapshots(translator: Translator) -> list[int]:
+    """The epochs whose weights the checkpoint keeps."""
+    return snapshot_epochs(translator.path) if translator.path else []
+
+
+@functools.lru_cache(maxsize=16)
+def _snapshot(translator: Translator, epoch: int) -> Translator:
+    model = load_snapshot(translator.path, epoch, translator.device)
+    return Translator(model, translator.tokenizer, translator.metrics, name=f"{translator.name} epoch {epoch}")
+
+
+def attention_over_epochs(translator: Translator, text: str) -> list[tuple[str, AttentionMaps]]:
+    """(label, maps) for every snapshot and for the shipped model, all reading the same sentence pair:
+    the source `text` and the shipped model's greedy translation, teacher-forced. Same tokens on every axis,
+    so the maps differ only by what each stage of training attends to."""
+    final = translator.translate(text)
+    stages = [(f"epoch {e}", _snapshot(translator, e)) for e in snapshots(translator)]
+    stages.append(("shipped", translator))
+    return [(label, t.attention(text, final.text)) for label, t in stages]
