@@ -53,7 +53,8 @@ def untied(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 def save_weights(path: str | Path, state: dict[str, torch.Tensor], fp16: bool = False,
                  metadata: dict[str, str] | None = None) -> None:
-    kept = {k: (v.half() if fp16 and v.is_floating_point() else v).contiguous().cpu() for k, v in untied(state).items()}
+    kept = {k: (v.half() if fp16 and v.is_floating_point() else v).contiguous().cpu()
+            for k, v in untied(state).items()}
     atomic_write(path, lambda tmp: save_file(kept, tmp, metadata=metadata))
 
 

@@ -221,7 +221,8 @@ def training_curves(metrics: dict, mark_epoch: int | None = None) -> go.Figure:
     ep = [e["epoch"] for e in epochs]
     fig.add_trace(go.Scatter(x=ep, y=[e["train_loss"] for e in epochs], name="train loss (smoothed)"), row=1, col=2)
     fig.add_trace(go.Scatter(x=ep, y=[e["val_loss"] for e in epochs], name="val loss (NLL)"), row=1, col=2)
-    fig.add_trace(go.Scatter(x=ep, y=[e["val_bleu"] for e in epochs], name="val BLEU (greedy)", connectgaps=True), row=1, col=3)
+    fig.add_trace(go.Scatter(x=ep, y=[e["val_bleu"] for e in epochs], name="val BLEU (greedy)", connectgaps=True),
+                  row=1, col=3)  # measured every val_bleu_every epochs
     if mark_epoch is not None:
         step = next((e["step"] for e in epochs if e["epoch"] == mark_epoch), None)
         for col, x in ((1, step), (2, mark_epoch), (3, mark_epoch)):
@@ -239,7 +240,8 @@ def attention_stages(stages: list[tuple[str, Tensor]], query_tokens: list[str], 
     fig = make_subplots(rows=1, cols=len(stages), subplot_titles=[label for label, _ in stages],
                         horizontal_spacing=0.02)
     for col, (_, weights) in enumerate(stages, start=1):
-        fig.add_trace(_heatmap(weights.tolist(), labels(key_tokens), labels(query_tokens), show_scale=col == len(stages),
-                               zmax=1.0), row=1, col=col)
+        last = col == len(stages)
+        fig.add_trace(_heatmap(weights.tolist(), labels(key_tokens), labels(query_tokens), show_scale=last, zmax=1.0),
+                      row=1, col=col)
         fig.update_yaxes(autorange="reversed", showticklabels=col == 1, row=1, col=col)
     return _layout(fig, title, min(200 + 18 * len(query_tokens), 700))

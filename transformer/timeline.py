@@ -32,7 +32,8 @@ def translations_at(metrics: dict, epoch: int) -> list[EpochRow]:
     if epoch not in rows:
         raise ValueError(f"epoch {epoch} is not recorded; choose one of 1-{max(rows)}")
     last = rows[max(rows)]["translations"]
-    return [EpochRow(src, now, end) for src, now, end in zip(metrics["timeline_sources"], rows[epoch]["translations"], last)]
+    now = rows[epoch]["translations"]
+    return [EpochRow(src, at, end) for src, at, end in zip(metrics["timeline_sources"], now, last)]
 
 
 def snapshots(translator: Translator) -> list[int]:

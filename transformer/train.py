@@ -213,7 +213,8 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
     def sampled_train_examples(epoch: int):
         """This epoch's segmentation of the training pairs: one draw per epoch, the same on every rank and resume."""
         seed = 2 * (tcfg.seed * 100_003 + epoch)  # sentencepiece takes unsigned seeds: src even, tgt odd
-        srcs, tgts = tokenizer.sample(train_src, tcfg.spm_alpha, seed), tokenizer.sample(train_tgt, tcfg.spm_alpha, seed + 1)
+        srcs = tokenizer.sample(train_src, tcfg.spm_alpha, seed)
+        tgts = tokenizer.sample(train_tgt, tcfg.spm_alpha, seed + 1)
         return [make_example(s, t, mcfg.max_len) for s, t in zip(srcs, tgts)]
 
     train_ex, val_ex = encode(train_src, train_tgt), encode(val_src, val_tgt)

@@ -30,7 +30,8 @@ class TimelineView:
             self.curves = gr.Plot()
             with gr.Row():
                 self.example = gr.Dropdown([], label="example", scale=3)
-                self.kind = gr.Radio(list(KINDS), value="cross-attention", label="attention (last layer, heads averaged)")
+                self.kind = gr.Radio(list(KINDS), value="cross-attention",
+                                     label="attention (last layer, heads averaged)")
             self.forming = gr.Plot()
         self.controls: list = []
         self.outputs: list = []
