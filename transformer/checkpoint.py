@@ -61,7 +61,7 @@ def save_weights(path: str | Path, state: dict[str, torch.Tensor], fp16: bool = 
 # Timeline snapshots: a quarter of the fp32 size, plenty to draw attention maps and translations from
 
 
-def quantize_int8(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def int8_rows(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """Each matrix row as int8 times one scale (its largest |value| / 127); vectors in fp16."""
     out = {}
     for k, v in untied(state).items():
@@ -74,7 +74,7 @@ def quantize_int8(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return out
 
 
-def dequantize_int8(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def from_int8_rows(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return {k: v.float() * tensors[k + ".scale"] if k + ".scale" in tensors else v.float()
             for k, v in tensors.items() if not k.endswith(".scale")}
 
@@ -93,7 +93,7 @@ def load_snapshot(path: str | Path, epoch: int, device: str | torch.device = "cp
     if not file.is_file():
         raise CheckpointError(f"{path} keeps no snapshot of epoch {epoch} (it has {snapshot_epochs(path)})")
     model = Transformer(ModelConfig.load(Path(path) / CONFIG))
-    model.load_weights(dequantize_int8(load_file(file)))
+    model.load_weights(from_int8_rows(load_file(file)))
     return model.to(device).eval()
 
 

@@ -24,7 +24,7 @@ from safetensors.torch import load_file
 from torch import Tensor
 from tqdm import tqdm
 
-from .checkpoint import TIMELINE, atomic_write, quantize_int8, save_checkpoint, save_weights, write_json
+from .checkpoint import TIMELINE, atomic_write, int8_rows, save_checkpoint, save_weights, write_json
 from .config import ModelConfig, TrainConfig
 from .data import bucket_batches, iterate_batches, length_sorted_batches, make_example, pad_batch, read_pair
 from .decoding import DecodeOptions, decode
@@ -285,7 +285,7 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         # End of epoch: snapshot, validation, metrics, resumable state
         save_weights(work / f"epoch{epoch}.safetensors", model.state_dict())
         if epoch in keep_epochs:
-            save_weights(out_dir / TIMELINE / f"epoch{epoch}.safetensors", quantize_int8(model.state_dict()))
+            save_weights(out_dir / TIMELINE / f"epoch{epoch}.safetensors", int8_rows(model.state_dict()))
         val_loss = validation_loss(model, val_ex, tcfg.max_tokens, device)
         val_bleu = None  # measured every val_bleu_every epochs, and at the last
         if epoch % tcfg.val_bleu_every == 0 or epoch == tcfg.epochs:

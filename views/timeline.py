@@ -6,10 +6,11 @@ import html
 import gradio as gr
 
 from transformer import plots, timeline
+from transformer.playground import KIND_NAMES, axis_tokens
 
 from .common import EXPLAIN, Context, friendly
 
-KINDS = {"cross-attention": "cross", "encoder self-attention": "encoder", "decoder self-attention": "decoder"}
+KINDS = {name: kind for kind, name in KIND_NAMES.items()}  # radio label -> kind
 
 
 def translations_table(rows: list[timeline.EpochRow], epoch: int) -> str:
@@ -30,7 +31,7 @@ class TimelineView:
             self.curves = gr.Plot()
             with gr.Row():
                 self.example = gr.Dropdown([], label="example", scale=3)
-                self.kind = gr.Radio(list(KINDS), value="cross-attention",
+                self.kind = gr.Radio(list(KINDS), value=KIND_NAMES["cross"],
                                      label="attention (last layer, heads averaged)")
             self.forming = gr.Plot()
         self.controls: list = []
@@ -45,7 +46,7 @@ class TimelineView:
             note = "<p>This checkpoint was trained without recording a timeline.</p>"
             return out | {self.table: note, self.curves: plots.training_curves(translator.metrics), self.forming: None}
         return (out | self.at_epoch(translator, 1)
-                | {self.forming: self.forming_figure(translator, sources[0], "cross-attention")})
+                | {self.forming: self.forming_figure(translator, sources[0], KIND_NAMES["cross"])})
 
     def at_epoch(self, translator, epoch: int) -> dict:
         return {self.table: translations_table(timeline.translations_at(translator.metrics, epoch), epoch),
@@ -54,10 +55,7 @@ class TimelineView:
     def forming_figure(self, translator, text: str, kind_name: str):
         kind = KINDS[kind_name]
         stages = timeline.attention_over_epochs(translator, text)
-        maps = stages[-1][1]
-        queries, keys = {"encoder": (maps.source_tokens, maps.source_tokens),
-                         "decoder": (maps.target_tokens, maps.target_tokens),
-                         "cross": (maps.target_tokens, maps.source_tokens)}[kind]
+        queries, keys = axis_tokens(stages[-1][1], kind)
         layers = [(label, getattr(m, kind)[-1].mean(dim=0)) for label, m in stages]  # (q, k): last layer, head mean
         return plots.attention_stages(layers, queries, keys, f"{kind_name} forming during training (last layer)")
 
