@@ -18,6 +18,7 @@ from views.attention import AttentionView
 from views.bertviz import BertvizView
 from views.card import CardView
 from views.common import ROOT, Context, friendly
+from views.live import LiveView
 from views.positional import PositionalView
 from views.schedule import ScheduleView
 from views.steps import StepsView
@@ -93,6 +94,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             views = {"steps": StepsView(), "attention": AttentionView(ctx), "bertviz": BertvizView(ctx),
                      "ablation": AblationView(ctx), "positional": PositionalView(ctx, panel.pair),
                      "schedule": ScheduleView(ctx, panel.pair), "timeline": TimelineView(ctx, panel.pair),
+                     "live": LiveView(),
                      "card": CardView()}
         page = Page(demo, ctx, panel, result, views)
 

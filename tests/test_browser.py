@@ -151,7 +151,7 @@ def test_positional_encoding_learning_rate_and_model_card(page):
     page.get_by_text("parameters", exact=False).first.wait_for()
     assert page.get_by_role("tab").all_text_contents() == [  # one tab per view, none drawn twice
         "Step by step", "Attention", "bertviz", "Head ablation", "Positional encoding", "Learning rate", "How it learned",
-        "Model card"]
+        "Train a tiny one", "Model card"]
     assert "shared embedding" in page.content()
     shot(page, "model_card")
     assert not page.dialogs
@@ -171,6 +171,32 @@ def test_the_epoch_slider_changes_the_example_translations(page):
     table.get_by_text("after epoch 60", exact=True).wait_for(timeout=30_000)
     assert table.inner_text() != first
     shot(page, "how_it_learned")
+    assert not page.dialogs
+
+
+def test_train_a_tiny_one_streams_stops_and_leaves_other_users_alone(page, server):
+    """Train with the defaults, see two progress reports, translate as a second user meanwhile, then Stop."""
+    from gradio_client import Client
+
+    other = Client(server, verbose=False)
+    sentence = "Two young girls are playing with a dog in the park."
+    alone = other.predict(sentence, "en-de", "greedy", api_name="/translate")
+    page.get_by_role("tab", name="Train a tiny one").click()
+    page.click("#toy-train")
+    status = page.locator("#toy-status")
+    status.get_by_text("step 100 of", exact=False).wait_for(timeout=60_000)
+    during = other.predict(sentence, "en-de", "greedy", api_name="/translate")  # while the training runs
+    status.get_by_text("step 150 of", exact=False).wait_for(timeout=60_000)
+    assert during == alone
+    assert page.locator(".js-plotly-plot .heatmaplayer").count() >= 2  # the probe's cross and self attention
+    page.click("#toy-stop")
+    page.wait_for_timeout(1500)
+    stopped = status.inner_text()
+    page.wait_for_timeout(1500)
+    assert status.inner_text() == stopped and stopped.startswith("stopped: step")  # it really stopped
+    page.get_by_role("button", name="Run the trained model").click()
+    page.locator("#toy-output").get_by_text("expected", exact=False).wait_for(timeout=30_000)
+    shot(page, "train_a_tiny_one")
     assert not page.dialogs
 
 HOSTILE = [
