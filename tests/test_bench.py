@@ -44,3 +44,24 @@ def test_torch_transformer_baseline_has_our_size():
 def test_percentile():
     xs = list(range(1, 101))
     assert percentile(xs, 50) == 50 and percentile(xs, 95) == 95 and percentile([3.0], 95) == 3.0
+
+
+@pytest.mark.slow
+def test_engine_turns_run_every_setting_in_its_own_process(tokenizer, tmp_path):
+    pytest.importorskip("ctranslate2", reason="ctranslate2 is not installed (pip install -r requirements-ctranslate2.txt)")
+    from transformer import save_checkpoint
+    from transformer.bench import ENGINE_KEYS, ENGINE_SETTINGS, engine_turns
+
+    from conftest import synthetic_pairs
+
+    torch.manual_seed(0)
+    save_checkpoint(tmp_path / "en-de", Transformer(tiny_config(vocab_size=len(tokenizer))).eval(), tokenizer)
+    texts = synthetic_pairs(8, seed=3)[0]
+    r = engine_turns(str(tmp_path / "en-de"), texts[:3], texts, turns=1)
+    assert [(x["engine"], x["compute_type"], x["workers"], x["threads"]) for x in r["rows"]] == ENGINE_SETTINGS
+    assert all(x["greedy_p50_ms"] > 0 and x["beam4_sentences_per_s"] > 0 for x in r["rows"])
+    ours = {x["threads"]: x["greedy_p50_ms"] for x in r["rows"] if x["engine"] == "ours"}
+    assert (r["greedy_ms_1thread"], r["greedy_ms_2threads"]) == (ours[1], ours[2])
+    best = r["best"]
+    assert r["ct2_greedy_speedup"] == pytest.approx(best["ours_greedy"]["greedy_p50_ms"] / best["ct2_greedy"]["greedy_p50_ms"])
+    assert best["ours_greedy"]["greedy_p50_ms"] == min(ours.values()) and set(ENGINE_KEYS) <= set(r)

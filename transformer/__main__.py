@@ -1,4 +1,4 @@
-"""python -m transformer <train|average|translate|evaluate|bench> ..."""
+"""python -m transformer <train|average|translate|evaluate|bench|export> ..."""
 from __future__ import annotations
 
 import argparse
@@ -70,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="fewer sentences and batches (under 10 minutes)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
 
+    p = sub.add_parser("export", help="write a checkpoint in another engine's format (CTranslate2)")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--format", default="ctranslate2", help="ctranslate2 (the only one so far)")
+    p.add_argument("--out", required=True, help="folder to write, e.g. exports/en-de-ct2")
+    p.add_argument("--quantization", default=None, help="store the weights as int8, int8_float32, int16 or float16")
+
     args = parser.parse_args(argv)
     import torch
 
@@ -103,6 +109,16 @@ def main(argv: list[str] | None = None) -> int:
         from .bench import main as bench
 
         bench(args.checkpoint, args.data_dir, args.quick, args.threads)
+    elif args.command == "export":
+        from .checkpoint import CheckpointError
+        from .export import ExportError, export
+
+        try:
+            out = export(args.checkpoint, args.out, args.format, args.quantization)
+        except (ExportError, CheckpointError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote {out}")
     elif args.command == "evaluate":
         from pathlib import Path
 

@@ -5,12 +5,20 @@ MarianMTModel.generate with the same sizes (our weights copied in when the check
 Marian is) forced to generate exactly our output lengths, dynamic int8 (on the throughput run and at
 batch 1), and for training torch.nn.Transformer of the same size on random unbucketed batches. Medians
 after warm-up.
+
+Then CTranslate2 running our exported weights (when ctranslate2 is installed): each engine and thread
+setting in its own process, taking turns, because torch's and CTranslate2's OpenMP pools slow each
+other down when they share one.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -303,7 +311,89 @@ def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -
 
     roundtrip()
     result["app_roundtrip_s"] = statistics.median(clock(roundtrip) for _ in range(5))
+
+    # Our decoder against CTranslate2 on the same weights, each in its own processes, taking turns
+    engines = engine_turns(checkpoint, val_src[:n_latency], texts)
+    if engines is not None:
+        result["engines"] = engines
+        for key in ENGINE_KEYS:
+            result[key] = engines[key]
     return result
+
+
+ENGINE_KEYS = ("greedy_ms_1thread", "greedy_ms_2threads", "ct2_greedy_speedup", "ct2_throughput_speedup",
+               "ct2_int8_greedy_speedup", "ct2_int8_throughput_speedup")
+
+
+# -----------------------------------------------------------------------------
+# Engines side by side, each in its own process
+
+# (engine, compute type, CTranslate2 workers, intra-op threads): every setting tried on this machine
+ENGINE_SETTINGS = [("ours", "float32", 1, 1), ("ours", "float32", 1, 2)] + [
+    ("ct2", compute, workers, threads) for compute in ("float32", "int8") for workers, threads in ((1, 1), (1, 2), (2, 1))]
+
+
+def ours_measure(checkpoint: str, sentences: list[str], throughput: list[str], intra_threads: int = 2,
+                 rounds: int = 3, **_) -> dict:
+    """What ct2_engine.measure measures, for our decoder: batch-1 greedy p50 (ms) and beam-4 sentences/s."""
+    torch.set_num_threads(intra_threads)
+    tr = Translator.load(checkpoint, device="cpu")
+    ids = [torch.tensor([tr.tokenizer.encode(s)[: tr.cfg.max_len - 1] + [tr.cfg.eos_id]]) for s in sentences]  # (1, S)
+    limit = [decoding.DecodeOptions().length_limit(x.size(1), tr.cfg.max_len) for x in ids]
+    with torch.inference_mode():
+        for x, n in list(zip(ids, limit))[:3]:  # warm-up
+            decoding.greedy(tr.model, x, n)
+        p50s = [1000 * statistics.median(clock(lambda: decoding.greedy(tr.model, x, n)) for x, n in zip(ids, limit))
+                for _ in range(rounds)]
+    tr.translate_batch(throughput[:64], "beam", beam_size=4)
+    seconds = [clock(lambda: tr.translate_batch(throughput, "beam", beam_size=4, batch_size=64)) for _ in range(rounds)]
+    return {"greedy_p50_ms": statistics.median(p50s), "beam4_sentences_per_s": len(throughput) / min(seconds)}
+
+
+def engine_turns(checkpoint: str, sentences: list[str], throughput: list[str], turns: int = 2) -> dict | None:
+    """Every ENGINE_SETTINGS row in a fresh process, all rows in turn, `turns` times; None without ctranslate2."""
+    from .export import export
+
+    here = Path(__file__).resolve().parent
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            model_dir = export(checkpoint, Path(tmp) / "ct2")
+        except ValueError as e:  # ctranslate2 missing, or a checkpoint it cannot express
+            print(f"(CTranslate2 columns skipped: {e})", file=sys.stderr)
+            return None
+        runs: dict[tuple, list[dict]] = {}
+        for _ in range(turns):
+            for engine, compute, workers, threads in ENGINE_SETTINGS:
+                job = {"checkpoint": str(checkpoint), "model": str(model_dir), "sentences": sentences,
+                       "throughput": throughput, "compute_type": compute, "inter_threads": workers,
+                       "intra_threads": threads}
+                command = ([sys.executable, str(here / "ct2_engine.py")] if engine == "ct2"
+                           else [sys.executable, "-m", "transformer.bench"])
+                done = subprocess.run(command + [json.dumps(job)], capture_output=True, text=True, check=True,
+                                      cwd=here.parent, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+                runs.setdefault((engine, compute, workers, threads), []).append(json.loads(done.stdout))
+    rows = [{"engine": e, "compute_type": c, "workers": w, "threads": t,
+             "greedy_p50_ms": statistics.median(r["greedy_p50_ms"] for r in rs),
+             "beam4_sentences_per_s": statistics.median(r["beam4_sentences_per_s"] for r in rs)}
+            for (e, c, w, t), rs in runs.items()]
+
+    def best(engine: str, compute: str) -> tuple[dict, dict]:
+        mine = [r for r in rows if r["engine"] == engine and r["compute_type"] == compute]
+        return (min(mine, key=lambda r: r["greedy_p50_ms"]), max(mine, key=lambda r: r["beam4_sentences_per_s"]))
+
+    (ours_g, ours_t), (ct2_g, ct2_t), (int8_g, int8_t) = best("ours", "float32"), best("ct2", "float32"), best("ct2", "int8")
+    by_threads = {r["threads"]: r["greedy_p50_ms"] for r in rows if r["engine"] == "ours"}
+    return {
+        "rows": rows,
+        "best": {"ours_greedy": ours_g, "ours_throughput": ours_t, "ct2_greedy": ct2_g, "ct2_throughput": ct2_t,
+                 "ct2_int8_greedy": int8_g, "ct2_int8_throughput": int8_t},
+        "greedy_ms_1thread": by_threads[1],
+        "greedy_ms_2threads": by_threads[2],
+        "ct2_greedy_speedup": ours_g["greedy_p50_ms"] / ct2_g["greedy_p50_ms"],
+        "ct2_throughput_speedup": ct2_t["beam4_sentences_per_s"] / ours_t["beam4_sentences_per_s"],
+        "ct2_int8_greedy_speedup": ours_g["greedy_p50_ms"] / int8_g["greedy_p50_ms"],
+        "ct2_int8_throughput_speedup": int8_t["beam4_sentences_per_s"] / ours_t["beam4_sentences_per_s"],
+    }
 
 
 def table(r: dict) -> str:
@@ -324,6 +414,14 @@ def table(r: dict) -> str:
     for key in ("greedy_speedup_vs_uncached", "greedy_speedup_vs_hf", "beam_speedup_vs_hf", "throughput_speedup_vs_hf",
                 "int8_speedup", "int8_speedup_batch1", "int8_bleu_delta", "train_speedup_vs_baseline", "mfu", "app_roundtrip_s"):
         lines.append(f"{key:<30} {r[key]:.3f}")
+    if "engines" in r:
+        lines.append("")
+        lines.append(f"{'engine':<8} {'weights':<8} {'workers x threads':<18} {'greedy p50 ms':>14} {'beam 4 sent/s':>14}")
+        for row in r["engines"]["rows"]:
+            lines.append(f"{row['engine']:<8} {row['compute_type']:<8} {row['workers']} x {row['threads']:<14} "
+                         f"{row['greedy_p50_ms']:>14.2f} {row['beam4_sentences_per_s']:>14.1f}")
+        for key in ENGINE_KEYS:
+            lines.append(f"{key:<30} {r[key]:.3f}")
     lines.append(f"(GEMM peak {tr_['gemm_peak_gflops']:.0f} GFLOP/s; our weights copied into HF: {r['hf_weights_copied']}, "
                  f"same greedy tokens: {r['hf_same_greedy_tokens']}; HF is forced to our output lengths)")
     return "\n".join(lines)
@@ -333,3 +431,7 @@ def main(checkpoint: str, data_dir: str, quick: bool, threads: int) -> None:
     r = run(checkpoint, data_dir, quick, threads)
     print(table(r))
     print(json.dumps(r))
+
+
+if __name__ == "__main__":  # one engine turn of engine_turns, in its own process
+    print(json.dumps(ours_measure(**json.loads(sys.argv[1]))))

@@ -1,0 +1,90 @@
+"""The CTranslate2 export computes what our model computes, and refuses what it could not write correctly."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from transformer import DecodeOptions, Transformer, Translator
+from transformer.export import ExportError, export
+
+from conftest import DATA_DIR, ROOT, SHIPPED, synthetic_pairs, tiny_config
+
+ct2_engine = pytest.importorskip("transformer.ct2_engine", reason="ctranslate2 is not installed "
+                                 "(pip install -r requirements-ctranslate2.txt)")
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+def test_tiny_random_model_exported_computes_our_log_probabilities_and_greedy_tokens(tokenizer, tmp_path, norm_first):
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(vocab_size=len(tokenizer), norm_first=norm_first)).eval()
+    tr = Translator(model, tokenizer)
+    out = export(None, tmp_path / "ct2", model=model, tokenizer=tokenizer)
+    engine = ct2_engine.load(out)
+    sources, targets = synthetic_pairs(6, seed=5)
+    # Teacher-forced: every weight of every layer shows in the log-probability of each reference piece
+    scored = engine.translator.score_batch([engine.pieces(s) for s in sources], [engine.pieces(t) for t in targets])
+    for src, tgt, result in zip(sources, targets, scored):
+        src_ids = torch.tensor([tokenizer.encode(src) + [model.cfg.eos_id]])  # (1, S)
+        tgt_ids = tokenizer.encode(tgt) + [model.cfg.eos_id]
+        with torch.no_grad():
+            logp = model(src_ids, torch.tensor([[model.cfg.bos_id] + tgt_ids[:-1]]))[0]  # (T, V)
+        ours = logp.gather(1, torch.tensor(tgt_ids)[:, None]).squeeze(1)  # (T,)
+        assert result.tokens == tokenizer.pieces(tgt_ids)
+        torch.testing.assert_close(torch.tensor(result.log_probs), ours, atol=1e-4, rtol=0)
+    ours = [t.target_tokens for t in tr.translate_batch(sources, DecodeOptions("greedy", max_len=12))]
+    assert ours == engine.translate(sources, max_decoding_length=12)
+    long = " ".join(sources * 20)  # past the 64 positions: cut as Translator cuts it, stopped before the table ends
+    assert [t.target_tokens for t in tr.translate_batch([long], DecodeOptions("greedy", max_len=63))] == engine.translate([long])
+
+
+def test_what_cannot_be_exported_is_refused_and_nothing_is_written(tokenizer, tmp_path):
+    model = Transformer(tiny_config(vocab_size=40)).eval()  # the tokenizer has 60 pieces
+    with pytest.raises(ExportError, match="60 pieces but the model 40"):
+        export(None, tmp_path / "a", model=model, tokenizer=tokenizer)
+    model = Transformer(tiny_config(vocab_size=len(tokenizer))).eval()
+    model.decoder.layers[1].norm_3.eps = 1e-6  # CTranslate2 has one epsilon for every norm
+    with pytest.raises(ExportError, match=r"decoder.layers.1.norm_3 is not a LayerNorm with eps 1e-05"):
+        export(None, tmp_path / "b", model=model, tokenizer=tokenizer)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    model.decoder.layers[1].norm_3.eps = 1e-5
+    with pytest.raises(ExportError, match="unknown quantization 'int4'"):
+        export(None, tmp_path / "c", quantization="int4", model=model, tokenizer=tokenizer)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "notes.txt").write_text("mine")
+    with pytest.raises(ExportError, match="not a CTranslate2 export"):
+        export(None, tmp_path / "d", model=model, tokenizer=tokenizer)
+    assert (tmp_path / "d" / "notes.txt").read_text() == "mine"
+
+
+def test_without_ctranslate2_the_export_says_what_to_install(tokenizer, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ctranslate2", None)  # import ctranslate2 now raises ImportError
+    model = Transformer(tiny_config(vocab_size=len(tokenizer))).eval()
+    with pytest.raises(ExportError, match="pip install -r requirements-ctranslate2.txt"):
+        export(None, tmp_path / "e", model=model, tokenizer=tokenizer)
+
+
+def test_the_engine_file_never_imports_torch():
+    code = "import sys; sys.path.insert(0, 'transformer'); import ct2_engine; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SHIPPED / "en-de").is_dir() or not DATA_DIR.is_dir(), reason="needs the checkpoint and data")
+def test_shipped_checkpoint_exported_agrees_on_val_greedy(tmp_path):
+    from transformer.data import read_pair
+
+    tr = Translator.load(SHIPPED / "en-de", device="cpu")
+    texts = read_pair(DATA_DIR, "val", "en", "de")[0][:200]
+    ours = [t.target_tokens for t in tr.translate_batch(texts, "greedy")]
+    agree = {}
+    for quantization in (None, "int8"):
+        out = export(SHIPPED / "en-de", tmp_path / str(quantization), quantization=quantization)
+        theirs = ct2_engine.load(out).translate(texts)
+        agree[quantization] = sum(a == b for a, b in zip(ours, theirs)) / len(texts)
+    assert agree[None] >= 0.95, agree  # fp32 both: only summation order differs
+    assert agree["int8"] >= 0.85, agree  # int8 weights change some close choices, and what follows them
+    assert (tmp_path / "None" / "spm.model").read_bytes() == (SHIPPED / "en-de" / "spm.model").read_bytes()
