@@ -15,11 +15,15 @@ from transformer.translator import resolve_device
 from views.ablation import AblationView
 from views.api import register as register_api
 from views.attention import AttentionView
+from views.beam_tree import BeamTreeView
 from views.bertviz import BertvizView
 from views.card import CardView
 from views.common import ROOT, Context, friendly
+from views.families import FamiliesView
+from views.inside import InsideHeadView
 from views.live import LiveView
 from views.positional import PositionalView
+from views.rollout import RolloutView
 from views.schedule import ScheduleView
 from views.steps import StepsView
 from views.timeline import TimelineView
@@ -76,7 +80,26 @@ class Page:
         """What a newly chosen checkpoint changes: model card, PE plots, head lists, training curves."""
         t, v = self.ctx.translator(pair), self.views
         return (v["card"].on_pair(t, pair) | v["positional"].on_pair(t) | v["attention"].on_pair(t)
-                | v["ablation"].on_pair(t) | v["schedule"].on_pair(t, pair, curves) | v["timeline"].on_pair(t))
+                | v["ablation"].on_pair(t) | v["schedule"].on_pair(t, pair, curves) | v["timeline"].on_pair(t)
+                | v["inside"].on_pair(t))
+
+    @friendly
+    def open(self, values: dict, request: gr.Request) -> dict:
+        """Page load: apply a shared link's URL parameters, then show the pair and a translation already made."""
+        panel = self.panel
+        query = dict(request.query_params) if request is not None else {}
+        values, problems = panel.from_query(values, query)
+        out = {c: values[c] for c in [panel.pair, panel.text] + panel.decoding}
+        out[panel.present] = query.get("present", "") in ("1", "true", "yes")
+        out |= self.choose_pair(values[panel.pair], values[self.views["schedule"].curves])
+        try:
+            out |= self.show_translation(values)
+        except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
+            problems.append(str(e.message))
+        if problems:
+            note = "The link's settings were not all usable: " + "; ".join(problems) + "."
+            out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))
+        return out
 
 
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,
@@ -91,11 +114,17 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         result = gr.State(None)
         panel = TranslatePanel(ctx)
         with gr.Tabs():
-            views = {"steps": StepsView(), "attention": AttentionView(ctx), "bertviz": BertvizView(ctx),
-                     "ablation": AblationView(ctx), "positional": PositionalView(ctx, panel.pair),
-                     "schedule": ScheduleView(ctx, panel.pair), "timeline": TimelineView(ctx, panel.pair),
-                     "live": LiveView(),
-                     "card": CardView()}
+            views = {"steps": StepsView(), "attention": AttentionView(ctx)}
+            with views["steps"].tab:
+                views["beam_tree"] = BeamTreeView(ctx)
+            with gr.Tab("Inside attention"), gr.Tabs():  # how the maps' numbers are made
+                views |= {"inside": InsideHeadView(ctx), "families": FamiliesView(), "rollout": RolloutView(ctx)}
+            views |= {"bertviz": BertvizView(ctx), "ablation": AblationView(ctx),
+                      "positional": PositionalView(ctx, panel.pair)}
+            with gr.Tab("Training"), gr.Tabs():  # how the model learns
+                views |= {"schedule": ScheduleView(ctx, panel.pair), "timeline": TimelineView(ctx, panel.pair),
+                          "live": LiveView()}
+            views["card"] = CardView()
         page = Page(demo, ctx, panel, result, views)
 
         panel.wire()
@@ -111,10 +140,12 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                         views["positional"].dims, views["positional"].similarity, views["attention"].layer,
                         views["attention"].head, views["ablation"].heads, schedule.noam, schedule.training]
         timeline = views["timeline"]
-        pair_outputs += [timeline.epoch, timeline.example, timeline.table, timeline.curves, timeline.forming]
+        pair_outputs += [timeline.epoch, timeline.example, timeline.table, timeline.curves, timeline.forming,
+                         views["inside"].layer, views["inside"].head]
         panel.pair.change(page.choose_pair, [panel.pair, schedule.curves], pair_outputs, api_visibility="private")
-        if ctx.pairs:
-            demo.load(page.choose_pair, [panel.pair, schedule.curves], pair_outputs, api_visibility="private")
+        if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
+            opened = outputs | set(pair_outputs) | {panel.pair, panel.text, panel.present} | set(panel.decoding)
+            demo.load(page.open, inputs | {schedule.curves}, opened, api_visibility="private")
         register_api(ctx)
     return page
 

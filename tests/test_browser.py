@@ -141,6 +141,7 @@ def test_positional_encoding_learning_rate_and_model_card(page):
                            timeout=30_000)  # PE matrix, similarity, and this sentence's layer input
     assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 6  # six sinusoids by default
     shot(page, "positional")
+    page.get_by_role("tab", name="Training").click()
     page.get_by_role("tab", name="Learning rate").click()
     page.locator("input[aria-label='number input for warmup steps']").fill("8000")
     page.locator("input[aria-label='number input for warmup steps']").press("Enter")
@@ -149,9 +150,9 @@ def test_positional_encoding_learning_rate_and_model_card(page):
     shot(page, "learning_rate")
     page.get_by_role("tab", name="Model card").click()
     page.get_by_text("parameters", exact=False).first.wait_for()
-    assert page.get_by_role("tab").all_text_contents() == [  # one tab per view, none drawn twice
-        "Step by step", "Attention", "bertviz", "Head ablation", "Positional encoding", "Learning rate", "How it learned",
-        "Train a tiny one", "Model card"]
+    assert page.get_by_role("tab").all_text_contents() == [  # one tab per view or group, none drawn twice
+        "Step by step", "Attention", "Inside attention", "bertviz", "Head ablation", "Positional encoding", "Training",
+        "Model card"]
     assert "shared embedding" in page.content()
     shot(page, "model_card")
     assert not page.dialogs
@@ -159,6 +160,7 @@ def test_positional_encoding_learning_rate_and_model_card(page):
 
 
 def test_the_epoch_slider_changes_the_example_translations(page):
+    page.get_by_role("tab", name="Training").click()
     page.get_by_role("tab", name="How it learned").click()
     table = page.locator("#timeline-table")
     table.get_by_text("after epoch 1", exact=True).wait_for(timeout=30_000)
@@ -181,6 +183,7 @@ def test_train_a_tiny_one_streams_stops_and_leaves_other_users_alone(page, serve
     other = Client(server, verbose=False)
     sentence = "Two young girls are playing with a dog in the park."
     alone = other.predict(sentence, "en-de", "greedy", api_name="/translate")
+    page.get_by_role("tab", name="Training").click()
     page.get_by_role("tab", name="Train a tiny one").click()
     page.click("#toy-train")
     status = page.locator("#toy-status")

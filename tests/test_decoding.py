@@ -178,3 +178,36 @@ def test_decode_dispatches_on_the_strategy(model):
     g = torch.Generator().manual_seed(0)
     assert [h.tokens for h in decode(model, src, DecodeOptions("sample", top_k=1), g)] == expected
     assert len(decode(model, src, DecodeOptions("greedy", max_len=3))[0].steps) <= 3
+
+
+def test_beam_tree_records_the_search_on_the_table():
+    hyp = beam_search(TableModel(TABLE, ENDS), one_source(), max_len=10, beam_size=2, length_penalty=0.0,
+                      record_tree=True)[0]
+    tree = hyp.tree
+    at = lambda step, status: sorted((n.token, round(math.exp(n.log_prob), 4)) for n in tree.nodes
+                                     if n.step == step and n.status == status)
+    assert at(0, "live") == [(A, 0.6), (B, 0.4)]
+    assert at(1, "live") == [(A, 0.24), (B, 0.18)]  # "A A" and "A B" continue
+    assert at(1, "finished") == [(EOS, 0.36)]  # "B </s>" ends among the 2 best
+    assert (EOS, 0.18) in at(1, "pruned")  # "A </s>" ranked below the beam: dropped
+    assert at(2, "finished") == [(EOS, 0.24)] and (EOS, 0.18) in at(2, "pruned")  # two endings are enough
+    path = [tree.nodes[i] for i in tree.path(tree.winner)]
+    assert [n.token for n in path] == [B, EOS] and path[0].parent == -1
+    assert path[-1].score == pytest.approx(hyp.score, abs=1e-6)  # the winner is the hypothesis returned
+    for n in tree.nodes:  # every node extends a live node of the step before
+        assert n.parent == -1 if n.step == 0 else tree.nodes[n.parent].status == "live"
+        assert n.parent == -1 or tree.nodes[n.parent].step == n.step - 1
+    longer = beam_search(TableModel(TABLE, ENDS), one_source(), max_len=10, beam_size=2, length_penalty=1.0,
+                         record_tree=True)[0].tree
+    winner = longer.nodes[longer.winner]
+    assert [longer.nodes[i].token for i in longer.path(longer.winner)] == [A, A, EOS]
+    assert winner.score == pytest.approx(math.log(0.24) / 3, abs=1e-5)
+
+
+def test_beam_tree_of_one_beam_is_the_greedy_path(model):
+    src = random_tokens(2, 6, 40)
+    hyps = beam_search(model, src, 12, beam_size=1, record_tree=True)
+    for hyp, g in zip(hyps, greedy(model, src, 12)):
+        path = [hyp.tree.nodes[i].token for i in hyp.tree.path(hyp.tree.winner)]
+        assert [t for t in path if t != model.cfg.eos_id] == g.tokens
+    assert beam_search(model, src, 12, beam_size=1)[0].tree is None  # recorded only when asked

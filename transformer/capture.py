@@ -181,3 +181,89 @@ def ablate_heads(model: Transformer, heads: Iterable[tuple[str, int, int]]) -> I
 
     with _owned_hooks([(taps[kind][layer], silence(ids)) for (kind, layer), ids in chosen.items()]):
         yield
+
+
+# -----------------------------------------------------------------------------
+# Inside the attention blocks: Q, K, V, the mask, the probabilities and W^O's input and output
+
+
+@dataclass
+class AttentionInternals:
+    """One attention block in one forward pass, for one sentence, as its hooks saw it."""
+
+    q: Tensor  # (H, Tq, Dh): the output of W^Q (hook on w_q), split into heads
+    k: Tensor  # (H, Tk, Dh): the keys the block received, already projected by W^K
+    v: Tensor  # (H, Tk, Dh): the values, projected by W^V
+    allowed: Tensor  # (Tq, Tk) bool: the mask the block received, True where attention may go (all True: no mask)
+    probs: Tensor  # (H, Tq, Tk): the attn_probs tap
+    concat: Tensor  # (Tq, H * Dh): Concat(head_1..head_h), the input of W^O
+    output: Tensor  # (Tq, D): the output of W^O
+
+
+class InternalsRecorder:
+    """What `capture_internals` yields: per kind and layer, the tensors of one forward pass (whole batch)."""
+
+    FIELDS = ("call", "q", "probs", "w_o")
+
+    def __init__(self, n_layers: dict[str, int]):
+        self.seen: dict[tuple[str, int], dict[str, list]] = {
+            (kind, i): {f: [] for f in self.FIELDS} for kind, n in n_layers.items() for i in range(n)}
+
+    def _one(self, kind: str, layer: int, field: str):
+        calls = self.seen[(kind, layer)][field]
+        if len(calls) != 1:
+            raise RuntimeError(f"{kind} layer {layer} ran {len(calls)} times inside capture_internals; "
+                               "record exactly one teacher-forced forward pass")
+        return calls[0]
+
+    def sentence(self, b: int = 0) -> dict[str, list[AttentionInternals]]:
+        """Batch row b, per kind, in layer order (padding positions included)."""
+        out: dict[str, list[AttentionInternals]] = {}
+        for kind, layer in self.seen:
+            key, value, mask = self._one(kind, layer, "call")
+            q, probs = self._one(kind, layer, "q"), self._one(kind, layer, "probs")
+            concat, output = self._one(kind, layer, "w_o")
+            B, H, Tq, Tk = probs.shape
+            allowed = torch.ones(B, 1, Tq, Tk, dtype=torch.bool)
+            if mask is not None:
+                allowed = allowed & mask  # (B, 1, Tq, Tk): the mask broadcasts as attention broadcast it
+            out.setdefault(kind, []).append(AttentionInternals(
+                q[b].view(Tq, H, -1).transpose(0, 1), key[b], value[b], allowed[b, 0], probs[b], concat[b], output[b]))
+        return out
+
+
+@contextmanager
+def capture_internals(model: Transformer) -> Iterator[InternalsRecorder]:
+    """Record, for every attention block, what eq. 1 and Concat(...) W^O were computed from, in one forward pass.
+
+    Hooks: on each MultiHeadAttention module (its inputs: projected keys and values, and the mask), on its W^Q
+    and W^O linears, and on its attn_probs tap. All are removed on exit.
+
+    >>> with capture_internals(model) as rec:
+    ...     model(src, tgt)
+    >>> inside = rec.sentence(0)["cross"][2]  # cross-attention of decoder layer 2
+    """
+    blocks = {"encoder": [layer.self_attn for layer in model.encoder.layers],
+              "decoder": [layer.self_attn for layer in model.decoder.layers],
+              "cross": [layer.cross_attn for layer in model.decoder.layers]}
+    recorder = InternalsRecorder({k: len(v) for k, v in blocks.items()})
+
+    def keep(store: list, pick: Callable) -> Callable:
+        def hook(module, inputs, output):
+            store.append(pick(inputs, output))
+        return hook
+
+    def cpu(t: Tensor | None) -> Tensor | None:
+        return None if t is None else t.detach().float().cpu() if t.is_floating_point() else t.detach().cpu()
+
+    hooks = []
+    for kind, modules in blocks.items():
+        for i, attn in enumerate(modules):
+            seen = recorder.seen[(kind, i)]
+            # forward(query, key, value, mask): key and value arrive projected and split, (B, H, Tk, Dh)
+            hooks.append((attn, keep(seen["call"], lambda a, o: (cpu(a[1]), cpu(a[2]), cpu(a[3])))))
+            hooks.append((attn.w_q, keep(seen["q"], lambda a, o: cpu(o))))  # (B, Tq, D)
+            hooks.append((attn.attn_probs, keep(seen["probs"], lambda a, o: cpu(o))))  # (B, H, Tq, Tk)
+            hooks.append((attn.w_o, keep(seen["w_o"], lambda a, o: (cpu(a[0]), cpu(o)))))  # (B, Tq, D) each
+    with _owned_hooks(hooks, records=True):
+        yield recorder

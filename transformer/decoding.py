@@ -73,14 +73,16 @@ class DecodeOptions:
         return self.max_len or min(limit, int(1.5 * source_length) + 10)
 
 
-def decode(model, src: Tensor, options: DecodeOptions, generator: torch.Generator | None = None) -> list[Hypothesis]:
-    """Decode a batch src (B, S) with the strategy `options` names; sampling needs `generator`."""
+def decode(model, src: Tensor, options: DecodeOptions, generator: torch.Generator | None = None,
+           record_tree: bool = False) -> list[Hypothesis]:
+    """Decode a batch src (B, S) with the strategy `options` names; sampling needs `generator`;
+    record_tree: beam search keeps each sentence's search in Hypothesis.tree."""
     max_len = options.length_limit(src.size(1), model.cfg.max_len)
     if options.strategy == "greedy":
         return greedy(model, src, max_len)
     if options.strategy == "sample":
         return sample(model, src, max_len, generator, options.temperature, options.top_k, options.top_p)
-    return beam_search(model, src, max_len, options.beam_size, options.length_penalty)
+    return beam_search(model, src, max_len, options.beam_size, options.length_penalty, record_tree)
 
 
 @dataclass
@@ -91,10 +93,41 @@ class Step:
 
 
 @dataclass
+class BeamNode:
+    """One candidate that beam search ranked at one step."""
+
+    step: int  # the position of `token` in the output (0: the first generated token)
+    parent: int  # index in BeamTree.nodes of the live hypothesis it extends; -1: it follows <s>
+    token: int
+    log_prob: float  # cumulative: the sum of log-probabilities along the path
+    score: float  # log_prob / (step + 1) ** length_penalty, what finished hypotheses are compared by
+    status: str  # "live": one of the K kept; "finished": ended with </s> and kept; "pruned": dropped here
+
+
+@dataclass
+class BeamTree:
+    """What one sentence's beam search looked at: every step's ranked candidates (its 2K best), linked to parents."""
+
+    beam_size: int
+    length_penalty: float
+    nodes: list[BeamNode] = field(default_factory=list)
+    winner: int = -1  # the node where the chosen hypothesis ended
+
+    def path(self, node: int) -> list[int]:
+        """Node indices from the first step down to `node`."""
+        out = []
+        while node >= 0:
+            out.append(node)
+            node = self.nodes[node].parent
+        return out[::-1]
+
+
+@dataclass
 class Hypothesis:
     tokens: list[int]  # generated ids, without <s> and </s>
     steps: list[Step] = field(default_factory=list)  # one per generated token, </s> included when reached
     score: float = 0.0  # sum of log-probabilities (beam search: divided by length ** length_penalty)
+    tree: BeamTree | None = None  # beam search with record_tree=True: the search that found it
 
 
 class StepLog:
@@ -256,12 +289,38 @@ def sample(
 # Beam search
 
 
+def _record_step(trees: list[BeamTree], live: list[list[int]], active: list[int], t: int, parent_beam: Tensor,
+                 tok: Tensor, top_scores: Tensor, kept_ends: set, survivors: dict[int, list[int]]) -> list[dict[int, int]]:
+    """Add step t's candidates (n, 2K) of every active sentence to its tree; `live` becomes this step's beams.
+
+    parent_beam: which beam (0..K-1) each candidate extends; kept_ends: the (i, j) that became finished
+    hypotheses; survivors: for sentence row i, the candidates j that continue, in beam order.
+    Returns, per sentence row, the node index of each recorded candidate j.
+    """
+    parents, tokens, scores = parent_beam.tolist(), tok.tolist(), top_scores.tolist()
+    nodes = []
+    for i, b in enumerate(active):
+        tree, ids = trees[b], {}
+        for j, (k, token, lp) in enumerate(zip(parents[i], tokens[i], scores[i])):
+            if not math.isfinite(lp):
+                continue
+            status = "finished" if (i, j) in kept_ends else "live" if j in survivors.get(i, ()) else "pruned"
+            ids[j] = len(tree.nodes)
+            tree.nodes.append(BeamNode(t, live[b][k] if t else -1, token, lp, lp / (t + 1) ** tree.length_penalty,
+                                       status))
+        live[b] = [ids.get(j, -1) for j in survivors.get(i, ())]
+        nodes.append(ids)
+    return nodes
+
+
 @torch.inference_mode()
-def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_penalty: float = 1.0) -> list[Hypothesis]:
+def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_penalty: float = 1.0,
+                record_tree: bool = False) -> list[Hypothesis]:
     """Batched beam search; a finished hypothesis scores sum(log p) / length ** length_penalty.
 
     A sentence stops when `beam_size` hypotheses have ended with </s> (or at max_len). The KV cache
-    follows the surviving beams through `index_select`.
+    follows the surviving beams through `index_select`. record_tree: every hypothesis carries its
+    sentence's BeamTree (each step's 2K best candidates, which survived, ended or were pruned).
     """
     cfg = model.cfg
     B, K, dev = src.size(0), beam_size, src.device
@@ -274,6 +333,9 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
     scores[:, 1:] = float("-inf")  # all beams start identical: keep only the first alive
     finished: list[list[Hypothesis]] = [[] for _ in range(B)]
     active = list(range(B))  # the sentences still decoding, in batch order; each owns K rows
+    trees = [BeamTree(K, length_penalty) for _ in range(B)] if record_tree else None
+    live: list[list[int]] = [[] for _ in range(B)]  # per sentence: the tree nodes of its current beams
+    ended_at: list[list[int]] = [[] for _ in range(B)]  # per sentence: the tree node of each finished hypothesis
     for t in range(max_len):
         n = len(active)
         log_probs = _forbid(model.decode_step(tokens, memory, cache), special)  # (n*K, V)
@@ -298,16 +360,23 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
         is_eos = tok.view(n, 2 * K).eq(cfg.eos_id) | (t == max_len - 1)  # at the bound, every candidate ends
         ends = is_eos & top_scores.isfinite()
         ends[:, K:] = False
+        kept_ends = set()
         for i, j in ends.nonzero().tolist():
             hyps = finished[active[i]]
             if len(hyps) < K:
                 score = float(top_scores[i, j]) / (t + 1) ** length_penalty
                 hyps.append(history(torch.tensor([i * 2 * K + j], device=dev)).hypothesis(0, t + 1, cfg.eos_id, score))
+                kept_ends.add((i, j))
         keep = [i for i in range(n) if len(finished[active[i]]) < K]  # sentences with K endings are done
-        if not keep:
-            break
         # The best K continuing candidates of every sentence still decoding become its beams.
         scores, order = top_scores.masked_fill(is_eos, float("-inf")).topk(K, dim=-1)  # (n, K)
+        if trees is not None:
+            survivors = {i: order[i].tolist() for i in keep}
+            ids = _record_step(trees, live, active, t, top_idx // M, tok.view(n, 2 * K), top_scores, kept_ends, survivors)
+            for i, j in sorted(kept_ends):  # the order the hypotheses were appended in
+                ended_at[active[i]].append(ids[i][j])
+        if not keep:
+            break
         kept = torch.tensor(keep, device=dev)
         scores, order = scores[kept], order[kept]  # (n', K)
         cands = (kept[:, None] * 2 * K + order).view(-1)  # (n'*K,) the surviving candidates
@@ -318,4 +387,10 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
         cache.reorder(new_parent, cross=len(keep) < n)
         tokens = tok.index_select(0, cands)[:, None]  # (n'*K, 1)
         active = [active[i] for i in keep]
-    return [max(hyps, key=lambda h: h.score) if hyps else Hypothesis([]) for hyps in finished]
+    best = [max(range(len(hyps)), key=lambda h: hyps[h].score) if hyps else -1 for hyps in finished]
+    out = [hyps[h] if h >= 0 else Hypothesis([]) for hyps, h in zip(finished, best)]
+    if trees is not None:
+        for b, (hyp, h) in enumerate(zip(out, best)):
+            trees[b].winner = ended_at[b][h] if h >= 0 else -1
+            hyp.tree = trees[b]
+    return out

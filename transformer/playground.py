@@ -15,13 +15,17 @@ from pathlib import Path
 
 import torch
 
-from . import plots
+from . import mechanics, plots
 from .capture import KINDS, parse_head
 from .decoding import DecodeOptions
 from .translator import Inspection, Translation, Translator
 
 KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
               "cross": "cross-attention (decoder -> encoder)"}
+
+
+# The three families panel pads the user's sentence in a batch with this one (or this one, when the user's is longer)
+NEIGHBOUR = "Two dogs are running through a field of tall grass while a man watches."
 
 
 @dataclass
@@ -33,6 +37,7 @@ class Result:
     translation: Translation
     inspection: Inspection
     options: DecodeOptions = DecodeOptions()
+    batch: list[dict] | None = None  # Translator.inspect_batch of [text, NEIGHBOUR]: masks with padding
 
     @property
     def maps(self):
@@ -40,10 +45,13 @@ class Result:
 
 
 def run(translator: Translator, pair: str, text: str, options: DecodeOptions = DecodeOptions()) -> Result:
-    """Translate, then one hooked teacher-forced pass over the result for the maps and layer inputs."""
-    translation = translator.translate(text, options)
+    """Translate, then hooked teacher-forced passes: the sentence alone (maps, layer inputs, Q/K/V), and the
+    sentence in a padded batch with NEIGHBOUR (the masks as a batch applies them). Beam search keeps its tree."""
+    translation = translator.translate(text, options, record_tree=options.strategy == "beam")
     inspection = translator.inspect(text, translation)
-    return Result(pair, text, translation, inspection, options)
+    neighbour = translator.translate(NEIGHBOUR)
+    batch = translator.inspect_batch([text, NEIGHBOUR], [translation, neighbour])
+    return Result(pair, text, translation, inspection, options, batch)
 
 
 # -----------------------------------------------------------------------------
@@ -85,6 +93,123 @@ def write_attention_json(result: Result, folder: str | Path, keep_s: float = 360
     path = folder / f"attention-{uuid.uuid4().hex[:12]}.json"
     path.write_text(json.dumps(attention_payload(result.maps)))
     return path
+
+
+# -----------------------------------------------------------------------------
+# Inside one head
+
+
+def attention_block(translator: Translator, kind: str, layer: int):
+    """The MultiHeadAttention module of that kind and layer."""
+    layers = translator.model.encoder.layers if kind == "encoder" else translator.model.decoder.layers
+    if not 0 <= layer < len(layers):
+        raise ValueError(f"the {kind} has layers 0 to {len(layers) - 1}; got {layer}")
+    return layers[layer].cross_attn if kind == "cross" else layers[layer].self_attn
+
+
+def query_choices(result: Result, kind: str) -> list[tuple[str, int]]:
+    """(label, position) of every query token of that kind of attention."""
+    queries, _ = axis_tokens(result.maps, kind)
+    return [(f"{i} {t}", i) for i, t in enumerate(queries)]
+
+
+def inside_head(translator: Translator, result: Result, kind: str, layer: int, head: int, query: int):
+    """(figure, HTML) of eq. 1 worked through for one query token of one head, from the hooked tensors."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown attention kind {kind!r}: choose one of {', '.join(KINDS)}")
+    attn = attention_block(translator, kind, layer)
+    walk = mechanics.walk_head(result.inspection.internals[kind][layer], head, query, attn.w_o.weight, attn.w_o.bias)
+    queries, keys = axis_tokens(result.maps, kind)
+    future = "future (causal mask)"
+    reasons = ["" if ok else future for ok in walk.allowed.tolist()]
+    title = f"{KIND_NAMES[kind]}, layer {layer}, head {head}: query {query} {queries[query]}"
+    fig = plots.head_walk(walk, keys, reasons, head, title)
+    top = int(walk.weights.argmax())
+    n_masked = sum(1 for r in reasons if r)
+    H, D = walk.contributions.shape
+    esc = html.escape
+    mask_line = (f"the decoder's causal mask sets the {n_masked} keys after position {query} to −∞: a target token "
+                 "may not look at tokens that are not generated yet" if n_masked else
+                 "nothing is masked here: one sentence has no padding, and only the decoder's self-attention is causal")
+    rows = [
+        ("q = x W<sub>i</sub><sup>Q</sup>", f"1 × {walk.d_k}", f"the query of token {query} {esc(queries[query])}, "
+         "read by a hook on W<sup>Q</sup> (§3.2.2)"),
+        ("K = x W<sub>i</sub><sup>K</sup>", f"{len(keys)} × {walk.d_k}", "one key per token this query may look at"),
+        ("q · Kᵀ", f"1 × {len(keys)}", "how well the query matches each key (eq. 1)"),
+        (f"÷ √d<sub>k</sub> = ÷ {walk.d_k ** 0.5:.2f}", f"1 × {len(keys)}",
+         "keeps the scores from growing with d<sub>k</sub>, where softmax would saturate (§3.2.1)"),
+        ("mask", f"1 × {len(keys)}", mask_line),
+        ("softmax", f"1 × {len(keys)}", f"weights that sum to 1; the largest, {float(walk.weights[top]):.3f}, on "
+         f"{top} {esc(keys[top])}. Equal to the Attention view's row to {walk.row_error:.1e}"),
+        ("weights · V", f"1 × {walk.values.size(-1)}", "this head's output: a mix of the values, in those "
+         f"proportions. Equal to its slice of what entered W<sup>O</sup> to {walk.output_error:.1e}"),
+        ("Concat(head<sub>1</sub>..head<sub>h</sub>) W<sup>O</sup>", f"1 × {H * walk.values.size(-1)} · "
+         f"{H * walk.values.size(-1)} × {D}", f"the {H} heads side by side, mixed back to d<sub>model</sub> "
+         f"(§3.2.2); head {head}'s share is {float(walk.shares[head]):.0%} (norm of its slice's contribution). "
+         f"Sum of the contributions + bias equals W<sup>O</sup>'s hooked output to {walk.mix_error:.1e}"),
+    ]
+    body = "".join(f"<tr><td>{a}</td><td>{b}</td><td>{c}</td></tr>" for a, b, c in rows)
+    table = ('<table class="walk"><thead><tr><th>step</th><th>shape</th><th>what it does</th></tr></thead>'
+             f"<tbody>{body}</tbody></table>")
+    return fig, table
+
+
+# -----------------------------------------------------------------------------
+# The three families, and rollout
+
+
+def families_figure(result: Result):
+    """The masks each attention family applied, for the user's sentence and its neighbour in one padded batch."""
+    panels = []
+    for name, row in (("your sentence", result.batch[0]), ("its batch neighbour", result.batch[1])):
+        src, tgt = row["source_tokens"], row["target_tokens"]
+        for kind, queries, keys, key_pad in (("encoder", src, src, row["source_pad"]),
+                                             ("decoder", tgt, tgt, row["target_pad"]),
+                                             ("cross", tgt, src, row["source_pad"])):
+            reasons = mechanics.mask_reasons(row[kind][0].allowed, key_pad)
+            panels.append((f"{name}: {kind}", reasons, queries, keys))
+    return plots.family_masks(panels, 2, "The masks as the model applied them, in a batch of two sentences")
+
+
+def rollout_maps(result: Result) -> dict[str, tuple[torch.Tensor, torch.Tensor, list[str]]]:
+    """Per self-attention kind: (last layer averaged over heads, rollout, tokens)."""
+    out = {}
+    for kind in ("encoder", "decoder"):
+        maps = getattr(result.maps, kind)  # (L, H, T, T)
+        out[kind] = (maps[-1].mean(0), mechanics.rollout(maps), axis_tokens(result.maps, kind)[0])
+    return out
+
+
+def rollout_figure(result: Result):
+    panels = []
+    for kind, (last, rolled, tokens) in rollout_maps(result).items():
+        panels.append((f"{kind}: last layer, mean of heads", last, tokens))
+        panels.append((f"{kind}: rollout through all layers", rolled, tokens))
+    return plots.rollout_figure(panels, "Attention rollout (Abnar & Zuidema 2020) beside the raw last layer")
+
+
+def write_rollout_json(result: Result, folder: str | Path) -> Path:
+    """The rollout matrices with their tokens, for download (pruned with the attention files)."""
+    payload = {kind: {"last_layer_mean": [[round(p, 5) for p in r] for r in last.tolist()],
+                      "rollout": [[round(p, 5) for p in r] for r in rolled.tolist()], "tokens": tokens}
+               for kind, (last, rolled, tokens) in rollout_maps(result).items()}
+    path = Path(folder) / f"attention-rollout-{uuid.uuid4().hex[:12]}.json"
+    path.write_text(json.dumps(payload))
+    return path
+
+
+# -----------------------------------------------------------------------------
+# Beam search as a tree
+
+
+def beam_tree_figure(translator: Translator, result: Result):
+    """The search that found the translation, or None when the strategy was not beam search."""
+    tree = result.translation.beam_tree
+    if tree is None:
+        return None
+    pieces = translator.tokenizer.pieces(n.token for n in tree.nodes)
+    return plots.beam_tree(tree, pieces, f"Beam search, beam size {tree.beam_size}, length penalty "
+                                         f"{tree.length_penalty:g}: {len(tree.nodes)} candidates ranked")
 
 
 # -----------------------------------------------------------------------------

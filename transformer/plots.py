@@ -258,3 +258,140 @@ def toy_curves(losses: list[float], rates: list[float]) -> go.Figure:
                       row=1, col=2)
     fig.update_xaxes(title_text="step")
     return _layout(fig, f"Training: step {len(steps)}", 320)
+
+
+# -----------------------------------------------------------------------------
+# How the numbers are made: inside one head, the three families' masks, rollout, the beam search tree
+
+
+def _vector(z: Tensor, x: list[str] | None = None) -> go.Heatmap:
+    """A vector as a one-row heatmap on a diverging scale (q, a head's output)."""
+    return go.Heatmap(z=[z.tolist()], x=x, colorscale="RdBu", zmid=0, showscale=False,
+                      hovertemplate="dimension %{x}<br>%{z:.3f}<extra></extra>")
+
+
+def head_walk(walk, key_tokens: list[str], reasons: list[str], head: int, title: str) -> go.Figure:
+    """eq. 1 for one query, left to right and top to bottom: q and K, the scores, scaled, masked and softmaxed
+    (the hooked row as markers on top), V and the head's output, and each head's share after W^O.
+
+    reasons: per key, "" when the mask lets it through, else why not ("future", "padding").
+    """
+    keys = labels(key_tokens)
+    dims = [str(i) for i in range(walk.q.size(0))]
+    fig = make_subplots(
+        rows=4, cols=2, vertical_spacing=0.09, horizontal_spacing=0.1,
+        row_heights=[0.22, 0.3, 0.3, 0.18],
+        subplot_titles=[f"q, the query vector (1 x {walk.d_k})", f"K, the keys ({len(keys)} x {walk.d_k})",
+                        f"scores q·Kᵀ, then divided by √d_k = {math.sqrt(walk.d_k):.2f}",
+                        "mask (−∞), then softmax: the weights (x: the hooked row)",
+                        f"V, the values ({len(keys)} x {walk.values.size(-1)})",
+                        f"this head's output, weights · V (1 x {walk.values.size(-1)})",
+                        "each head's share of Concat(heads) W^O for this token", ""])
+    fig.add_trace(_vector(walk.q, dims), row=1, col=1)
+    fig.add_trace(go.Heatmap(z=walk.keys.tolist(), x=dims, y=keys, colorscale="RdBu", zmid=0, showscale=False,
+                             hovertemplate="key %{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"), row=1, col=2)
+    fig.add_trace(go.Bar(x=keys, y=walk.scores.tolist(), name="q·k", marker_color="#9ecae1",
+                         hovertemplate="%{x}<br>q·k = %{y:.3f}<extra></extra>"), row=2, col=1)
+    fig.add_trace(go.Bar(x=keys, y=walk.scaled.tolist(), name="q·k / √d_k", marker_color="#3182bd",
+                         hovertemplate="%{x}<br>q·k / √d_k = %{y:.3f}<extra></extra>"), row=2, col=1)
+    text = [f"(masked: {r})" if r else "" for r in reasons]
+    fig.add_trace(go.Bar(x=keys, y=walk.weights.tolist(), marker_color="#08519c", name="softmax", customdata=text,
+                         hovertemplate="%{x}<br>weight %{y:.4f} %{customdata}<extra></extra>"), row=2, col=2)
+    masked = [k for k, r in zip(keys, reasons) if r]
+    fig.add_trace(go.Scatter(x=masked, y=[0.04] * len(masked), mode="text", text=["−∞"] * len(masked),
+                             textfont=dict(color="#737373"), hoverinfo="skip", name="masked"), row=2, col=2)
+    fig.add_trace(go.Scatter(x=keys, y=walk.hooked_weights.tolist(), mode="markers", name="hooked row",
+                             marker=dict(symbol="x", size=9, color="#e6550d"),
+                             hovertemplate="%{x}<br>hooked %{y:.4f}<extra></extra>"), row=2, col=2)
+    fig.add_trace(go.Heatmap(z=walk.values.tolist(), x=dims, y=keys, colorscale="RdBu", zmid=0, showscale=False,
+                             hovertemplate="key %{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"), row=3, col=1)
+    fig.add_trace(_vector(walk.head_output, dims), row=3, col=2)
+    shares = walk.shares.tolist()
+    fig.add_trace(go.Bar(x=[f"head {h}" for h in range(len(shares))], y=shares, name="share",
+                         marker_color=["#08519c" if h == head else "#9ecae1" for h in range(len(shares))],
+                         hovertemplate="%{x}: %{y:.1%}<extra></extra>"), row=4, col=1)
+    fig.update_yaxes(autorange="reversed", row=1, col=2)
+    fig.update_yaxes(autorange="reversed", row=3, col=1)
+    fig.update_yaxes(range=[0, 1.15], row=2, col=2)
+    fig.update_xaxes(tickangle=-45)
+    fig.update_layout(showlegend=False, barmode="group")
+    return _layout(fig, title, 1150)
+
+
+REASON_NAMES = ["allowed", "masked: future (causal)", "masked: padding"]  # mechanics.ALLOWED, CAUSAL, PADDING
+
+
+def family_masks(panels: list[tuple[str, Tensor, list[str], list[str]]], rows: int, title: str) -> go.Figure:
+    """Masks as applied, one panel per (title, reasons (q, k) in 0/1/2, query tokens, key tokens), `rows` rows."""
+    cols = math.ceil(len(panels) / rows)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[t for t, *_ in panels], horizontal_spacing=0.06,
+                        vertical_spacing=0.14)
+    scale = [[0, "#3182bd"], [0.33, "#3182bd"], [0.34, "#d9d9d9"], [0.66, "#d9d9d9"], [0.67, "#fdae6b"],
+             [1, "#fdae6b"]]
+    for i, (_, reasons, queries, keys) in enumerate(panels):
+        text = [[REASON_NAMES[r] for r in row] for row in reasons.tolist()]
+        fig.add_trace(go.Heatmap(z=reasons.tolist(), x=labels(keys), y=labels(queries), zmin=0, zmax=2,
+                                 colorscale=scale, showscale=False, customdata=text, xgap=1, ygap=1,
+                                 hovertemplate="query %{y}<br>key %{x}<br>%{customdata}<extra></extra>"),
+                      row=i // cols + 1, col=i % cols + 1)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(tickangle=-45)
+    return _layout(fig, title, 140 + 420 * rows)
+
+
+def rollout_figure(panels: list[tuple[str, Tensor, list[str]]], title: str) -> go.Figure:
+    """Raw last-layer maps beside their rollout: (title, (T, T) weights, tokens) per panel, two per row."""
+    rows = math.ceil(len(panels) / 2)
+    fig = make_subplots(rows=rows, cols=2, subplot_titles=[t for t, *_ in panels], horizontal_spacing=0.12,
+                        vertical_spacing=0.14)
+    for i, (_, weights, tokens) in enumerate(panels):
+        fig.add_trace(_heatmap(weights.tolist(), labels(tokens), labels(tokens), show_scale=i == 0, zmax=1),
+                      row=i // 2 + 1, col=i % 2 + 1)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(tickangle=-45)
+    return _layout(fig, title, 140 + 480 * rows)
+
+
+BEAM_COLORS = {"live": "#3182bd", "finished": "#31a354", "pruned": "#bdbdbd"}
+
+
+def beam_tree(tree, pieces: list[str], title: str) -> go.Figure:
+    """Beam search as a tree: step on x, rank within the step on y; edges to each node's parent; the winning
+    path drawn thick. pieces[i] is node i's token. Hover shows the cumulative log-probability and the score."""
+    nodes = tree.nodes
+    rank: dict[int, int] = {}
+    by_step: dict[int, list[int]] = {}
+    for i, n in enumerate(nodes):
+        by_step.setdefault(n.step, []).append(i)
+    for ids in by_step.values():
+        for r, i in enumerate(sorted(ids, key=lambda i: -nodes[i].log_prob)):
+            rank[i] = r
+    win = set(tree.path(tree.winner)) if tree.winner >= 0 else set()
+    fig = go.Figure()
+    ex, ey, wx, wy = [], [], [], []
+    for i, n in enumerate(nodes):
+        px, py = (n.step - 1, 0) if n.parent < 0 else (nodes[n.parent].step, rank[n.parent])
+        xs, ys = (wx, wy) if i in win else (ex, ey)
+        xs += [px, n.step, None]
+        ys += [py, rank[i], None]
+    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#d9d9d9", width=1), hoverinfo="skip",
+                             name="extends"))
+    fig.add_trace(go.Scatter(x=wx, y=wy, mode="lines", line=dict(color="#e6550d", width=4), hoverinfo="skip",
+                             name="chosen translation"))
+    fig.add_trace(go.Scatter(x=[-1], y=[0], mode="markers+text", text=["&lt;s&gt;"], textposition="middle left",
+                             marker=dict(size=12, color="#636363"), hoverinfo="skip", name="start"))
+    for status, color in BEAM_COLORS.items():
+        ids = [i for i, n in enumerate(nodes) if n.status == status]
+        fig.add_trace(go.Scatter(
+            x=[nodes[i].step for i in ids], y=[rank[i] for i in ids], mode="markers+text",
+            text=[html.escape(pieces[i]) for i in ids], textposition="top center", name=status,
+            marker=dict(size=[16 if i in win else 11 for i in ids], color=color,
+                        line=dict(width=[3 if i in win else 0 for i in ids], color="#e6550d")),
+            customdata=[[nodes[i].log_prob, nodes[i].score, status] for i in ids],
+            hovertemplate="%{text}<br>step %{x}, rank %{y}<br>log p (cumulative) %{customdata[0]:.3f}"
+                          "<br>score (length-normalised) %{customdata[1]:.3f}<br>%{customdata[2]}<extra></extra>"))
+    depth = max((r for r in rank.values()), default=0)
+    fig.update_yaxes(autorange="reversed", title_text="rank at this step (by log p)", dtick=1)
+    fig.update_xaxes(title_text="step", dtick=1)
+    fig.update_layout(legend=dict(orientation="h", y=-0.15))
+    return _layout(fig, title, 260 + 46 * (depth + 1))

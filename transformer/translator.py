@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 
 from . import decoding
-from .capture import AttentionMaps, ablate_heads, capture_attention, capture_inputs
+from .capture import AttentionInternals, AttentionMaps, ablate_heads, capture_attention, capture_inputs, capture_internals
 from .checkpoint import load_checkpoint
 from .data import length_sorted_batches, pad_batch
 from .decoding import DecodeOptions
@@ -36,6 +36,7 @@ class Translation:
     steps: list[TokenStep] = field(default_factory=list)
     score: float = 0.0
     truncated: bool = False  # the source was cut to the model's positions
+    beam_tree: decoding.BeamTree | None = None  # beam search with record_tree=True: the search, step by step
 
 
 @dataclass
@@ -47,6 +48,7 @@ class Inspection:
     source_input: torch.Tensor  # (S, D): embedding + PE, the first encoder layer's input
     target_embedded: torch.Tensor  # (T, D)
     target_input: torch.Tensor  # (T, D)
+    internals: dict[str, list[AttentionInternals]]  # per kind and layer: Q, K, V, mask, W^O's input and output
 
 
 def resolve_device(device: str) -> torch.device:
@@ -137,7 +139,7 @@ class Translator:
     # -- translation -----------------------------------------------------------------
 
     def translate(self, text: str, strategy: str | DecodeOptions = "greedy", **options) -> Translation:
-        """Translate one sentence; see translate_batch for the options."""
+        """Translate one sentence; see translate_batch for the options (record_tree included)."""
         return self.translate_batch([text], strategy, **options)[0]
 
     def translate_batch(
@@ -147,6 +149,7 @@ class Translator:
         *,
         batch_size: int = 64,
         ablate: Iterable[tuple[str, int, int]] = (),
+        record_tree: bool = False,
         **options,
     ) -> list[Translation]:
         """Translate many sentences, in batches of similar length; results come back in input order.
@@ -154,6 +157,7 @@ class Translator:
         strategy: a DecodeOptions, or 'greedy', 'sample' or 'beam' with DecodeOptions' fields as keywords
         (temperature, top_k, top_p, seed; beam_size, length_penalty; max_len).
         ablate: heads (kind, layer, head) switched off while translating.
+        record_tree: beam search keeps its search in Translation.beam_tree (every step's ranked candidates).
         """
         opts = strategy if isinstance(strategy, DecodeOptions) else DecodeOptions(strategy, **options)
         sources = [self._source_ids(t) for t in texts]
@@ -162,7 +166,7 @@ class Translator:
         with ablate_heads(self.model, ablate):
             for chunk in length_sorted_batches([ids for ids, _ in sources], batch_size):
                 src = pad_batch([sources[i][0] for i in chunk]).to(self.device)  # (B, S)
-                for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, generator)):
+                for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, generator, record_tree)):
                     results[i] = self._to_translation(sources[i], hyp)
         return results
 
@@ -179,6 +183,7 @@ class Translator:
             steps=steps,
             score=hyp.score,
             truncated=source[1],
+            beam_tree=hyp.tree,
         )
 
     # -- attention and inputs, through hooks ---------------------------------------------
@@ -192,23 +197,42 @@ class Translator:
         row t of a decoder or cross map is what the model looked at when it predicted target token t+1.
         """
         src_ids, _ = self._source_ids(text)
+        tgt_in = self._decoder_input(translation)
+        src = torch.tensor([src_ids], device=self.device)  # (1, S)
+        tgt = torch.tensor([tgt_in], device=self.device)  # (1, T)
+        with ablate_heads(self.model, ablate), capture_attention(self.model) as recorder, \
+                capture_inputs(self.model) as inputs, capture_internals(self.model) as inside:
+            self.model(src, tgt)
+        maps = recorder.sentence(0)
+        maps.source_tokens = self.tokenizer.pieces(src_ids)
+        maps.target_tokens = self.tokenizer.pieces(tgt_in)
+        (src_emb, src_in), (tgt_emb, tgt_in_x) = inputs  # encode() runs first, then the decoder
+        return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in_x[0], inside.sentence(0))
+
+    def _decoder_input(self, translation: str | Translation) -> list[int]:
+        """<s> then the translation's ids, cut to the model's positions."""
         if isinstance(translation, Translation):
             tgt_ids = translation.target_ids
         elif isinstance(translation, str):
             tgt_ids = self.tokenizer.encode(clean_text(translation))
         else:
             raise ValueError(f"the translation must be a string or a Translation, not {type(translation).__name__}")
-        tgt_in = [BOS] + tgt_ids[: self.cfg.max_len - 1]
-        src = torch.tensor([src_ids], device=self.device)  # (1, S)
-        tgt = torch.tensor([tgt_in], device=self.device)  # (1, T)
-        with ablate_heads(self.model, ablate), capture_attention(self.model) as recorder, \
-                capture_inputs(self.model) as inputs:
+        return [BOS] + tgt_ids[: self.cfg.max_len - 1]
+
+    @torch.inference_mode()
+    def inspect_batch(self, texts: Sequence[str], translations: Sequence[str | Translation]) -> list[dict]:
+        """One teacher-forced pass over several sentences at once, padded as a batch is: per sentence, what
+        capture_internals saw (masks with their padding), plus its "source_pad" and "target_pad" (bool, (S,), (T,))."""
+        src_ids = [self._source_ids(t)[0] for t in texts]
+        tgt_in = [self._decoder_input(t) for t in translations]
+        src, tgt = pad_batch(src_ids).to(self.device), pad_batch(tgt_in).to(self.device)  # (B, S), (B, T)
+        with capture_internals(self.model) as inside:
             self.model(src, tgt)
-        maps = recorder.sentence(0)
-        maps.source_tokens = self.tokenizer.pieces(src_ids)
-        maps.target_tokens = self.tokenizer.pieces(tgt_in)
-        (src_emb, src_in), (tgt_emb, tgt_in_x) = inputs  # encode() runs first, then the decoder
-        return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in_x[0])
+        pad = self.cfg.pad_id
+        return [inside.sentence(b) | {"source_pad": src[b].eq(pad).cpu(), "target_pad": tgt[b].eq(pad).cpu(),
+                                      "source_tokens": self.tokenizer.pieces(src[b].tolist()),
+                                      "target_tokens": self.tokenizer.pieces(tgt[b].tolist())}
+                for b in range(len(texts))]
 
     def attention(
         self, text: str, translation: str | Translation, ablate: Iterable[tuple[str, int, int]] = ()

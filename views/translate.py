@@ -1,6 +1,7 @@
 """The top of the page: language pair, text, decoding settings, the translation and the three-way comparison."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import replace
 
@@ -11,6 +12,20 @@ from transformer.decoding import MAX_BEAM, DecodeOptions
 from .common import PAIR_NAMES, ROOT, Context, cards, friendly
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
+QUERY_FIELDS = tuple(f.name for f in dataclasses.fields(DecodeOptions))  # the URL names of the decoding controls
+
+# Builds the shareable link in the browser, from the page's own address (right behind any proxy), offline too.
+SHARE_JS = """(pair, text, present, ...decoding) => {
+    const url = new URL(window.location.href);
+    url.search = ""; url.hash = "";
+    const fields = FIELDS;
+    url.searchParams.set("pair", pair);
+    url.searchParams.set("text", text);
+    fields.forEach((name, i) => url.searchParams.set(name, decoding[i]));
+    if (present) url.searchParams.set("present", "1");
+    return url.toString();
+}""".replace("FIELDS", json.dumps(QUERY_FIELDS))
+PRESENT_JS = "(on) => { document.body.classList.toggle('present', Boolean(on)); }"
 
 
 class TranslatePanel:
@@ -38,6 +53,12 @@ class TranslatePanel:
         with gr.Row():
             self.go = gr.Button("Translate", variant="primary", elem_id="translate-button")
             self.compare_button = gr.Button("Compare greedy, sampling and beam search")
+        with gr.Row():
+            self.present = gr.Checkbox(False, label="Presentation mode (larger text and figures, for a projector)",
+                                       elem_id="present-toggle")
+            self.share = gr.Button("Link to this sentence and these settings", elem_id="share-button")
+        self.link = gr.Textbox(label="Shareable link: opens this pair, sentence and decoding, already translated",
+                               interactive=False, buttons=["copy"], elem_id="share-link")
         self.translation = gr.Textbox(label="Translation", interactive=False, elem_id="translation")
         self.notice = gr.Markdown(elem_classes="notice")
         self.samples = gr.HTML()
@@ -70,6 +91,33 @@ class TranslatePanel:
             samples = cards([(f"sample {i + 1}", s.text) for i, s in enumerate(more)])
         return {self.translation: result.translation.text, self.notice: notice, self.samples: samples}
 
+    def from_query(self, values: dict, query: dict[str, str]) -> tuple[dict, list[str]]:
+        """The controls' values with a shared link's URL parameters applied; bad ones are left out and named."""
+        values, problems = dict(values), []
+        pair = query.get("pair")
+        if pair is not None:
+            if pair in self.ctx.pairs:
+                values[self.pair] = pair
+            else:
+                problems.append(f"pair {pair!r} is not loaded here")
+        if "text" in query:
+            values[self.text] = query["text"][:20000]
+        decoding = {c: values[c] for c in self.decoding}
+        for name, control in zip(QUERY_FIELDS, self.decoding):
+            if name not in query:
+                continue
+            raw = query[name]
+            try:
+                decoding[control] = raw if name == "strategy" else float(raw)
+            except ValueError:
+                problems.append(f"{name}={raw!r} is not a number")
+        try:
+            DecodeOptions(*decoding.values())
+            values |= decoding
+        except ValueError as e:
+            problems.append(f"{e}; the default decoding settings are used")
+        return values, problems
+
     def strategy_controls(self, strategy: str) -> dict:
         sampling, beam = strategy == "sample", strategy == "beam"
         return ({c: gr.update(visible=sampling) for c in (self.temperature, self.top_k, self.top_p, self.seed,
@@ -90,3 +138,5 @@ class TranslatePanel:
                               self.length_penalty], api_visibility="private")
         self.compare_button.click(self.compare, [self.pair, self.text] + self.decoding, self.comparison,
                                   api_visibility="private")
+        self.share.click(None, [self.pair, self.text, self.present] + self.decoding, self.link, js=SHARE_JS)
+        self.present.change(None, self.present, None, js=PRESENT_JS)

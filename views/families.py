@@ -1,0 +1,20 @@
+"""The three families: the encoder's bidirectional mask, the decoder's causal mask and cross-attention, as applied."""
+from __future__ import annotations
+
+import gradio as gr
+
+from transformer import playground
+
+from .common import EXPLAIN
+
+
+class FamiliesView:
+    def __init__(self):
+        with gr.Tab("Three families"):
+            gr.Markdown(EXPLAIN["families"])
+            self.plot = gr.Plot(label="Masks", elem_id="families-plot")
+        self.controls: list = []
+        self.outputs = [self.plot]
+
+    def fill(self, result, values: dict) -> dict:
+        return {self.plot: playground.families_figure(result)}

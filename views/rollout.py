@@ -1,0 +1,23 @@
+"""Attention rollout for the encoder and the decoder's self-attention, beside the raw last layer; JSON export."""
+from __future__ import annotations
+
+import gradio as gr
+
+from transformer import playground
+
+from .common import EXPLAIN, Context
+
+
+class RolloutView:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        with gr.Tab("Rollout"):
+            gr.Markdown(EXPLAIN["rollout"])
+            self.plot = gr.Plot(label="Rollout", elem_id="rollout-plot")
+            self.download = gr.DownloadButton("Download the rollout (JSON)", visible=False)
+        self.controls: list = []
+        self.outputs = [self.plot, self.download]
+
+    def fill(self, result, values: dict) -> dict:
+        path = playground.write_rollout_json(result, self.ctx.downloads)
+        return {self.plot: playground.rollout_figure(result), self.download: gr.update(value=str(path), visible=True)}
