@@ -93,7 +93,9 @@ class Page:
         out[panel.present] = query.get("present", "") in ("1", "true", "yes")
         out |= self.choose_pair(values[panel.pair], values[self.views["schedule"].curves])
         try:
-            out |= self.show_translation(values)
+            for component, value in self.show_translation(values).items():
+                both = isinstance(value, dict) and isinstance(out.get(component), dict)
+                out[component] = out[component] | value if both else value  # two gr.update()s: keep both
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
             problems.append(str(e.message))
         if problems:

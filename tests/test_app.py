@@ -1,6 +1,9 @@
 """The app end to end: the UI builds, and the named API endpoints answer over HTTP (gradio_client)."""
 from __future__ import annotations
 
+import html
+from pathlib import Path
+
 import gradio as gr
 import pytest
 import torch
@@ -175,3 +178,67 @@ def test_choosing_a_pair_sets_its_views_and_draws_the_schedule_it_trained_with(p
     assert f"{pair.upper()} checkpoint" in out[page.views["card"].card]
     added = schedule.add_curve(pair, [(512, 4000)], 256, 800)
     assert added[schedule.curves] == [(512, 4000), (256, 800)] and len(added[schedule.noam].data) == 3
+
+
+class Request:
+    """What page.open reads from gr.Request: the page URL's query parameters."""
+
+    def __init__(self, **query):
+        self.query_params = query
+
+
+def on_load(page) -> dict:
+    """What the page's load event receives: the inputs' initial values and the schedule's curves."""
+    curves = page.views["schedule"].curves
+    return defaults(page) | {curves: curves.value}
+
+
+def test_the_page_opens_translated_with_a_shared_links_settings(page):
+    pair = shipped_pairs()[-1]
+    panel = page.panel
+    out = page.open(on_load(page), Request(pair=pair, text="Two dogs run on the beach.", strategy="beam",
+                                            beam_size="3", length_penalty="0.6", present="1"))
+    assert out[panel.pair] == pair and out[panel.text] == "Two dogs run on the beach." and out[panel.present] is True
+    result = out[page.result]
+    assert result.pair == pair and result.options.beam_size == 3 and result.options.length_penalty == 0.6
+    assert out[panel.translation] == result.translation.text != ""
+    assert out[page.views["beam_tree"].plot] is not None and out[page.views["beam_tree"].note] == ""
+    assert f"{pair.upper()} checkpoint" in out[page.views["card"].card]  # the pair's own views came with it
+    heads = out[page.views["ablation"].heads]  # the pair's head list and the new sentence's "none ticked", both
+    assert heads["choices"] == playground.head_choices(page.ctx.translator(pair)) and heads["value"] == []
+    plain = page.open(on_load(page), Request())  # no link: the first example, greedy
+    assert plain[page.result].text == defaults(page)[panel.text] and plain[page.result].options.strategy == "greedy"
+    assert plain[panel.present] is False and "greedy" in plain[page.views["beam_tree"].note]
+
+
+@pytest.mark.parametrize("query, says", [
+    (dict(pair="xx-yy"), "pair 'xx-yy' is not loaded here"),
+    (dict(beam_size="99", strategy="beam"), "beam_size must be a whole number from 1 to 16"),
+    (dict(temperature="hot"), "temperature='hot' is not a number"),
+    (dict(text="   "), "there is no text to translate"),
+])
+def test_a_bad_shared_link_still_opens_the_page_and_says_why(page, query, says):
+    out = page.open(on_load(page), Request(**query))
+    assert says in out[page.panel.notice]
+    assert out[page.panel.pair] in page.ctx.pairs  # the page is usable: a loaded pair, default settings
+
+
+def test_inside_attention_views_for_every_kind_escape_hostile_tokens(page):
+    hostile = "A <script>alert(1)</script> man & a <b>dog</b>."
+    result = page.show_translation(defaults(page) | {page.panel.text: hostile})[page.result]
+    inside = page.views["inside"]
+    for kind in ("encoder", "decoder", "cross"):
+        queries = playground.axis_tokens(result.maps, kind)[0]
+        query = next(i for i, t in enumerate(queries) if "<" in t)  # <unk> in the source, <s> in the target
+        out = inside.redraw(result, kind, 1, 2, query)
+        steps = out[inside.steps]
+        assert f"{query} {html.escape(queries[query])}" in steps and f"{query} {queries[query]}" not in steps
+        assert out[inside.query]["value"] == query and len(out[inside.plot].data) >= 8
+        assert "Equal to the Attention view's row to" in steps
+    keys = list(inside.redraw(result, "encoder", 0, 0, 0)[inside.plot].data[1].y)
+    assert any("&lt;" in k for k in keys) and not any("<script" in k for k in keys)
+    assert inside.redraw(result, "cross", 0, 0, 999)[inside.query]["value"] == len(result.maps.target_tokens) - 1
+    families = page.views["families"].fill(result, {})[page.views["families"].plot]
+    assert len(families.data) == 6 and not any("<script" in x for d in families.data for x in d.x)
+    rollout = page.views["rollout"].fill(result, {})
+    assert Path(rollout[page.views["rollout"].download]["value"]).is_file()

@@ -30,9 +30,9 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, server):
-    """A fresh page on the app in which every request that leaves this machine is refused and recorded."""
+def open_page(browser, url: str):
+    """A fresh page on `url` in which every request that leaves this machine is refused and recorded; returned
+    once the page has made its opening translation (the load event), so no later click races with it."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.blocked, page.dialogs = [], []
@@ -47,10 +47,36 @@ def page(browser, server):
 
     page.route("**/*", only_local)
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-    page.goto(server)
+    page.goto(url)
     page.wait_for_selector("#translate-button", timeout=30_000)
+    page.wait_for_function("() => document.querySelector('#translation textarea')?.value.length > 0", timeout=60_000)
+    return page
+
+
+@pytest.fixture
+def page(browser, server):
+    page = open_page(browser, server)
     yield page
-    context.close()
+    page.context.close()
+
+
+# Gradio shows the translation box's status tracker while the event runs and hides it when the outputs land
+WATCH_EVENT = """() => {
+    const tracker = document.querySelector('#translation [data-testid=status-tracker]');
+    window.eventBusy = false; window.eventDone = false;
+    new MutationObserver(() => {
+        if (!tracker.classList.contains('hide')) window.eventBusy = true;
+        else if (window.eventBusy) window.eventDone = true;
+    }).observe(tracker, {attributes: true});
+}"""
+
+
+def click_translate(page) -> str:
+    """Click Translate and wait until that translation has landed (the page already shows one); returns it."""
+    page.evaluate(WATCH_EVENT)
+    page.click("#translate-button")
+    page.wait_for_function("() => window.eventDone", timeout=60_000)
+    return page.locator("#translation textarea").input_value()
 
 
 def shot(page, name: str) -> None:
@@ -63,10 +89,7 @@ def translate_example(page, example: str) -> str:
 
     page.get_by_text(example, exact=True).first.click()  # an example row fills the text box
     expect(page.locator("#source-text textarea")).to_have_value(example)
-    page.click("#translate-button")
-    box = page.locator("#translation textarea")
-    page.wait_for_function("el => el.value.length > 0", arg=box.element_handle(), timeout=60_000)
-    return box.input_value()
+    return click_translate(page)
 
 
 FIFTEEN_WORDS = "A young man in a red jacket is riding his bicycle past an old stone church today."
@@ -79,8 +102,9 @@ def test_click_to_every_view_for_fifteen_words(page):
     page.get_by_role("tab", name="bertviz").click()
     page.locator("#source-text textarea").fill(FIFTEEN_WORDS)
     t0 = time.perf_counter()
-    page.click("#translate-button")
-    page.frame_locator("#bertviz iframe").locator("svg text").first.wait_for(state="attached", timeout=60_000)
+    click_translate(page)  # the page opened translated: wait for this click's bertviz page, not that one
+    page.frame_locator("#bertviz iframe").locator("svg text", has_text="church").first.wait_for(state="attached",
+                                                                                               timeout=60_000)
     seconds = time.perf_counter() - t0
     page.get_by_role("tab", name="Attention", exact=True).click()
     page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
@@ -117,7 +141,7 @@ def test_translate_an_example_and_see_every_view(page):
 
 
 def test_bertviz_model_view_and_ablation(page):
-    translate_example(page, EXAMPLES[0])
+    translate_example(page, EXAMPLES[4])
     page.get_by_role("tab", name="bertviz").click()
     page.get_by_text("Model view").click()
     frame = page.frame_locator("#bertviz iframe")
@@ -217,11 +241,7 @@ def test_hostile_text_through_the_page_runs_no_script(page):
     page.get_by_role("tab", name="bertviz").click()
     for text in HOSTILE:
         box.fill(text)
-        before = page.evaluate("() => document.querySelector('#bertviz iframe')?.getAttribute('srcdoc') ?? ''")
-        page.click("#translate-button")
-        page.wait_for_function(  # every bertviz page has a fresh id, so a new translation changes it
-            "prev => (document.querySelector('#bertviz iframe')?.getAttribute('srcdoc') ?? '') !== prev",
-            arg=before, timeout=60_000)
+        click_translate(page)
         expect(page.locator("#translation textarea")).not_to_have_value("")
         frame = page.frame_locator("#bertviz iframe")
         frame.locator("svg text").first.wait_for(state="attached", timeout=30_000)
@@ -232,3 +252,100 @@ def test_hostile_text_through_the_page_runs_no_script(page):
     shot(page, "hostile")
     assert page.dialogs == []  # no alert() ever ran
     assert translate_example(page, EXAMPLES[3])  # and the page still works
+
+
+# -----------------------------------------------------------------------------
+# How the numbers are made; the page opens translated; presentation mode; shared links
+
+
+def test_the_page_opens_translated_and_the_inside_attention_views_are_drawn(page):
+    """No click at all: the load event translated the first example and filled every view."""
+    assert page.locator("#source-text textarea").input_value() == EXAMPLES[0]
+    assert page.locator("#translation textarea").input_value()
+    page.get_by_role("tab", name="Inside attention").click()
+    page.wait_for_selector("#inside-plot .heatmaplayer", timeout=30_000)
+    steps = page.locator("#inside-steps").inner_text()
+    assert "softmax" in steps and "Equal to the Attention view's row to" in steps
+    shot(page, "inside_one_head")
+    page.get_by_role("tab", name="Three families").click()
+    page.wait_for_function("() => document.querySelectorAll('#families-plot .heatmaplayer image').length >= 6",
+                           timeout=30_000)
+    assert any("<pad>" in t for t in page.locator("#families-plot .xtick text").all_text_contents())
+    shot(page, "three_families")
+    page.get_by_role("tab", name="Rollout").click()
+    page.wait_for_function("() => document.querySelectorAll('#rollout-plot .heatmaplayer image').length >= 4",
+                           timeout=30_000)
+    assert page.get_by_role("button", name="Download the rollout (JSON)").is_visible()
+    shot(page, "rollout")
+    page.get_by_role("tab", name="Step by step").click()
+    page.get_by_text("choose Beam search under Decoding", exact=False).wait_for(timeout=30_000)
+    assert not page.dialogs
+
+
+def test_new_views_draw_hostile_tokens_as_text_and_beam_search_as_a_tree(page):
+    page.get_by_test_id("Beam search-radio-label").click()
+    translate_example(page, EXAMPLES[1])
+    page.get_by_role("tab", name="Step by step").click()
+    page.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
+    nodes = page.locator("#beam-tree-plot .textpoint").all_text_contents()
+    assert "<s>" in nodes and "</s>" in nodes and len(nodes) > 10  # start, candidates and endings, drawn as text
+    assert "</s>" in page.locator("#steps-tab").inner_text()  # the explanation keeps its angle-bracket token
+    shot(page, "beam_search_tree")
+    page.locator("#source-text textarea").fill(HOSTILE[1])
+    click_translate(page)
+    page.get_by_role("tab", name="Inside attention").click()
+    page.get_by_test_id("Encoder self-radio-label").click()
+    page.wait_for_function("() => document.querySelector('#inside-plot .gtitle')?.textContent.includes('encoder')",
+                           timeout=30_000)
+    page.locator("#inside-query input").click()
+    page.get_by_role("option").filter(has_text="<unk>").first.click()  # '<' is not in the vocabulary
+    page.wait_for_function("() => document.querySelector('#inside-plot .gtitle')?.textContent.includes('<unk>')",
+                           timeout=30_000)  # the token drawn as text, not parsed as a tag
+    assert "<unk>" in page.locator("#inside-steps").inner_text()
+    page.get_by_role("tab", name="Three families").click()
+    page.wait_for_selector("#families-plot .heatmaplayer", timeout=30_000)
+    assert any("<unk>" in t for t in page.locator("#families-plot .ytick text").all_text_contents())
+    assert not page.dialogs  # no script from the text ever ran
+
+
+def font_px(page) -> float:
+    return float(page.evaluate("() => getComputedStyle(document.querySelector('#translation textarea')).fontSize")[:-2])
+
+
+def test_presentation_mode_enlarges_text_and_a_shared_link_restores_the_state(page, browser, server):
+    from playwright.sync_api import expect
+
+    normal = font_px(page)
+    page.locator("#present-toggle input").check()
+    page.wait_for_function("() => document.body.classList.contains('present')")
+    assert font_px(page) >= 1.4 * normal
+    page.locator("#present-toggle input").uncheck()
+    page.wait_for_function("() => !document.body.classList.contains('present')")
+    assert font_px(page) == normal
+
+    page.locator("#source-text textarea").fill("Two dogs run along the beach.")
+    page.get_by_test_id("Beam search-radio-label").click()
+    beam = page.locator("input[aria-label='number input for Beam size']")
+    beam.fill("3")
+    beam.press("Enter")
+    page.locator("#present-toggle input").check()
+    translation = click_translate(page)
+    page.click("#share-button")
+    link = page.locator("#share-link textarea")
+    page.wait_for_function("el => el.value.startsWith('http')", arg=link.element_handle())
+    url = link.input_value()
+    assert "beam_size=3" in url and "present=1" in url and "strategy=beam" in url
+
+    shared = open_page(browser, url)  # a second visitor opens the link: same state, already translated
+    try:
+        expect(shared.locator("#source-text textarea")).to_have_value("Two dogs run along the beach.")
+        expect(shared.locator("#translation textarea")).to_have_value(translation)
+        assert shared.get_by_test_id("Beam search-radio-label").locator("input").is_checked()
+        assert shared.locator("input[aria-label='number input for Beam size']").input_value() == "3"
+        shared.wait_for_function("() => document.body.classList.contains('present')")
+        assert font_px(shared) >= 1.4 * normal
+        shared.get_by_role("tab", name="Step by step").click()
+        shared.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
+        assert not shared.dialogs and not shared.blocked
+    finally:
+        shared.context.close()

@@ -6,6 +6,7 @@ through forward's return values.
 from __future__ import annotations
 
 import difflib
+import functools
 import html
 import json
 import time
@@ -26,6 +27,12 @@ KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-atte
 
 # The three families panel pads the user's sentence in a batch with this one (or this one, when the user's is longer)
 NEIGHBOUR = "Two dogs are running through a field of tall grass while a man watches."
+
+
+@functools.lru_cache(maxsize=16)
+def neighbour_translation(translator: Translator) -> Translation:
+    """NEIGHBOUR's greedy translation by this model (the same every time, so made once)."""
+    return translator.translate(NEIGHBOUR)
 
 
 @dataclass
@@ -49,8 +56,7 @@ def run(translator: Translator, pair: str, text: str, options: DecodeOptions = D
     sentence in a padded batch with NEIGHBOUR (the masks as a batch applies them). Beam search keeps its tree."""
     translation = translator.translate(text, options, record_tree=options.strategy == "beam")
     inspection = translator.inspect(text, translation)
-    neighbour = translator.translate(NEIGHBOUR)
-    batch = translator.inspect_batch([text, NEIGHBOUR], [translation, neighbour])
+    batch = translator.inspect_batch([text, NEIGHBOUR], [translation, neighbour_translation(translator)])
     return Result(pair, text, translation, inspection, options, batch)
 
 

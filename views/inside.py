@@ -18,7 +18,7 @@ class InsideHeadView:
                                       ("Cross", "cross")], value="decoder", label="Attention")
                 self.layer = gr.Dropdown([0], value=0, label="Layer")
                 self.head = gr.Dropdown([0], value=0, label="Head")
-                self.query = gr.Dropdown([], label="Query token")
+                self.query = gr.Dropdown([], label="Query token", elem_id="inside-query")
             self.steps = gr.HTML(elem_id="inside-steps")
             self.plot = gr.Plot(label="Inside one head", elem_id="inside-plot")
         self.controls = [self.kind, self.layer, self.head]

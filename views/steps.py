@@ -10,7 +10,7 @@ from .common import EXPLAIN, friendly, need
 
 class StepsView:
     def __init__(self):
-        with gr.Tab("Step by step") as self.tab:
+        with gr.Tab("Step by step", elem_id="steps-tab") as self.tab:
             gr.Markdown(EXPLAIN["steps"])
             self.probs = gr.Plot(label="Top-5 at every step")
             self.index = gr.Slider(0, 1, value=0, step=1, label="Step")
