@@ -305,6 +305,12 @@ def test_new_views_draw_hostile_tokens_as_text_and_beam_search_as_a_tree(page):
     page.get_by_role("tab", name="Three families").click()
     page.wait_for_selector("#families-plot .heatmaplayer", timeout=30_000)
     assert any("<unk>" in t for t in page.locator("#families-plot .ytick text").all_text_contents())
+    page.get_by_role("tab", name="Rollout").click()
+    page.wait_for_selector("#rollout-plot .heatmaplayer", timeout=30_000)
+    assert any("<unk>" in t for t in page.locator("#rollout-plot .ytick text").all_text_contents())
+    page.get_by_role("tab", name="Step by step").click()  # the hostile sentence was decoded by beam search too
+    page.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
+    assert "<s>" in page.locator("#beam-tree-plot .textpoint").all_text_contents()
     assert not page.dialogs  # no script from the text ever ran
 
 

@@ -10,7 +10,7 @@ import torch
 from transformer import DecodeOptions, Transformer, Translator
 from transformer.export import ExportError, export
 
-from conftest import DATA_DIR, ROOT, SHIPPED, synthetic_pairs, tiny_config
+from conftest import DATA_DIR, ROOT, SHIPPED, shipped_pairs, synthetic_pairs, tiny_config
 
 ct2_engine = pytest.importorskip("transformer.ct2_engine", reason="ctranslate2 is not installed "
                                  "(pip install -r requirements-ctranslate2.txt)")
@@ -73,18 +73,20 @@ def test_the_engine_file_never_imports_torch():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (SHIPPED / "en-de").is_dir() or not DATA_DIR.is_dir(), reason="needs the checkpoint and data")
-def test_shipped_checkpoint_exported_agrees_on_val_greedy(tmp_path):
+@pytest.mark.parametrize("pair", shipped_pairs())
+@pytest.mark.skipif(not DATA_DIR.is_dir(), reason="needs ../shared/data/multi30k")
+def test_shipped_checkpoint_exported_agrees_on_val_greedy(tmp_path, pair):
     from transformer.data import read_pair
 
-    tr = Translator.load(SHIPPED / "en-de", device="cpu")
-    texts = read_pair(DATA_DIR, "val", "en", "de")[0][:200]
+    tr = Translator.load(SHIPPED / pair, device="cpu")
+    texts = read_pair(DATA_DIR, "val", *pair.split("-"))[0][:200]
     ours = [t.target_tokens for t in tr.translate_batch(texts, "greedy")]
     agree = {}
     for quantization in (None, "int8"):
-        out = export(SHIPPED / "en-de", tmp_path / str(quantization), quantization=quantization)
+        out = export(SHIPPED / pair, tmp_path / str(quantization), quantization=quantization)
         theirs = ct2_engine.load(out).translate(texts)
         agree[quantization] = sum(a == b for a, b in zip(ours, theirs)) / len(texts)
     assert agree[None] >= 0.95, agree  # fp32 both: only summation order differs
     assert agree["int8"] >= 0.85, agree  # int8 weights change some close choices, and what follows them
-    assert (tmp_path / "None" / "spm.model").read_bytes() == (SHIPPED / "en-de" / "spm.model").read_bytes()
+    assert (tmp_path / "None" / "spm.model").read_bytes() == (SHIPPED / pair / "spm.model").read_bytes()
+    print(f"{pair}: greedy agreement fp32 {agree[None]:.1%}, int8 {agree['int8']:.1%}")

@@ -266,7 +266,7 @@ def toy_curves(losses: list[float], rates: list[float]) -> go.Figure:
 
 def _vector(z: Tensor, x: list[str] | None = None) -> go.Heatmap:
     """A vector as a one-row heatmap on a diverging scale (q, a head's output)."""
-    return go.Heatmap(z=[z.tolist()], x=x, colorscale="RdBu", zmid=0, showscale=False,
+    return go.Heatmap(z=z[None].numpy(), x=x, colorscale="RdBu", zmid=0, showscale=False,
                       hovertemplate="dimension %{x}<br>%{z:.3f}<extra></extra>")
 
 
@@ -288,22 +288,22 @@ def head_walk(walk, key_tokens: list[str], reasons: list[str], head: int, title:
                         f"this head's output, weights · V (1 x {walk.values.size(-1)})",
                         "each head's share of Concat(heads) W^O for this token", ""])
     fig.add_trace(_vector(walk.q, dims), row=1, col=1)
-    fig.add_trace(go.Heatmap(z=walk.keys.tolist(), x=dims, y=keys, colorscale="RdBu", zmid=0, showscale=False,
+    fig.add_trace(go.Heatmap(z=walk.keys.numpy(), x=dims, y=keys, colorscale="RdBu", zmid=0, showscale=False,
                              hovertemplate="key %{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"), row=1, col=2)
-    fig.add_trace(go.Bar(x=keys, y=walk.scores.tolist(), name="q·k", marker_color="#9ecae1",
+    fig.add_trace(go.Bar(x=keys, y=walk.scores.numpy(), name="q·k", marker_color="#9ecae1",
                          hovertemplate="%{x}<br>q·k = %{y:.3f}<extra></extra>"), row=2, col=1)
-    fig.add_trace(go.Bar(x=keys, y=walk.scaled.tolist(), name="q·k / √d_k", marker_color="#3182bd",
+    fig.add_trace(go.Bar(x=keys, y=walk.scaled.numpy(), name="q·k / √d_k", marker_color="#3182bd",
                          hovertemplate="%{x}<br>q·k / √d_k = %{y:.3f}<extra></extra>"), row=2, col=1)
     text = [f"(masked: {r})" if r else "" for r in reasons]
-    fig.add_trace(go.Bar(x=keys, y=walk.weights.tolist(), marker_color="#08519c", name="softmax", customdata=text,
+    fig.add_trace(go.Bar(x=keys, y=walk.weights.numpy(), marker_color="#08519c", name="softmax", customdata=text,
                          hovertemplate="%{x}<br>weight %{y:.4f} %{customdata}<extra></extra>"), row=2, col=2)
     masked = [k for k, r in zip(keys, reasons) if r]
     fig.add_trace(go.Scatter(x=masked, y=[0.04] * len(masked), mode="text", text=["−∞"] * len(masked),
                              textfont=dict(color="#737373"), hoverinfo="skip", name="masked"), row=2, col=2)
-    fig.add_trace(go.Scatter(x=keys, y=walk.hooked_weights.tolist(), mode="markers", name="hooked row",
+    fig.add_trace(go.Scatter(x=keys, y=walk.hooked_weights.numpy(), mode="markers", name="hooked row",
                              marker=dict(symbol="x", size=9, color="#e6550d"),
                              hovertemplate="%{x}<br>hooked %{y:.4f}<extra></extra>"), row=2, col=2)
-    fig.add_trace(go.Heatmap(z=walk.values.tolist(), x=dims, y=keys, colorscale="RdBu", zmid=0, showscale=False,
+    fig.add_trace(go.Heatmap(z=walk.values.numpy(), x=dims, y=keys, colorscale="RdBu", zmid=0, showscale=False,
                              hovertemplate="key %{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"), row=3, col=1)
     fig.add_trace(_vector(walk.head_output, dims), row=3, col=2)
     shares = walk.shares.tolist()
@@ -330,7 +330,7 @@ def family_masks(panels: list[tuple[str, Tensor, list[str], list[str]]], rows: i
              [1, "#fdae6b"]]
     for i, (_, reasons, queries, keys) in enumerate(panels):
         text = [[REASON_NAMES[r] for r in row] for row in reasons.tolist()]
-        fig.add_trace(go.Heatmap(z=reasons.tolist(), x=labels(keys), y=labels(queries), zmin=0, zmax=2,
+        fig.add_trace(go.Heatmap(z=reasons.numpy(), x=labels(keys), y=labels(queries), zmin=0, zmax=2,
                                  colorscale=scale, showscale=False, customdata=text, xgap=1, ygap=1,
                                  hovertemplate="query %{y}<br>key %{x}<br>%{customdata}<extra></extra>"),
                       row=i // cols + 1, col=i % cols + 1)
@@ -345,7 +345,7 @@ def rollout_figure(panels: list[tuple[str, Tensor, list[str]]], title: str) -> g
     fig = make_subplots(rows=rows, cols=2, subplot_titles=[t for t, *_ in panels], horizontal_spacing=0.12,
                         vertical_spacing=0.14)
     for i, (_, weights, tokens) in enumerate(panels):
-        fig.add_trace(_heatmap(weights.tolist(), labels(tokens), labels(tokens), show_scale=i == 0, zmax=1),
+        fig.add_trace(_heatmap(weights.numpy(), labels(tokens), labels(tokens), show_scale=i == 0, zmax=1),
                       row=i // 2 + 1, col=i % 2 + 1)
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(tickangle=-45)
