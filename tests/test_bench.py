@@ -48,7 +48,8 @@ def test_percentile():
 
 @pytest.mark.slow
 def test_engine_turns_run_every_setting_in_its_own_process(tokenizer, tmp_path):
-    pytest.importorskip("ctranslate2", reason="ctranslate2 is not installed (pip install -r requirements-ctranslate2.txt)")
+    pytest.importorskip("ctranslate2", reason="ctranslate2 is not installed "
+                        "(pip install -r requirements-ctranslate2.txt)")
     from transformer import save_checkpoint
     from transformer.bench import ENGINE_KEYS, ENGINE_SETTINGS, engine_turns
 
@@ -63,5 +64,6 @@ def test_engine_turns_run_every_setting_in_its_own_process(tokenizer, tmp_path):
     ours = {x["threads"]: x["greedy_p50_ms"] for x in r["rows"] if x["engine"] == "ours"}
     assert (r["greedy_ms_1thread"], r["greedy_ms_2threads"]) == (ours[1], ours[2])
     best = r["best"]
-    assert r["ct2_greedy_speedup"] == pytest.approx(best["ours_greedy"]["greedy_p50_ms"] / best["ct2_greedy"]["greedy_p50_ms"])
+    ratio = best["ours_greedy"]["greedy_p50_ms"] / best["ct2_greedy"]["greedy_p50_ms"]
+    assert r["ct2_greedy_speedup"] == pytest.approx(ratio)
     assert best["ours_greedy"]["greedy_p50_ms"] == min(ours.values()) and set(ENGINE_KEYS) <= set(r)

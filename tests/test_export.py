@@ -37,7 +37,8 @@ def test_tiny_random_model_exported_computes_our_log_probabilities_and_greedy_to
     ours = [t.target_tokens for t in tr.translate_batch(sources, DecodeOptions("greedy", max_len=12))]
     assert ours == engine.translate(sources, max_decoding_length=12)
     long = " ".join(sources * 20)  # past the 64 positions: cut as Translator cuts it, stopped before the table ends
-    assert [t.target_tokens for t in tr.translate_batch([long], DecodeOptions("greedy", max_len=63))] == engine.translate([long])
+    ours = tr.translate_batch([long], DecodeOptions("greedy", max_len=63))
+    assert [t.target_tokens for t in ours] == engine.translate([long])
 
 
 def test_what_cannot_be_exported_is_refused_and_nothing_is_written(tokenizer, tmp_path):

@@ -227,8 +227,9 @@ class InternalsRecorder:
             allowed = torch.ones(B, 1, Tq, Tk, dtype=torch.bool)
             if mask is not None:
                 allowed = allowed & mask  # (B, 1, Tq, Tk): the mask broadcasts as attention broadcast it
+            heads_q = q[b].view(Tq, H, -1).transpose(0, 1)  # (Tq, D) -> (H, Tq, Dh)
             out.setdefault(kind, []).append(AttentionInternals(
-                q[b].view(Tq, H, -1).transpose(0, 1), key[b], value[b], allowed[b, 0], probs[b], concat[b], output[b]))
+                heads_q, key[b], value[b], allowed[b, 0], probs[b], concat[b], output[b]))
         return out
 
 

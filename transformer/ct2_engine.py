@@ -45,7 +45,8 @@ class Engine:
         return [r.hypotheses[0] for r in results]
 
 
-def load(model_dir: str | Path, compute_type: str = "default", inter_threads: int = 1, intra_threads: int = 0) -> Engine:
+def load(model_dir: str | Path, compute_type: str = "default", inter_threads: int = 1,
+         intra_threads: int = 0) -> Engine:
     model_dir = Path(model_dir)
     translator = ctranslate2.Translator(str(model_dir), device="cpu", compute_type=compute_type,
                                         inter_threads=inter_threads, intra_threads=intra_threads)

@@ -290,7 +290,8 @@ def sample(
 
 
 def _record_step(trees: list[BeamTree], live: list[list[int]], active: list[int], t: int, parent_beam: Tensor,
-                 tok: Tensor, top_scores: Tensor, kept_ends: set, survivors: dict[int, list[int]]) -> list[dict[int, int]]:
+                 tok: Tensor, top_scores: Tensor, kept_ends: set,
+                 survivors: dict[int, list[int]]) -> list[dict[int, int]]:
     """Add step t's candidates (n, 2K) of every active sentence to its tree; `live` becomes this step's beams.
 
     parent_beam: which beam (0..K-1) each candidate extends; kept_ends: the (i, j) that became finished
@@ -372,7 +373,8 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
         scores, order = top_scores.masked_fill(is_eos, float("-inf")).topk(K, dim=-1)  # (n, K)
         if trees is not None:
             survivors = {i: order[i].tolist() for i in keep}
-            ids = _record_step(trees, live, active, t, top_idx // M, tok.view(n, 2 * K), top_scores, kept_ends, survivors)
+            ids = _record_step(trees, live, active, t, top_idx // M, tok.view(n, 2 * K), top_scores, kept_ends,
+                               survivors)
             for i, j in sorted(kept_ends):  # the order the hypotheses were appended in
                 ended_at[active[i]].append(ids[i][j])
         if not keep:

@@ -10,7 +10,8 @@ from pathlib import Path
 import torch
 
 from . import decoding
-from .capture import AttentionInternals, AttentionMaps, ablate_heads, capture_attention, capture_inputs, capture_internals
+from .capture import (AttentionInternals, AttentionMaps, ablate_heads, capture_attention, capture_inputs,
+                      capture_internals)
 from .checkpoint import load_checkpoint
 from .data import length_sorted_batches, pad_batch
 from .decoding import DecodeOptions

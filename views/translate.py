@@ -101,7 +101,7 @@ class TranslatePanel:
             else:
                 problems.append(f"pair {pair!r} is not loaded here")
         if "text" in query:
-            values[self.text] = query["text"][:20000]
+            values[self.text] = query["text"][: self.text.max_length]
         decoding = {c: values[c] for c in self.decoding}
         for name, control in zip(QUERY_FIELDS, self.decoding):
             if name not in query:
