@@ -100,7 +100,8 @@ def test_click_to_every_view_for_fifteen_words(page):
     import time
 
     page.get_by_role("tab", name="bertviz").click()
-    page.locator("#source-text textarea").fill(FIFTEEN_WORDS)
+    page.frame_locator("#bertviz iframe").locator("svg text").first.wait_for(state="attached", timeout=60_000)
+    page.locator("#source-text textarea").fill(FIFTEEN_WORDS)  # (the opening translation's page is drawn first)
     t0 = time.perf_counter()
     click_translate(page)  # the page opened translated: wait for this click's bertviz page, not that one
     page.frame_locator("#bertviz iframe").locator("svg text", has_text="church").first.wait_for(state="attached",
