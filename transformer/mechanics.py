@@ -66,7 +66,9 @@ def walk_head(inside: AttentionInternals, head: int, query: int, w_o: Tensor, b_
         raise ValueError(f"query must be a position from 0 to {inside.q.size(1) - 1}; got {query}")
     q, keys, values = inside.q[head, query], inside.k[head], inside.v[head]  # (Dh,), (Tk, Dh), (Tk, Dh)
     d_k = q.size(0)
-    scores = keys @ q  # (Tk,)
+    # Every query of the head at once, then this query's row: the same products in the same order as the
+    # model's batched eq. 1, so the two agree to the last bits rather than to fp32 rounding of the scores.
+    scores = (inside.q[head] @ keys.T)[query]  # (Tq, Tk) -> (Tk,): q . k_j for every key j
     scaled = scores / math.sqrt(d_k)
     allowed = inside.allowed[query]  # (Tk,)
     masked = scaled.masked_fill(~allowed, float("-inf"))
