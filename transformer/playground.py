@@ -25,7 +25,7 @@ KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-atte
               "cross": "cross-attention (decoder -> encoder)"}
 
 
-# The three families panel pads the user's sentence in a batch with this one (or this one, when the user's is longer)
+# The three families panel runs the user's sentence in one batch with this one: the shorter of the two is padded
 NEIGHBOUR = "Two dogs are running through a field of tall grass while a man watches."
 
 
