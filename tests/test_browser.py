@@ -64,10 +64,11 @@ def page(browser, server):
 WATCH_EVENT = """() => {
     const tracker = document.querySelector('#translation [data-testid=status-tracker]');
     window.eventBusy = false; window.eventDone = false;
-    new MutationObserver(() => {
-        if (!tracker.classList.contains('hide')) window.eventBusy = true;
-        else if (window.eventBusy) window.eventDone = true;
-    }).observe(tracker, {attributes: true});
+    new MutationObserver(records => {  // the old values too: shown and hidden again within one batch counts
+        if (records.some(r => !(r.oldValue || '').includes('hide')) || !tracker.classList.contains('hide'))
+            window.eventBusy = true;
+        if (window.eventBusy && tracker.classList.contains('hide')) window.eventDone = true;
+    }).observe(tracker, {attributes: true, attributeFilter: ['class'], attributeOldValue: true});
 }"""
 
 
