@@ -18,7 +18,7 @@ def blocks(model, kind):
 
 def check_every_head(translator, text):
     result = translator.translate(text)
-    inspection = translator.inspect(text, result)
+    inspection = translator.inspect(text, result, internals=True)
     worst = 0.0
     for kind in KINDS:
         maps = getattr(inspection.maps, kind)  # (L, H, q, k): what the Attention view draws
@@ -57,7 +57,7 @@ def test_inside_one_head_on_the_shipped_checkpoint():
 
 
 def test_walk_head_refuses_positions_outside_the_sentence(translator):
-    inside = translator.inspect("A dog.", translator.translate("A dog.")).internals["cross"][0]
+    inside = translator.inspect("A dog.", translator.translate("A dog."), internals=True).internals["cross"][0]
     attn = translator.model.decoder.layers[0].cross_attn
     with pytest.raises(ValueError, match="head must be from 0 to 3"):
         walk_head(inside, 9, 0, attn.w_o.weight, attn.w_o.bias)

@@ -340,12 +340,10 @@ def ours_measure(checkpoint: str, sentences: list[str], throughput: list[str], i
     torch.set_num_threads(intra_threads)
     tr = Translator.load(checkpoint, device="cpu")
     ids = [torch.tensor([tr.tokenizer.encode(s)[: tr.cfg.max_len - 1] + [tr.cfg.eos_id]]) for s in sentences]  # (1, S)
-    limit = [decoding.DecodeOptions().length_limit(x.size(1), tr.cfg.max_len) for x in ids]
+    cases = [(x, decoding.DecodeOptions().length_limit(x.size(1), tr.cfg.max_len)) for x in ids]
     with torch.inference_mode():
-        for x, n in list(zip(ids, limit))[:3]:  # warm-up
-            decoding.greedy(tr.model, x, n)
-        p50s = [1000 * statistics.median(clock(lambda: decoding.greedy(tr.model, x, n)) for x, n in zip(ids, limit))
-                for _ in range(rounds)]
+        p50s = [latency(lambda c: decoding.greedy(tr.model, *c), cases, warmup=3 if r == 0 else 0)["p50_ms"]
+                for r in range(rounds)]
     tr.translate_batch(throughput[:64], "beam", beam_size=4)
     seconds = [clock(lambda: tr.translate_batch(throughput, "beam", beam_size=4, batch_size=64)) for _ in range(rounds)]
     return {"greedy_p50_ms": statistics.median(p50s), "beam4_sentences_per_s": len(throughput) / min(seconds)}

@@ -55,7 +55,7 @@ def run(translator: Translator, pair: str, text: str, options: DecodeOptions = D
     """Translate, then hooked teacher-forced passes: the sentence alone (maps, layer inputs, Q/K/V), and the
     sentence in a padded batch with NEIGHBOUR (the masks as a batch applies them). Beam search keeps its tree."""
     translation = translator.translate(text, options, record_tree=options.strategy == "beam")
-    inspection = translator.inspect(text, translation)
+    inspection = translator.inspect(text, translation, internals=True)
     batch = translator.inspect_batch([text, NEIGHBOUR], [translation, neighbour_translation(translator)])
     return Result(pair, text, translation, inspection, options, batch)
 

@@ -1,6 +1,7 @@
 """Translator: a loaded checkpoint with text in and text, tokens, steps and attention maps out."""
 from __future__ import annotations
 
+import contextlib
 import unicodedata
 import warnings
 from collections.abc import Iterable, Sequence
@@ -49,7 +50,8 @@ class Inspection:
     source_input: torch.Tensor  # (S, D): embedding + PE, the first encoder layer's input
     target_embedded: torch.Tensor  # (T, D)
     target_input: torch.Tensor  # (T, D)
-    internals: dict[str, list[AttentionInternals]]  # per kind and layer: Q, K, V, mask, W^O's input and output
+    internals: dict[str, list[AttentionInternals]] | None = None  # inspect(internals=True): per kind and layer,
+    # Q, K, V, the mask, W^O's input and output
 
 
 def resolve_device(device: str) -> torch.device:
@@ -191,24 +193,27 @@ class Translator:
 
     @torch.inference_mode()
     def inspect(
-        self, text: str, translation: str | Translation, ablate: Iterable[tuple[str, int, int]] = ()
+        self, text: str, translation: str | Translation, ablate: Iterable[tuple[str, int, int]] = (),
+        internals: bool = False,
     ) -> Inspection:
         """One teacher-forced pass over (text, translation) with hooks on every attention tap and on the
         positional encoding. The target side is the decoder's input: <s> then the translation, so
         row t of a decoder or cross map is what the model looked at when it predicted target token t+1.
+        internals: also record each attention block's Q, K, V, mask and W^O input and output (capture_internals).
         """
         src_ids, _ = self._source_ids(text)
         tgt_in = self._decoder_input(translation)
         src = torch.tensor([src_ids], device=self.device)  # (1, S)
         tgt = torch.tensor([tgt_in], device=self.device)  # (1, T)
+        inner = capture_internals(self.model) if internals else contextlib.nullcontext()
         with ablate_heads(self.model, ablate), capture_attention(self.model) as recorder, \
-                capture_inputs(self.model) as inputs, capture_internals(self.model) as inside:
+                capture_inputs(self.model) as inputs, inner as inside:
             self.model(src, tgt)
         maps = recorder.sentence(0)
         maps.source_tokens = self.tokenizer.pieces(src_ids)
         maps.target_tokens = self.tokenizer.pieces(tgt_in)
         (src_emb, src_in), (tgt_emb, tgt_in_x) = inputs  # encode() runs first, then the decoder
-        return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in_x[0], inside.sentence(0))
+        return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in_x[0], inside and inside.sentence(0))
 
     def _decoder_input(self, translation: str | Translation) -> list[int]:
         """<s> then the translation's ids, cut to the model's positions."""

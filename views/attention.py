@@ -5,7 +5,7 @@ import gradio as gr
 
 from transformer import playground
 
-from .common import EXPLAIN, Context, friendly, need
+from .common import EXPLAIN, Context, friendly, kind_radio, layer_choices, need
 
 
 class AttentionView:
@@ -14,8 +14,7 @@ class AttentionView:
         with gr.Tab("Attention"):
             gr.Markdown(EXPLAIN["attention"])
             with gr.Row():
-                self.kind = gr.Radio([("Encoder self", "encoder"), ("Decoder self (masked)", "decoder"),
-                                      ("Cross", "cross")], value="cross", label="Attention")
+                self.kind = kind_radio("cross")
                 self.mode = gr.Radio([("One head", "single"), ("All heads of a layer", "heads"),
                                       ("All layers x heads", "all")], value="single", label="Show")
                 self.layer = gr.Dropdown([0], value=0, label="Layer")
@@ -35,9 +34,9 @@ class AttentionView:
                 self.download: gr.update(value=str(path), visible=True)}
 
     def on_pair(self, translator) -> dict:
-        cfg = translator.cfg
-        return {self.layer: gr.update(choices=list(range(max(cfg.n_encoder_layers, cfg.n_decoder_layers))), value=0),
-                self.head: gr.update(choices=["average"] + [str(h) for h in range(cfg.n_heads)], value="average")}
+        heads = ["average"] + [str(h) for h in range(translator.cfg.n_heads)]
+        return {self.layer: gr.update(choices=layer_choices(translator), value=0),
+                self.head: gr.update(choices=heads, value="average")}
 
     @friendly
     def redraw(self, result, kind, layer, head, mode) -> dict:

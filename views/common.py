@@ -54,6 +54,19 @@ def friendly(fn):
     return wrapper
 
 
+KIND_CHOICES = [("Encoder self", "encoder"), ("Decoder self (masked)", "decoder"), ("Cross", "cross")]
+
+
+def kind_radio(value: str) -> gr.Radio:
+    """The attention-kind choice the Attention and One head views share."""
+    return gr.Radio(KIND_CHOICES, value=value, label="Attention")
+
+
+def layer_choices(translator: Translator) -> list[int]:
+    """Layer numbers of the deeper stack (a view clamps them to the chosen kind's depth)."""
+    return list(range(max(translator.cfg.n_encoder_layers, translator.cfg.n_decoder_layers)))
+
+
 def need(result):
     """The current translation, or a plain message when there is none yet."""
     if result is None:

@@ -5,7 +5,7 @@ import gradio as gr
 
 from transformer import playground
 
-from .common import EXPLAIN, Context, friendly, need
+from .common import EXPLAIN, Context, friendly, kind_radio, layer_choices, need
 
 
 class InsideHeadView:
@@ -14,8 +14,7 @@ class InsideHeadView:
         with gr.Tab("One head"):
             gr.Markdown(EXPLAIN["inside"])
             with gr.Row():
-                self.kind = gr.Radio([("Encoder self", "encoder"), ("Decoder self (masked)", "decoder"),
-                                      ("Cross", "cross")], value="decoder", label="Attention")
+                self.kind = kind_radio("decoder")
                 self.layer = gr.Dropdown([0], value=0, label="Layer")
                 self.head = gr.Dropdown([0], value=0, label="Head")
                 self.query = gr.Dropdown([], label="Query token", elem_id="inside-query")
@@ -36,9 +35,8 @@ class InsideHeadView:
         return self.draw(result, values[self.kind], values[self.layer], values[self.head], default)
 
     def on_pair(self, translator) -> dict:
-        cfg = translator.cfg
-        return {self.layer: gr.update(choices=list(range(max(cfg.n_encoder_layers, cfg.n_decoder_layers))), value=0),
-                self.head: gr.update(choices=list(range(cfg.n_heads)), value=0)}
+        return {self.layer: gr.update(choices=layer_choices(translator), value=0),
+                self.head: gr.update(choices=list(range(translator.cfg.n_heads)), value=0)}
 
     @friendly
     def redraw(self, result, kind, layer, head, query) -> dict:
