@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import tempfile
 import warnings
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from views.attention import AttentionView
 from views.beam_tree import BeamTreeView
 from views.bertviz import BertvizView
 from views.card import CardView
-from views.common import ROOT, Context, friendly
+from views.common import ROOT, Context, friendly, restore_hint
 from views.families import FamiliesView
 from views.inside import InsideHeadView
 from views.live import LiveView
@@ -43,9 +45,7 @@ def load_translators(root: Path, device: str, int8: bool = False) -> tuple[dict[
         try:
             translators[path.name] = Translator.load(path, device=device, int8=int8)
         except CheckpointError as e:
-            problems.append(f"{e}. Restore it with `git checkout -- {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}` "
-                            f"or retrain it with `python -m transformer train --data-dir ../shared/data/multi30k "
-                            f"--pair {path.name} --out {path}`.")
+            problems.append(f"{e}. {restore_hint(path)}")
     if not dirs:
         problems.append(f"No checkpoint directories under {root}: train one with `python -m transformer train ...`.")
     return translators, problems
@@ -65,23 +65,29 @@ class Page:
 
     @friendly
     def show_translation(self, values: dict) -> dict:
-        """Translate with the panel's settings and fill every view; values maps each input component to its value."""
+        """Translate with the panel's settings and fill every view; values maps each input component to its value.
+        A view that fails shows its own notice; the translation and the other views still arrive."""
         panel = self.panel
         pair = values[panel.pair]
-        result = playground.run(self.ctx.translator(pair), pair, values[panel.text], panel.options(values))
+        translator = self.ctx.translator(pair)
+        result = playground.run(translator, pair, values[panel.text], panel.options(values))
         out = panel.fill(result, values) | {self.result: result}
         for view in self.views.values():
             if hasattr(view, "fill"):
-                out |= view.fill(result, values)
+                out |= view.guarded(lambda view=view: view.fill(result, values), translator)
         return out
 
     @friendly
-    def choose_pair(self, pair: str, curves: list) -> dict:
-        """What a newly chosen checkpoint changes: model card, PE plots, head lists, training curves."""
-        t, v = self.ctx.translator(pair), self.views
-        return (v["card"].on_pair(t, pair) | v["positional"].on_pair(t) | v["attention"].on_pair(t)
-                | v["ablation"].on_pair(t) | v["schedule"].on_pair(t, pair, curves) | v["timeline"].on_pair(t)
-                | v["inside"].on_pair(t))
+    def choose_pair(self, values: dict) -> dict:
+        """What a newly chosen checkpoint changes: model card, PE plots, head lists, training curves, each view
+        on its own: one that fails says so in its tab, and the others are drawn."""
+        pair = values[self.panel.pair]
+        translator = self.ctx.translator(pair)
+        out = {}
+        for view in self.views.values():
+            if hasattr(view, "on_pair"):
+                out |= view.guarded(lambda view=view: view.on_pair(translator, pair, values), translator)
+        return out
 
     @friendly
     def open(self, values: dict, request: gr.Request) -> dict:
@@ -91,8 +97,8 @@ class Page:
         values, problems = panel.from_query(values, query)
         out = {c: values[c] for c in [panel.pair, panel.text] + panel.decoding}
         out[panel.present] = query.get("present", "") in ("1", "true", "yes")
-        out |= self.choose_pair(values[panel.pair], values[self.views["schedule"].curves])
         try:
+            out |= self.choose_pair(values)
             for component, value in self.show_translation(values).items():
                 both = isinstance(value, dict) and isinstance(out.get(component), dict)
                 out[component] = out[component] | value if both else value  # two gr.update()s: keep both
@@ -108,6 +114,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                bertviz_offline: bool = True) -> Page:
     """The whole page; bertviz_offline=False loads bertviz's scripts from its CDN instead of inlining them."""
     ctx = Context(translators, Path(tempfile.mkdtemp(prefix="transformer-playground-")), bertviz_offline)
+    weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# Transformer Playground\nA small encoder-decoder Transformer (Vaswani et al. 2017) trained on "
                     "Multi30k, and every view of how it works, read from forward hooks on its modules.")
@@ -134,20 +141,17 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             if hasattr(view, "wire"):
                 view.wire(result)
         inputs = set(panel.controls) | {c for v in views.values() for c in v.controls}
-        outputs = set(panel.outputs) | {result} | {c for v in views.values() if hasattr(v, "fill") for c in v.outputs}
+        filled = [v for v in views.values() if hasattr(v, "fill")]
+        outputs = set(panel.outputs) | {result} | {c for v in filled for c in v.outputs + [v.problem]}
         for trigger in (panel.go.click, panel.text.submit):
             trigger(page.show_translation, inputs, outputs, api_visibility="private")
-        schedule = views["schedule"]
-        pair_outputs = [views["card"].card, views["positional"].matrix, views["positional"].curves,
-                        views["positional"].dims, views["positional"].similarity, views["attention"].layer,
-                        views["attention"].head, views["ablation"].heads, schedule.noam, schedule.training]
-        timeline = views["timeline"]
-        pair_outputs += [timeline.epoch, timeline.example, timeline.table, timeline.curves, timeline.forming,
-                         views["inside"].layer, views["inside"].head]
-        panel.pair.change(page.choose_pair, [panel.pair, schedule.curves], pair_outputs, api_visibility="private")
+        per_pair = [v for v in views.values() if hasattr(v, "on_pair")]
+        pair_inputs = {panel.pair} | {c for v in per_pair for c in v.pair_inputs}
+        pair_outputs = {c for v in per_pair for c in v.pair_outputs + [v.problem]}
+        panel.pair.change(page.choose_pair, pair_inputs, pair_outputs, api_visibility="private")
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
-            opened = outputs | set(pair_outputs) | {panel.pair, panel.text, panel.present} | set(panel.decoding)
-            demo.load(page.open, inputs | {schedule.curves}, opened, api_visibility="private")
+            opened = outputs | pair_outputs | {panel.pair, panel.text, panel.present} | set(panel.decoding)
+            demo.load(page.open, inputs | pair_inputs, opened, api_visibility="private")
         register_api(ctx)
     return page
 

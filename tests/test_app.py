@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import html
+import json
+import shutil
 from pathlib import Path
 
 import gradio as gr
@@ -10,10 +12,11 @@ import torch
 from gradio_client import Client
 
 import app
-from transformer import playground, save_checkpoint
+from transformer import playground, plots, save_checkpoint
 from transformer.decoding import DecodeOptions
+from transformer.errors import InputError
 
-from conftest import shipped_pairs
+from conftest import SHIPPED, shipped_pairs
 
 TEXT = "A man in a blue shirt is riding a bike down the street."
 
@@ -41,7 +44,10 @@ def test_int8_checkpoints_load_and_say_so_on_the_model_card(tmp_path, translator
     save_checkpoint(tmp_path / "en-de", translator.model, translator.tokenizer)
     translators, problems = app.load_translators(tmp_path, "cpu", int8=True)
     tr = translators["en-de"]
-    assert not problems and tr.precision == "int8" and tr.translate("a b c").text is not None
+    assert not problems and tr.precision == "int8"
+    assert isinstance(tr.model.output, torch.ao.nn.quantized.dynamic.Linear)  # the loaded model really is int8
+    out = tr.translate("a b c")
+    assert out.target_tokens == tr.tokenizer.pieces(out.target_ids) and 0 < out.steps[0].prob <= 1
     card = playground.model_card(tr, "en-de")
     fp32_total = sum(p.numel() for p in translator.model.parameters())
     int8_copy = translator.model.embed.table.weight.numel()  # the output projection's own int8 matrix
@@ -58,12 +64,16 @@ def test_translate_endpoint_with_each_strategy(client, strategy, extra):
     assert all(0 < s["prob"] <= 1 for s in details["steps"])
 
 
-def test_translate_endpoint_defaults_and_repeatable_samples(client):
-    assert client.predict(TEXT, api_name="/translate")[0] == client.predict(TEXT, api_name="/translate")[0]
+def test_translate_endpoint_defaults_and_repeatable_samples(client, translators):
     pair = shipped_pairs()[0]
+    text, details = client.predict(TEXT, api_name="/translate")  # defaults: the first pair, greedy
+    assert text == translators[pair].translate(TEXT, "greedy").text
+    assert [s["token"] for s in details["steps"]][: len(details["target_tokens"])] == details["target_tokens"]
     a = client.predict(TEXT, pair, "sample", 1.0, 0, 1.0, 11, api_name="/translate")[0]
     b = client.predict(TEXT, pair, "sample", 1.0, 0, 1.0, 11, api_name="/translate")[0]
-    assert a == b
+    assert a == b  # one seed, one sample
+    others = {client.predict(TEXT, pair, "sample", 1.5, 0, 1.0, seed, api_name="/translate")[0] for seed in range(4)}
+    assert len(others) > 1  # other seeds at a high temperature really draw other samples
 
 
 def test_attention_endpoint_shapes_and_rows(client, translators):
@@ -97,7 +107,9 @@ def test_every_view_builds_from_one_translation(translators):
             fig = playground.attention_figure(result, kind, 0, "average" if mode == "single" else "0", mode)
             assert len(fig.data) == {"single": 1, "heads": t.cfg.n_heads,
                                      "all": t.cfg.n_heads * getattr(result.maps, kind).size(0)}[mode]
-    assert playground.step_view(result, 2).data[0].x is not None
+    step = playground.step_view(result, 2)
+    assert list(step.data[0].x) == [p for _, p in result.translation.steps[2].alternatives]  # its top-5 bars
+    assert list(step.data[1].x) == plots.labels(result.maps.source_tokens)  # the cross row over the source
     after, diff = playground.ablate(t, result, [f"cross:{i}:{h}" for i in range(t.cfg.n_decoder_layers)
                                                 for h in range(t.cfg.n_heads)])
     assert after.text != result.translation.text  # without any cross-attention the source is invisible
@@ -125,7 +137,7 @@ def test_one_translation_fills_every_view_with_a_dict(page):
     values = defaults(page) | {page.panel.strategy: "beam"}
     out = page.show_translation(values)
     filled = set(page.panel.outputs) | {page.result} | {c for v in page.views.values() if hasattr(v, "fill")
-                                                       for c in v.outputs}
+                                                       for c in v.outputs + [v.problem]}
     assert set(out) == filled  # keyed by component: nothing matched by position
     result = out[page.result]
     assert out[page.panel.translation] == result.translation.text and result.options.strategy == "beam"
@@ -167,12 +179,30 @@ def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_in_a_sentenc
         broken()
     assert "RuntimeError" in str(e.value) and "disk on fire" not in str(e.value)  # no internals in the page
     assert caplog.records[0].exc_info and "disk on fire" in caplog.text  # the server log has them
+    caplog.clear()
+
+    @friendly
+    def library_value_error():
+        return int("not a number")  # a ValueError nobody raised for the user: a bug, so logged
+
+    @friendly
+    def bad_input():
+        raise InputError("choose a head from 0 to 3")
+
+    with caplog.at_level("ERROR", logger="transformer-playground"):
+        with pytest.raises(gr.Error, match="Something went wrong \\(ValueError\\)"):
+            library_value_error()
+        assert len(caplog.records) == 1 and caplog.records[0].exc_info
+        with pytest.raises(gr.Error) as shown:
+            bad_input()
+        assert shown.value.message == "choose a head from 0 to 3"
+        assert len(caplog.records) == 1  # the message meant for the user is not logged as an error
 
 
 def test_choosing_a_pair_sets_its_views_and_draws_the_schedule_it_trained_with(page, translators):
     pair = shipped_pairs()[-1]
     schedule = page.views["schedule"]
-    out = page.choose_pair(pair, [(512, 4000)])
+    out = page.choose_pair({page.panel.pair: pair, schedule.curves: [(512, 4000)]})
     names = [t.name for t in out[schedule.noam].data]
     assert names == ["d_model=512, warmup=4000", f"this checkpoint ({pair}): as trained"]
     assert f"{pair.upper()} checkpoint" in out[page.views["card"].card]
@@ -221,6 +251,36 @@ def test_a_bad_shared_link_still_opens_the_page_and_says_why(page, query, says):
     out = page.open(on_load(page), Request(**query))
     assert says in out[page.panel.notice]
     assert out[page.panel.pair] in page.ctx.pairs  # the page is usable: a loaded pair, default settings
+
+
+def corrupt_snapshot(folder: Path) -> None:
+    (folder / "timeline" / "epoch1.safetensors").write_bytes(b"not a safetensors file")
+
+
+def drop_timeline_sources(folder: Path) -> None:
+    metrics = json.loads((folder / "metrics.json").read_text())
+    del metrics["timeline_sources"]
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+
+
+@pytest.mark.parametrize("damage, says", [(corrupt_snapshot, "git checkout -- "),
+                                          (drop_timeline_sources, "not their sources (timeline_sources)")])
+def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp_path, damage, says):
+    pair = shipped_pairs()[0]
+    shutil.copytree(SHIPPED / pair, tmp_path / pair)
+    damage(tmp_path / pair)
+    translators, problems = app.load_translators(tmp_path, "cpu")
+    assert not problems  # the model itself is fine: only the timeline view needs the damaged file
+    page = app.build_page(translators, problems)
+    out = page.open(on_load(page), Request())
+    timeline = page.views["timeline"]
+    assert out[timeline.problem]["visible"] and says in out[timeline.problem]["value"]
+    assert out[page.panel.translation] == out[page.result].translation.text != ""
+    others = [v for name, v in page.views.items() if name != "timeline" and hasattr(v, "problem")]
+    assert all(out[v.problem]["visible"] is False for v in others if v.problem in out)
+    assert f"{pair.upper()} checkpoint" in out[page.views["card"].card]
+    again = page.choose_pair({page.panel.pair: pair, page.views["schedule"].curves: []})  # switching pairs too
+    assert again[timeline.problem]["visible"] and page.views["positional"].matrix in again
 
 
 def test_inside_attention_views_for_every_kind_escape_hostile_tokens(page):

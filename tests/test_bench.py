@@ -67,3 +67,16 @@ def test_engine_turns_run_every_setting_in_its_own_process(tokenizer, tmp_path):
     ratio = best["ours_greedy"]["greedy_p50_ms"] / best["ct2_greedy"]["greedy_p50_ms"]
     assert r["ct2_greedy_speedup"] == pytest.approx(ratio)
     assert best["ours_greedy"]["greedy_p50_ms"] == min(ours.values()) and set(ENGINE_KEYS) <= set(r)
+
+
+def test_engine_jobs_travel_in_a_file_and_a_failing_child_shows_its_stderr(tmp_path):
+    import sys
+
+    from transformer.bench import run_job
+
+    job = {"sentences": ["A man in a blue shirt is riding a bike down the street."] * 4000}  # 230 kB of JSON
+    count = "import json, sys; job = json.load(open(sys.argv[1])); print(json.dumps({'n': len(job['sentences'])}))"
+    assert run_job([sys.executable, "-c", count], job, tmp_path / "job.json", tmp_path, 1) == {"n": 4000}
+    broken = "import sys; sys.exit('the engine could not start')"
+    with pytest.raises(RuntimeError, match="exit code 1:\n.*the engine could not start"):
+        run_job([sys.executable, "-c", broken], job, tmp_path / "job.json", tmp_path, 1)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from urllib.parse import urlparse
@@ -219,14 +220,40 @@ def test_train_a_tiny_one_streams_stops_and_leaves_other_users_alone(page, serve
     assert during == alone
     assert page.locator(".js-plotly-plot .heatmaplayer").count() >= 2  # the probe's cross and self attention
     page.click("#toy-stop")
-    page.wait_for_timeout(1500)
+    status.get_by_text("stopped: step", exact=False).wait_for(timeout=10_000)
     stopped = status.inner_text()
-    page.wait_for_timeout(1500)
-    assert status.inner_text() == stopped and stopped.startswith("stopped: step")  # it really stopped
-    page.get_by_role("button", name="Run the trained model").click()
-    page.locator("#toy-output").get_by_text("expected", exact=False).wait_for(timeout=30_000)
+    step = int(re.search(r"step (\d+) of", stopped).group(1))
+    page.wait_for_timeout(4000)  # a report comes every 50 steps, about a second apart while training
+    assert status.inner_text() == stopped  # no progress arrived after Stop
+    output = page.locator("#toy-output")
+    for _ in range(2):  # the kept model is the one of the last report, and stays so
+        page.get_by_role("button", name="Run the trained model").click()
+        output.get_by_text(f"the model after step {step})", exact=False).wait_for(timeout=30_000)
+        page.wait_for_timeout(1000)
     shot(page, "train_a_tiny_one")
     assert not page.dialogs
+
+def test_a_second_training_waits_its_turn_and_its_user_sees_the_queue(browser, server):
+    """One training per server: a second user's Train queues, shows its place, and starts when the first stops."""
+    pages = [open_page(browser, server) for _ in range(2)]
+    try:
+        for page in pages:
+            page.get_by_role("tab", name="Training").click()
+            page.get_by_role("tab", name="Train a tiny one").click()
+        first, second = pages
+        first.click("#toy-train")
+        first.locator("#toy-status").get_by_text("step 50 of", exact=False).wait_for(timeout=60_000)
+        second.click("#toy-train")
+        second.get_by_text(re.compile(r"queue: 1/\d")).first.wait_for(timeout=30_000)  # its place in the queue
+        assert "training" not in second.locator("#toy-status").inner_text()
+        first.click("#toy-stop")
+        second.locator("#toy-status").get_by_text("step 50 of", exact=False).wait_for(timeout=60_000)
+        second.click("#toy-stop")
+        assert not first.dialogs and not second.dialogs
+    finally:
+        for page in pages:
+            page.context.close()
+
 
 HOSTILE = [
     "<script>alert(1)</script> A man rides a bike.",

@@ -7,50 +7,35 @@ import pytest
 import torch
 
 from transformer import ablate_heads, beam_search, capture_attention, greedy
-from transformer.capture import attention_taps, parse_head
+from transformer.capture import attention_taps, capture_inputs, capture_internals, parse_head
 
 from conftest import random_tokens
 
 
 def n_hooks(model) -> int:
-    """Hooks on the attention taps, for any caller."""
-    return sum(tap.n_watchers for taps in model.taps().values() for tap in taps)
+    """Forward hooks on every module of the model (taps, attention blocks, W^Q, W^O, the positional encoding)."""
+    return sum(len(m._forward_hooks) for m in model.modules())
 
 
-def test_maps_have_the_documented_shapes_and_are_distributions(model, cfg):
-    src, tgt = random_tokens(2, 7, 40), random_tokens(2, 5, 40, seed=1)
-    with capture_attention(model) as rec:
-        model(src, tgt)
-    maps = rec.sentence(1)
-    L, H = cfg.n_encoder_layers, cfg.n_heads
-    assert maps.encoder.shape == (L, H, 7, 7)
-    assert maps.decoder.shape == (L, H, 5, 5)
-    assert maps.cross.shape == (L, H, 5, 7)
-    for m in (maps.encoder, maps.decoder, maps.cross):
-        torch.testing.assert_close(m.sum(-1), torch.ones(m.shape[:-1]), atol=1e-5, rtol=0)
-    assert torch.equal(maps.decoder, maps.decoder.tril())  # masked: no weight on future positions
-    assert maps.decoder.triu(1).abs().max() == 0
-
-
-def test_padding_gets_no_attention(model):
-    src = random_tokens(1, 8, 40)
-    src[0, 5:] = 0
-    with capture_attention(model) as rec:
-        model(src, random_tokens(1, 4, 40))
-    maps = rec.sentence(0)
-    assert maps.encoder[..., 5:].abs().max() == 0 and maps.cross[..., 5:].abs().max() == 0
-
-
-def test_hooks_are_removed_on_exit_and_on_error(model):
+def test_hooks_are_removed_on_exit_and_on_error(model, cfg):
+    blocks = 2 * cfg.n_decoder_layers + cfg.n_encoder_layers  # attention blocks: encoder self, decoder self, cross
+    expected = {"attention": blocks, "inputs": 1, "internals": 4 * blocks}  # internals: block, W^Q, tap, W^O
+    contexts = {"attention": capture_attention, "inputs": capture_inputs, "internals": capture_internals}
+    src, tgt = random_tokens(1, 6, 40), random_tokens(1, 4, 40, seed=1)
     before = n_hooks(model)
-    with capture_attention(model):
-        assert n_hooks(model) == before + 3 * 2  # three kinds of attention, two layers
-    assert n_hooks(model) == before
+    for name, context in contexts.items():
+        with context(model):
+            assert n_hooks(model) == before + expected[name], name
+            model(src, tgt)
+        assert n_hooks(model) == before, name
     with pytest.raises(RuntimeError, match="boom"):
-        with capture_attention(model), ablate_heads(model, [("cross", 0, 1)]):
-            assert n_hooks(model) == before + 7
+        with capture_attention(model), capture_inputs(model), capture_internals(model), \
+                ablate_heads(model, [("cross", 0, 1)]):
+            assert n_hooks(model) == before + sum(expected.values()) + 1
+            model(src, tgt)
             raise RuntimeError("boom")
     assert n_hooks(model) == before
+    assert all(tap.n_watchers == 0 for taps in model.taps().values() for tap in taps)
 
 
 def test_capture_during_incremental_decoding_matches_one_teacher_forced_pass(model):

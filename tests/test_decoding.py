@@ -211,3 +211,40 @@ def test_beam_tree_of_one_beam_is_the_greedy_path(model):
         path = [hyp.tree.nodes[i].token for i in hyp.tree.path(hyp.tree.winner)]
         assert [t for t in path if t != model.cfg.eos_id] == g.tokens
     assert beam_search(model, src, 12, beam_size=1)[0].tree is None  # recorded only when asked
+
+
+def test_beam_trees_of_a_batch_are_each_sentences_own_search(model):
+    """Three sentences of different lengths, three beams: every tree is the one the sentence makes alone."""
+    src = random_tokens(3, 7, 40, seed=4)
+    src[1, 4:], src[2, 2:] = 0, 0
+    batched = beam_search(model, src, 10, beam_size=3, record_tree=True)
+    assert len({id(h.tree) for h in batched}) == 3
+    for b, hyp in enumerate(batched):
+        alone = beam_search(model, src[b : b + 1, : int(src[b].ne(0).sum())], 10, beam_size=3, record_tree=True)[0]
+        nodes = lambda tree: [(n.step, n.parent, n.token, n.status, round(n.log_prob, 4)) for n in tree.nodes]
+        assert nodes(hyp.tree) == nodes(alone.tree) and hyp.tree.winner == alone.tree.winner
+        per_step = {}
+        for n in hyp.tree.nodes:
+            per_step.setdefault(n.step, []).append(n)
+        assert all(len(ns) <= 2 * 3 for ns in per_step.values())  # the 2K best candidates of each step
+        assert max(sum(n.status == "live" for n in ns) for ns in per_step.values()) == 3  # several beams alive
+        path = [hyp.tree.nodes[i].token for i in hyp.tree.path(hyp.tree.winner)]
+        assert [t for t in path if t != model.cfg.eos_id] == hyp.tokens
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "beam"])
+def test_the_automatic_length_bound_is_each_sentences_own(strategy):
+    """A model that never says </s>: the short sentence stops at its own bound, alone or beside a long one."""
+    never_ends = TableModel({}, {A: 0.6, B: 0.4})
+    src = torch.full((2, 20), A)
+    src[0, 3:] = PAD  # three tokens beside twenty
+    options = DecodeOptions(strategy, beam_size=2)
+    bound = options.length_limit(3, never_ends.cfg.max_len)
+    alone = decode(never_ends, src[:1, :3], options, record_tree=True)[0]
+    batched = decode(never_ends, src, options, record_tree=True)
+    assert len(alone.steps) == bound and batched[0].tokens == alone.tokens
+    assert batched[0].score == pytest.approx(alone.score, abs=1e-6)
+    assert len(batched[1].steps) == options.length_limit(20, never_ends.cfg.max_len) > bound
+    if strategy == "beam":  # the same search, step for step
+        assert [(n.step, n.token, n.status) for n in batched[0].tree.nodes] == \
+            [(n.step, n.token, n.status) for n in alone.tree.nodes]

@@ -96,3 +96,27 @@ def test_training_steps_on_the_device_follow_the_cpu(device):
         losses[dev] = [train_step(model, opt, src.to(dev), tgt.to(dev), 1e-3, 0.1, 0)[0] for _ in range(5)]
     assert losses[device][-1] < losses[device][0]  # it learns
     assert losses[device] == pytest.approx(losses["cpu"], rel=1e-3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_apps_paths_run_on_the_device(device):
+    """What the page runs: sampling, the hooked pass with Q/K/V, playground.run and the timeline's snapshots."""
+    from transformer import playground, timeline
+    from transformer.decoding import DecodeOptions
+
+    from conftest import SHIPPED, shipped_pairs
+
+    pair = shipped_pairs()[0]
+    tr, cpu = Translator.load(SHIPPED / pair, device=device), Translator.load(SHIPPED / pair, device="cpu")
+    text = "A man in a blue shirt rides a bike."
+    sampled = tr.translate(text, "sample", seed=3, temperature=0.8)
+    assert sampled.text == tr.translate(text, "sample", seed=3, temperature=0.8).text
+    inside, reference = tr.inspect(text, sampled, internals=True), cpu.inspect(text, sampled, internals=True)
+    for kind in ("encoder", "decoder", "cross"):
+        torch.testing.assert_close(getattr(inside.maps, kind), getattr(reference.maps, kind), atol=1e-4, rtol=1e-3)
+        assert inside.internals[kind][0].q.device.type == "cpu"  # recorded tensors come back to the CPU
+    result = playground.run(tr, pair, text, DecodeOptions("beam", beam_size=3))
+    assert result.translation.beam_tree is not None and len(result.batch) == 2
+    stages = timeline.attention_over_epochs(tr, text)
+    assert stages[-1][0] == "shipped" and len(stages) == len(timeline.snapshots(tr)) + 1
+    assert all(maps.cross.device.type == "cpu" for _, maps in stages)

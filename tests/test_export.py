@@ -76,18 +76,26 @@ def test_the_engine_file_never_imports_torch():
 @pytest.mark.slow
 @pytest.mark.parametrize("pair", shipped_pairs())
 @pytest.mark.skipif(not DATA_DIR.is_dir(), reason="needs ../shared/data/multi30k")
-def test_shipped_checkpoint_exported_agrees_on_val_greedy(tmp_path, pair):
+def test_shipped_checkpoint_exported_agrees_on_val_and_int8_keeps_the_bleu(tmp_path, pair):
+    """fp32: the export reproduces our greedy outputs. int8: CTranslate2 picks its int8 kernels by the CPU's
+    instruction set, so which outputs change differs by machine (81-96 % identical on the CPUs tried); what holds
+    on every machine is the quality: the int8 export's BLEU on test 2016 within 1.0 of the fp32 export's."""
     from transformer.data import read_pair
+    from transformer.evaluate import score_translations
 
+    src_lang, tgt_lang = pair.split("-")
     tr = Translator.load(SHIPPED / pair, device="cpu")
-    texts = read_pair(DATA_DIR, "val", *pair.split("-"))[0][:200]
+    texts = read_pair(DATA_DIR, "val", src_lang, tgt_lang)[0][:200]
     ours = [t.target_tokens for t in tr.translate_batch(texts, "greedy")]
-    agree = {}
-    for quantization in (None, "int8"):
-        out = export(SHIPPED / pair, tmp_path / str(quantization), quantization=quantization)
-        theirs = ct2_engine.load(out).translate(texts)
-        agree[quantization] = sum(a == b for a, b in zip(ours, theirs)) / len(texts)
-    assert agree[None] >= 0.95, agree  # fp32 both: only summation order differs
-    assert agree["int8"] >= 0.85, agree  # int8 weights change some close choices, and what follows them
+    test_src, test_refs = read_pair(DATA_DIR, "test", src_lang, tgt_lang)
+    engines = {q: ct2_engine.load(export(SHIPPED / pair, tmp_path / str(q), quantization=q)) for q in (None, "int8")}
+    agree = sum(a == b for a, b in zip(ours, engines[None].translate(texts))) / len(texts)
+    assert agree >= 0.95, agree  # fp32 both: only summation order differs
+    outputs = {q: [engine.sp.decode_pieces(p) for p in engine.translate(test_src)] for q, engine in engines.items()}
+    bleu = {q: score_translations(hyps, test_refs)["bleu"] for q, hyps in outputs.items()}
+    same = sum(a == b for a, b in zip(outputs[None], outputs["int8"]))
+    report = (f"{pair}: fp32 export {agree:.1%} identical to ours on val; test 2016 BLEU fp32 {bleu[None]:.2f}, "
+              f"int8 {bleu['int8']:.2f}; int8 outputs identical to fp32: {same} / {len(test_src)}")
+    print(report)
+    assert abs(bleu["int8"] - bleu[None]) <= 1.0, report
     assert (tmp_path / "None" / "spm.model").read_bytes() == (SHIPPED / pair / "spm.model").read_bytes()
-    print(f"{pair}: greedy agreement fp32 {agree[None]:.1%}, int8 {agree['int8']:.1%}")

@@ -58,6 +58,18 @@ def test_a_lone_surrogate_sent_as_a_json_escape_is_translated(server):
     assert isinstance(text, str) and "?" in details["source_tokens"]  # the surrogate became a question mark
 
 
+def test_attention_of_a_callers_own_translation(client):
+    text = "A man rides a bike."
+    mine = client.predict(text, shipped_pairs()[0], "Ein Mann <script>alert(1)</script> fährt.", api_name="/attention")
+    assert mine["target_tokens"][0] == "<s>" and "▁Mann" in mine["target_tokens"]
+    assert len(mine["cross"][0][0]) == len(mine["target_tokens"])  # one row per token of the given translation
+    huge = client.predict(text, shipped_pairs()[0], "Ein Mann fährt. " * 330_000, api_name="/attention")  # 5 MB
+    assert len(huge["target_tokens"]) <= 256  # cut to the model's positions, not refused, not a crash
+    with pytest.raises(Exception, match="must be a string") as e:
+        client.predict(text, shipped_pairs()[0], 42, api_name="/attention")
+    assert "Traceback" not in str(e.value)
+
+
 @pytest.mark.parametrize("text", ["", "   \t\n  ", "\x00\x00", "\u200b\u200b"])
 def test_empty_text_gets_a_plain_message(client, text):
     with pytest.raises(Exception, match="no text to translate") as e:
@@ -99,17 +111,35 @@ def test_wrong_types_never_crash_the_server(client, kwargs, message):
     assert client.predict("A man rides a bike.", api_name="/translate")[0]  # still serving
 
 
+PICKLE = re.compile(r"\bimport pickle\b|\bpickle\.|torch\.load\(|\bjoblib\b|\bdill\b")
+
+
 def test_no_pickle_anywhere_in_the_code():
-    sources = list((ROOT / "transformer").glob("*.py")) + [ROOT / "app.py"]
+    sources = [p for folder in ("transformer", "views", "tools") for p in (ROOT / folder).glob("*.py")]
+    sources.append(ROOT / "app.py")
+    assert {"app.py", "playground.py", "common.py", "greedy_latency.py"} <= {p.name for p in sources}
+    assert PICKLE.search("state = torch.load(path)") and PICKLE.search("import pickle")  # the scan can fail
     for path in sources:
-        code = path.read_text()
-        assert not re.search(r"\bimport pickle\b|\bpickle\.|torch\.load\(|\bjoblib\b", code), path.name
+        assert not PICKLE.search(path.read_text()), path.relative_to(ROOT)
 
 
 def test_no_upload_components_and_no_user_paths(translators):
     demo = app.build_demo(translators)
     uploads = (gr.File, gr.UploadButton, gr.Image, gr.Audio, gr.Video, gr.Gallery, gr.Model3D, gr.MultimodalTextbox)
     assert not [b for b in demo.blocks.values() if isinstance(b, uploads)]
+    for dep in demo.fns.values():  # no event takes a file path: every input is text, a number or a choice
+        for block in dep.inputs:
+            assert not isinstance(block, (gr.File, gr.DownloadButton)), (dep.name, block)
+
+
+def test_the_server_sends_no_file_that_a_caller_names(server):
+    """Only the app's own download files are served: a path asked for in the URL is refused."""
+    import httpx
+
+    for path in ["/etc/passwd", str(ROOT / "app.py"), str(ROOT / "checkpoints" / shipped_pairs()[0] / "spm.model")]:
+        r = httpx.get(f"{server}gradio_api/file={path}", timeout=30)
+        assert r.status_code in (403, 404), (path, r.status_code)
+        assert b"root:" not in r.content
 
 
 def test_binds_to_loopback_unless_told_or_on_a_space(monkeypatch):

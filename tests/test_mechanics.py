@@ -87,10 +87,8 @@ def test_rollout_rows_sum_to_one_and_match_a_hand_computed_example():
     torch.testing.assert_close(r.sum(-1), torch.ones(5))
     # Two layers, one head each, two tokens: A1 = [[1, 0], [.5, .5]], A2 = [[.2, .8], [0, 1]]
     a1, a2 = torch.tensor([[1.0, 0.0], [0.5, 0.5]]), torch.tensor([[0.2, 0.8], [0.0, 1.0]])
-    r1 = (a1 + torch.eye(2)) / 2  # [[1, 0], [.25, .75]]
-    r2 = (a2 + torch.eye(2)) / 2  # [[.6, .4], [0, 1]]
-    expected = torch.tensor([[0.6 * 1 + 0.4 * 0.25, 0.4 * 0.75], [0.25, 0.75]])
-    torch.testing.assert_close(r2 @ r1, expected)
+    # With the residual: (A1 + I) / 2 = [[1, 0], [.25, .75]], (A2 + I) / 2 = [[.6, .4], [0, 1]], product A2' A1'
+    expected = torch.tensor([[0.7, 0.3], [0.25, 0.75]])
     torch.testing.assert_close(rollout(torch.stack([a1[None], a2[None]])), expected)
     causal = torch.softmax(torch.randn(2, 2, 4, 4).masked_fill(~torch.ones(4, 4, dtype=torch.bool).tril(), -1e9), -1)
     assert bool((rollout(causal).triu(1).abs() < 1e-6).all())  # the decoder's rollout stays causal

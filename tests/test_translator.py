@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from transformer import Translator, save_checkpoint
+from transformer import DecodeOptions, Translator, save_checkpoint
 from transformer.translator import clean_text, column_major_embedding, quantize_int8
 
 from conftest import ROOT
@@ -170,3 +170,29 @@ def test_int8_quantizes_the_large_layers_and_keeps_the_translation_close(transla
         fp32, int8 = model(src, tgt).exp(), q(src, tgt).exp()
     assert 0 < (fp32 - int8).abs().max() < 0.02  # quantized, and the probabilities barely move
     assert Translator(q, translator.tokenizer).translate("a b c d").text  # it decodes end to end
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "beam"])
+def test_a_sentence_at_its_length_bound_translates_the_same_alone_and_in_a_batch(translator, strategy):
+    short, long = "A dog.", "A big red ball in the park on the street and a small blue ball in the park. " * 2
+    alone = translator.translate(short, strategy)
+    assert len(alone.steps) == DecodeOptions().length_limit(len(alone.source_tokens), translator.cfg.max_len)
+    batched = translator.translate_batch([short, long], strategy)
+    assert batched[0].target_ids == alone.target_ids and batched[0].text == alone.text
+
+
+def test_huge_text_is_cut_before_any_per_character_work(translator, monkeypatch):
+    """5 MB as the source or as a caller's translation: cleaning and sentencepiece see a few kB, and it is flagged."""
+    from transformer import translator as module
+
+    seen = []
+    real_clean, real_encode = module.clean_text, translator.tokenizer.encode
+    monkeypatch.setattr(module, "clean_text", lambda text: seen.append(("clean", len(text))) or real_clean(text))
+    monkeypatch.setattr(translator.tokenizer, "encode", lambda text: seen.append(("encode", len(text))) or real_encode(text))
+    huge = "A dog runs in the park. " * 220_000  # 5.3 MB
+    out = translator.translate(huge, max_len=5)
+    maps = translator.attention("A dog.", huge)
+    limit = module.CHARS_PER_POSITION * (translator.cfg.max_len - 1)
+    assert seen and all(n <= 2 * limit for _, n in seen) and all(n <= limit for what, n in seen if what == "encode")
+    assert out.truncated and len(out.source_tokens) == translator.cfg.max_len
+    assert len(maps.target_tokens) == translator.cfg.max_len  # <s> and the translation, cut to the positions

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import os
 import subprocess
 import sys
 
@@ -70,7 +71,6 @@ def test_step_and_pe_figures_are_built_from_data():
 
 def test_attention_json_downloads_are_pruned(tmp_path, translator):
     import json
-    import os
 
     from transformer import playground
     from transformer.decoding import DecodeOptions
@@ -81,6 +81,27 @@ def test_attention_json_downloads_are_pruned(tmp_path, translator):
     os.utime(first, (0, 0))  # written in 1970: older than an hour
     second = playground.write_attention_json(result, tmp_path)
     assert not first.exists() and second.exists() and second != first
+    # Another request removes a file between this one's listing and its look at it: this one still writes
+    gone = tmp_path / "attention-gone.json"
+    listing = lambda folder, pattern: iter([gone, second])
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(type(tmp_path), "glob", listing)
+        third = playground.write_attention_json(result, tmp_path)
+    assert third.exists() and second.exists()
+
+
+@pytest.mark.slow
+def test_the_download_folder_is_removed_when_the_server_exits(tmp_path, translator):
+    from transformer import save_checkpoint
+
+    save_checkpoint(tmp_path / "en-de", translator.model, translator.tokenizer)
+    code = ("import sys, app; translators, _ = app.load_translators(__import__('pathlib').Path(sys.argv[1]), 'cpu'); "
+            "page = app.build_page(translators); print(page.ctx.downloads); assert page.ctx.downloads.is_dir()")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    folder = out.stdout.strip().splitlines()[-1]
+    assert "transformer-playground-" in folder and not os.path.exists(folder)
 
 
 def test_training_curve_draws_the_checkpoints_own_schedule_with_its_cool_down():

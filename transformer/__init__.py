@@ -3,13 +3,14 @@ from .capture import AttentionMaps, ablate_heads, capture_attention
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import ModelConfig, TrainConfig
 from .decoding import DecodeOptions, beam_search, decode, greedy, sample
+from .errors import InputError
 from .model import KVCache, Tap, Transformer
 from .schedule import noam_lr
 from .tokenizer import Tokenizer
 from .translator import Translation, Translator
 
 __all__ = [
-    "AttentionMaps", "CheckpointError", "DecodeOptions", "KVCache", "ModelConfig", "Tap", "TrainConfig", "Tokenizer",
+    "AttentionMaps", "CheckpointError", "DecodeOptions", "InputError", "KVCache", "ModelConfig", "Tap", "TrainConfig", "Tokenizer",
     "Transformer", "Translation", "Translator", "ablate_heads", "beam_search", "capture_attention", "decode", "greedy",
     "load_checkpoint", "noam_lr", "sample", "save_checkpoint",
 ]

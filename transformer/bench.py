@@ -349,6 +349,17 @@ def ours_measure(checkpoint: str, sentences: list[str], throughput: list[str], i
     return {"greedy_p50_ms": statistics.median(p50s), "beam4_sentences_per_s": len(throughput) / min(seconds)}
 
 
+def run_job(command: list[str], job: dict, job_file: Path, cwd: Path, threads: int) -> dict:
+    """Run one engine turn in its own process. The job goes in a file (a thousand sentences overflow one command-line
+    argument); a child that fails raises with the end of its stderr."""
+    job_file.write_text(json.dumps(job))
+    done = subprocess.run(command + [str(job_file)], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[1:])} failed with exit code {done.returncode}:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout)
+
+
 def engine_turns(checkpoint: str, sentences: list[str], throughput: list[str], turns: int = 2) -> dict | None:
     """Every ENGINE_SETTINGS row in a fresh process, all rows in turn, `turns` times; None without ctranslate2."""
     from .export import export
@@ -368,9 +379,8 @@ def engine_turns(checkpoint: str, sentences: list[str], throughput: list[str], t
                        "intra_threads": threads}
                 command = ([sys.executable, str(here / "ct2_engine.py")] if engine == "ct2"
                            else [sys.executable, "-m", "transformer.bench"])
-                done = subprocess.run(command + [json.dumps(job)], capture_output=True, text=True, check=True,
-                                      cwd=here.parent, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
-                runs.setdefault((engine, compute, workers, threads), []).append(json.loads(done.stdout))
+                result = run_job(command, job, Path(tmp) / "job.json", here.parent, threads)
+                runs.setdefault((engine, compute, workers, threads), []).append(result)
     rows = [{"engine": e, "compute_type": c, "workers": w, "threads": t,
              "greedy_p50_ms": statistics.median(r["greedy_p50_ms"] for r in rs),
              "beam4_sentences_per_s": statistics.median(r["beam4_sentences_per_s"] for r in rs)}
@@ -434,5 +444,5 @@ def main(checkpoint: str, data_dir: str, quick: bool, threads: int) -> None:
     print(json.dumps(r))
 
 
-if __name__ == "__main__":  # one engine turn of engine_turns, in its own process
-    print(json.dumps(ours_measure(**json.loads(sys.argv[1]))))
+if __name__ == "__main__":  # one engine turn of engine_turns, in its own process: the job file is the argument
+    print(json.dumps(ours_measure(**json.loads(Path(sys.argv[1]).read_text()))))

@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from .capture import AttentionMaps
+from .errors import InputError
 
 REQUIRE_TAG = re.compile(r'<script src="https://cdnjs\.cloudflare\.com/ajax/libs/require\.js/[^"]+"></script>')
 
@@ -50,7 +51,7 @@ def bertviz_document(maps: AttentionMaps, view: str = "head", offline: bool = Tr
     from bertviz import head_view, model_view
 
     if view not in ("head", "model"):
-        raise ValueError(f"view must be 'head' or 'model', not {view!r}")
+        raise InputError(f"view must be 'head' or 'model', not {view!r}")
     per_layer = {kind: [m.unsqueeze(0) for m in getattr(maps, kind)] for kind in ("encoder", "decoder", "cross")}
     draw = head_view if view == "head" else model_view
     body = draw(

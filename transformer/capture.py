@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .errors import InputError
 from .model import Tap, Transformer
 
 KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder (masked) self-attention, cross-attention
@@ -155,7 +156,7 @@ def parse_head(spec: str) -> tuple[str, int, int]:
         kind, layer, head = spec.split(":")
         return kind, int(layer), int(head)
     except ValueError:
-        raise ValueError(f"a head is written kind:layer:head, e.g. 'cross:0:3'; got {spec!r}") from None
+        raise InputError(f"a head is written kind:layer:head, e.g. 'cross:0:3'; got {spec!r}") from None
 
 
 @contextmanager
@@ -169,7 +170,7 @@ def ablate_heads(model: Transformer, heads: Iterable[tuple[str, int, int]]) -> I
     chosen: dict[tuple[str, int], list[int]] = {}
     for kind, layer, head in heads:
         if kind not in taps or not 0 <= layer < len(taps[kind]) or not 0 <= head < model.cfg.n_heads:
-            raise ValueError(
+            raise InputError(
                 f"no head {kind}:{layer}:{head}; kinds are {KINDS}, layers 0..{len(taps.get(kind, [])) - 1}, "
                 f"heads 0..{model.cfg.n_heads - 1}"
             )

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import InputError
+
 
 @dataclass
 class ModelConfig:
@@ -29,7 +31,7 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         if self.d_model % self.n_heads:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+            raise InputError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
 
     @property
     def d_head(self) -> int:
@@ -43,7 +45,7 @@ class ModelConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - known
         if unknown:
-            raise ValueError(f"unknown ModelConfig fields: {sorted(unknown)}")
+            raise InputError(f"unknown ModelConfig fields: {sorted(unknown)}")
         return cls(**d)
 
     def save(self, path: str | Path) -> None:

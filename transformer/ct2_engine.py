@@ -83,5 +83,5 @@ def measure(model: str, sentences: list[str], throughput: list[str], compute_typ
     return {"greedy_p50_ms": statistics.median(p50s), "beam4_sentences_per_s": len(throughput) / min(seconds)}
 
 
-if __name__ == "__main__":
-    print(json.dumps(measure(**json.loads(sys.argv[1]))))
+if __name__ == "__main__":  # one turn of the benchmark: the job file is the argument
+    print(json.dumps(measure(**json.loads(Path(sys.argv[1]).read_text()))))

@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
+from .errors import InputError
 from .tokenizer import BOS, EOS, PAD
 
 SPLITS = {"train": "train", "val": "val", "test": "test_2016_flickr"}
@@ -37,7 +38,7 @@ def split_file(data_dir: str | Path, split: str, lang: str) -> Path:
 def read_pair(data_dir: str | Path, split: str, src_lang: str, tgt_lang: str) -> tuple[list[str], list[str]]:
     src, tgt = read_lines(split_file(data_dir, split, src_lang)), read_lines(split_file(data_dir, split, tgt_lang))
     if len(src) != len(tgt):
-        raise ValueError(f"{split}: {len(src)} {src_lang} lines but {len(tgt)} {tgt_lang} lines")
+        raise InputError(f"{split}: {len(src)} {src_lang} lines but {len(tgt)} {tgt_lang} lines")
     return src, tgt
 
 

@@ -10,11 +10,13 @@ Shape legend: B batch, K beam size, S source length, V vocabulary, A alternative
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
+
+from .errors import InputError
 
 N_ALTERNATIVES = 5
 STRATEGIES = ("greedy", "sample", "beam")
@@ -33,7 +35,7 @@ def _check_number(name: str, value, lo: float, hi: float, integer: bool = False)
         ok = float(value).is_integer()
     if not ok or not lo <= value <= hi:
         kind = "a whole number" if integer else "a number"
-        raise ValueError(f"{name} must be {kind} from {lo:g} to {hi:g}; got {value!r}")
+        raise InputError(f"{name} must be {kind} from {lo:g} to {hi:g}; got {value!r}")
     return int(value) if integer else float(value)
 
 
@@ -52,7 +54,7 @@ class DecodeOptions:
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {self.strategy!r}: choose one of {', '.join(STRATEGIES)}")
+            raise InputError(f"unknown strategy {self.strategy!r}: choose one of {', '.join(STRATEGIES)}")
         checked = {
             "temperature": _check_number("temperature", self.temperature, 0, MAX_TEMPERATURE),
             "top_k": _check_number("top_k", self.top_k, 0, 2**31 - 1, integer=True),
@@ -69,7 +71,7 @@ class DecodeOptions:
         """How many tokens to generate at most for a source of that many tokens."""
         limit = model_max_len - 1  # one position is the decoder's <s>
         if self.max_len > limit:
-            raise ValueError(f"max_len must be a whole number from 0 to {limit} for this model; got {self.max_len}")
+            raise InputError(f"max_len must be a whole number from 0 to {limit} for this model; got {self.max_len}")
         return self.max_len or min(limit, int(1.5 * source_length) + 10)
 
 
@@ -77,7 +79,8 @@ def decode(model, src: Tensor, options: DecodeOptions, generator: torch.Generato
            record_tree: bool = False) -> list[Hypothesis]:
     """Decode a batch src (B, S) with the strategy `options` names; sampling needs `generator`;
     record_tree: beam search keeps each sentence's search in Hypothesis.tree."""
-    max_len = options.length_limit(src.size(1), model.cfg.max_len)
+    lengths = src.ne(model.cfg.pad_id).sum(dim=1).tolist()  # (B,) real tokens per row, </s> included
+    max_len = [options.length_limit(n, model.cfg.max_len) for n in lengths]  # per sentence: the same alone or batched
     if options.strategy == "greedy":
         return greedy(model, src, max_len)
     if options.strategy == "sample":
@@ -204,12 +207,20 @@ def _forbid(log_probs: Tensor, special: Tensor) -> Tensor:
 
 
 Choose = Callable[[Tensor, Tensor, Tensor], tuple[Tensor, Tensor]]
+MaxLen = int | Sequence[int]  # generated tokens at most: one bound for every row, or one per row
 
 
-def _decode_one_path(model, src: Tensor, max_len: int, choose: Choose) -> list[Hypothesis]:
+def _per_row(max_len: MaxLen, B: int) -> list[int]:
+    limits = [max_len] * B if isinstance(max_len, int) else list(max_len)
+    assert len(limits) == B, f"{len(limits)} length bounds for {B} sentences"
+    return limits
+
+
+def _decode_one_path(model, src: Tensor, max_len: MaxLen, choose: Choose) -> list[Hypothesis]:
     """choose(log_probs (n, V), alt_ids (n, A), alt_lp (n, A)) -> the chosen tokens (n,) and their log-probabilities."""
     cfg = model.cfg
     B = src.size(0)
+    limits = _per_row(max_len, B)
     memory = model.encode(src)  # (B, S, D)
     cache = model.new_cache(src)
     tokens = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
@@ -217,13 +228,13 @@ def _decode_one_path(model, src: Tensor, max_len: int, choose: Choose) -> list[H
     log = StepLog(B, src.device)
     rows = list(range(B))  # which sentence each batch row is decoding
     hyps: list[Hypothesis | None] = [None] * B
-    for t in range(max_len):
+    for t in range(max(limits)):
         log_probs = _forbid(model.decode_step(tokens, memory, cache), special)  # (n, V)
         alt_ids, alt_lp = alternatives(log_probs)  # (n, A) each
         chosen, chosen_lp = choose(log_probs, alt_ids, alt_lp)  # (n,) each
         log.append(chosen, chosen_lp, alt_ids, alt_lp)
         ids = chosen.tolist()
-        ended = [i for i, tok in enumerate(ids) if tok == cfg.eos_id or t == max_len - 1]
+        ended = [i for i, tok in enumerate(ids) if tok == cfg.eos_id or t == limits[rows[i]] - 1]
         for i in ended:
             hyps[rows[i]] = log.hypothesis(i, t + 1, cfg.eos_id)
         if len(ended) == len(rows):
@@ -240,7 +251,7 @@ def _decode_one_path(model, src: Tensor, max_len: int, choose: Choose) -> list[H
 
 
 @torch.inference_mode()
-def greedy(model, src: Tensor, max_len: int) -> list[Hypothesis]:
+def greedy(model, src: Tensor, max_len: MaxLen) -> list[Hypothesis]:
     """Pick the most probable token at every step. src (B, S) -> one Hypothesis per row."""
     return _decode_one_path(model, src, max_len, lambda log_probs, alt_ids, alt_lp: (alt_ids[:, 0], alt_lp[:, 0]))
 
@@ -264,7 +275,7 @@ def filter_logits(log_probs: Tensor, temperature: float, top_k: int = 0, top_p: 
 def sample(
     model,
     src: Tensor,
-    max_len: int,
+    max_len: MaxLen,
     generator: torch.Generator,
     temperature: float = 1.0,
     top_k: int = 0,
@@ -315,7 +326,7 @@ def _record_step(trees: list[BeamTree], live: list[list[int]], active: list[int]
 
 
 @torch.inference_mode()
-def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_penalty: float = 1.0,
+def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_penalty: float = 1.0,
                 record_tree: bool = False) -> list[Hypothesis]:
     """Batched beam search; a finished hypothesis scores sum(log p) / length ** length_penalty.
 
@@ -325,6 +336,7 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
     """
     cfg = model.cfg
     B, K, dev = src.size(0), beam_size, src.device
+    limits = _per_row(max_len, B)
     memory = model.encode(src).repeat_interleave(K, dim=0)  # (B*K, S, D)
     cache = model.new_cache(src.repeat_interleave(K, dim=0))
     tokens = torch.full((B * K, 1), cfg.bos_id, dtype=torch.long, device=dev)  # (B*K, 1)
@@ -337,7 +349,7 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
     trees = [BeamTree(K, length_penalty) for _ in range(B)] if record_tree else None
     live: list[list[int]] = [[] for _ in range(B)]  # per sentence: the tree nodes of its current beams
     ended_at: list[list[int]] = [[] for _ in range(B)]  # per sentence: the tree node of each finished hypothesis
-    for t in range(max_len):
+    for t in range(max(limits)):
         n = len(active)
         log_probs = _forbid(model.decode_step(tokens, memory, cache), special)  # (n*K, V)
         # A sentence's 2K best continuations are among its rows' 2K best tokens: one top-k pass over V.
@@ -358,7 +370,8 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
             return out
 
         # Candidates ending now become finished hypotheses; only those ranked among the first K count.
-        is_eos = tok.view(n, 2 * K).eq(cfg.eos_id) | (t == max_len - 1)  # at the bound, every candidate ends
+        at_bound = torch.tensor([t == limits[b] - 1 for b in active], device=dev)  # (n,)
+        is_eos = tok.view(n, 2 * K).eq(cfg.eos_id) | at_bound[:, None]  # at its bound, every candidate ends
         ends = is_eos & top_scores.isfinite()
         ends[:, K:] = False
         kept_ends = set()
@@ -368,7 +381,8 @@ def beam_search(model, src: Tensor, max_len: int, beam_size: int = 4, length_pen
                 score = float(top_scores[i, j]) / (t + 1) ** length_penalty
                 hyps.append(history(torch.tensor([i * 2 * K + j], device=dev)).hypothesis(0, t + 1, cfg.eos_id, score))
                 kept_ends.add((i, j))
-        keep = [i for i in range(n) if len(finished[active[i]]) < K]  # sentences with K endings are done
+        bound = at_bound.tolist()
+        keep = [i for i in range(n) if len(finished[active[i]]) < K and not bound[i]]  # K endings, or the bound: done
         # The best K continuing candidates of every sentence still decoding become its beams.
         scores, order = top_scores.masked_fill(is_eos, float("-inf")).topk(K, dim=-1)  # (n, K)
         if trees is not None:

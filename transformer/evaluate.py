@@ -8,6 +8,7 @@ from sacrebleu.metrics import BLEU, CHRF
 
 from .data import read_lines
 from .decoding import DecodeOptions
+from .errors import InputError
 
 
 def score_translations(hyps: list[str], refs: list[str]) -> dict:
@@ -29,7 +30,7 @@ def evaluate(translator, src_path: str, ref_path: str, options: DecodeOptions = 
              batch_size: int = 64, limit: int = 0) -> dict:
     src, refs = read_lines(src_path), read_lines(ref_path)
     if len(src) != len(refs):
-        raise ValueError(f"{src_path} has {len(src)} lines but {ref_path} has {len(refs)}")
+        raise InputError(f"{src_path} has {len(src)} lines but {ref_path} has {len(refs)}")
     if limit:
         src, refs = src[:limit], refs[:limit]
     t0 = time.perf_counter()

@@ -13,6 +13,7 @@ import torch
 from torch import Tensor
 
 from .capture import AttentionInternals
+from .errors import InputError
 
 
 @dataclass
@@ -61,9 +62,9 @@ def walk_head(inside: AttentionInternals, head: int, query: int, w_o: Tensor, b_
     """
     H = inside.q.size(0)
     if not 0 <= head < H:
-        raise ValueError(f"head must be from 0 to {H - 1}; got {head}")
+        raise InputError(f"head must be from 0 to {H - 1}; got {head}")
     if not 0 <= query < inside.q.size(1):
-        raise ValueError(f"query must be a position from 0 to {inside.q.size(1) - 1}; got {query}")
+        raise InputError(f"query must be a position from 0 to {inside.q.size(1) - 1}; got {query}")
     q, keys, values = inside.q[head, query], inside.k[head], inside.v[head]  # (Dh,), (Tk, Dh), (Tk, Dh)
     d_k = q.size(0)
     # Every query of the head at once, then this query's row: the same products in the same order as the

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .config import ModelConfig
+from .errors import InputError
 
 # -----------------------------------------------------------------------------
 # Taps: where forward hooks see the tensors a view needs
@@ -350,6 +351,21 @@ class Transformer(nn.Module):
             if p.dim() > 1 and not name.startswith("embed."):
                 nn.init.xavier_uniform_(p)
 
+    @torch.no_grad()
+    def init_weights(self, generator: torch.Generator) -> None:
+        """Draw every weight again from `generator` alone (a seeded model that leaves the global RNG alone):
+        matrices Xavier-uniform, the embedding N(0, 1/D) with a zero padding row, biases 0, norms 1 and 0."""
+        for module in self.modules():
+            if isinstance(module, nn.LayerNorm):
+                module.reset_parameters()  # weight 1, bias 0
+            elif isinstance(module, nn.Linear) and module is not self.output:  # the output is the embedding
+                nn.init.xavier_uniform_(module.weight, generator=generator)
+                if module.bias is not None:
+                    module.bias.zero_()
+        table = self.embed.table.weight
+        table.normal_(0.0, self.cfg.d_model**-0.5, generator=generator)
+        table[self.cfg.pad_id].zero_()
+
     def load_weights(self, state: dict[str, Tensor]) -> None:
         """load_state_dict that accepts files without the tied output.weight (it is the embedding)."""
         missing, unexpected = self.load_state_dict(state, strict=False)
@@ -395,7 +411,7 @@ class Transformer(nn.Module):
         attention cannot follow them, so recording is refused when more than one row is decoded.
         """
         if src.size(0) > 1 and any(tap.recording for taps in self.taps().values() for tap in taps):
-            raise ValueError("attention can be recorded while decoding one sentence with greedy decoding or sampling; "
+            raise InputError("attention can be recorded while decoding one sentence with greedy decoding or sampling; "
                              "for a batch or beam search, record a teacher-forced pass (Translator.inspect) instead")
         real = src.ne(self.cfg.pad_id)
         return KVCache(self.cfg.n_decoder_layers, None if bool(real.all()) else real)

@@ -19,6 +19,7 @@ import torch
 from . import mechanics, plots
 from .capture import KINDS, parse_head
 from .decoding import DecodeOptions
+from .errors import InputError
 from .translator import Inspection, Translation, Translator
 
 KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
@@ -94,8 +95,11 @@ def write_attention_json(result: Result, folder: str | Path, keep_s: float = 360
     """Write the maps for download under a fresh name; files older than keep_s are removed first."""
     folder = Path(folder)
     for old in folder.glob("attention-*.json"):
-        if time.time() - old.stat().st_mtime > keep_s:
-            old.unlink(missing_ok=True)
+        try:
+            if time.time() - old.stat().st_mtime > keep_s:
+                old.unlink(missing_ok=True)
+        except FileNotFoundError:  # another request pruned it between the listing and the look
+            pass
     path = folder / f"attention-{uuid.uuid4().hex[:12]}.json"
     path.write_text(json.dumps(attention_payload(result.maps)))
     return path
@@ -109,7 +113,7 @@ def attention_block(translator: Translator, kind: str, layer: int):
     """The MultiHeadAttention module of that kind and layer."""
     layers = translator.model.encoder.layers if kind == "encoder" else translator.model.decoder.layers
     if not 0 <= layer < len(layers):
-        raise ValueError(f"the {kind} has layers 0 to {len(layers) - 1}; got {layer}")
+        raise InputError(f"the {kind} has layers 0 to {len(layers) - 1}; got {layer}")
     return layers[layer].cross_attn if kind == "cross" else layers[layer].self_attn
 
 
@@ -122,7 +126,7 @@ def query_choices(result: Result, kind: str) -> list[tuple[str, int]]:
 def inside_head(translator: Translator, result: Result, kind: str, layer: int, head: int, query: int):
     """(figure, HTML) of eq. 1 worked through for one query token of one head, from the hooked tensors."""
     if kind not in KINDS:
-        raise ValueError(f"unknown attention kind {kind!r}: choose one of {', '.join(KINDS)}")
+        raise InputError(f"unknown attention kind {kind!r}: choose one of {', '.join(KINDS)}")
     attn = attention_block(translator, kind, layer)
     walk = mechanics.walk_head(result.inspection.internals[kind][layer], head, query, attn.w_o.weight, attn.w_o.bias)
     queries, keys = axis_tokens(result.maps, kind)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .capture import AttentionMaps
 from .checkpoint import load_snapshot, snapshot_epochs
+from .errors import InputError
 from .translator import Translator
 
 
@@ -28,9 +29,11 @@ def recorded_epochs(metrics: dict) -> list[int]:
 def translations_at(metrics: dict, epoch: int) -> list[EpochRow]:
     rows = {row["epoch"]: row for row in metrics.get("epochs", []) if row.get("translations")}
     if not rows:
-        raise ValueError("this checkpoint was trained without recording a timeline")
+        raise InputError("this checkpoint was trained without recording a timeline")
+    if "timeline_sources" not in metrics:
+        raise InputError("metrics.json records translations for each epoch but not their sources (timeline_sources)")
     if epoch not in rows:
-        raise ValueError(f"epoch {epoch} is not recorded; choose one of 1-{max(rows)}")
+        raise InputError(f"epoch {epoch} is not recorded; choose one of 1-{max(rows)}")
     last = rows[max(rows)]["translations"]
     now = rows[epoch]["translations"]
     return [EpochRow(src, at, end) for src, at, end in zip(metrics["timeline_sources"], now, last)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from .errors import InputError
 from .tokenizer import BOS, EOS, PAD
 
 FIRST_SYMBOL = 4
@@ -29,7 +30,7 @@ TASKS = {  # name: (what the output is, the function); the attention it needs is
 
 def target_of(task: str, seq: list[int]) -> list[int]:
     if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; choose one of: {', '.join(TASKS)}")
+        raise InputError(f"unknown task {task!r}; choose one of: {', '.join(TASKS)}")
     return TASKS[task][1](seq)
 
 
@@ -61,7 +62,7 @@ def parse(text: str, n_symbols: int) -> list[int]:
     allowed = SYMBOLS[:n_symbols]
     bad = sorted({c for c in letters if c not in allowed})
     if bad:
-        raise ValueError(f"use only the symbols {' '.join(allowed)} (not {' '.join(bad)})")
+        raise InputError(f"use only the symbols {' '.join(allowed)} (not {' '.join(bad)})")
     if not letters:
-        raise ValueError("type a sequence of symbols, e.g. " + " ".join(allowed[:5]))
+        raise InputError("type a sequence of symbols, e.g. " + " ".join(allowed[:5]))
     return [FIRST_SYMBOL + SYMBOLS.index(c) for c in letters]

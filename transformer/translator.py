@@ -16,6 +16,7 @@ from .capture import (AttentionInternals, AttentionMaps, ablate_heads, capture_a
 from .checkpoint import load_checkpoint
 from .data import length_sorted_batches, pad_batch
 from .decoding import DecodeOptions
+from .errors import InputError
 from .model import Transformer
 from .tokenizer import BOS, EOS, Tokenizer
 
@@ -116,7 +117,7 @@ class Translator:
             column_major_embedding(model)
         if int8:
             if dev.type != "cpu":
-                raise ValueError("int8 quantization runs on the CPU only; use device='cpu'")
+                raise InputError("int8 quantization runs on the CPU only; use device='cpu'")
             model = quantize_int8(model)
         translator = cls(model, tokenizer, metrics, name=Path(path).name, precision="int8" if int8 else "fp32")
         translator.path = Path(path)
@@ -128,16 +129,21 @@ class Translator:
 
     # -- input checks ---------------------------------------------------------------
 
+    def _bounded_ids(self, text: str, limit: int) -> tuple[list[int], bool]:
+        """At most `limit` token ids of `text`, and whether it was cut. The text is cut before any per-character
+        work (cleaning, sentencepiece), so a megabyte costs no more than a sentence."""
+        max_chars = CHARS_PER_POSITION * limit  # more than `limit` pieces ever need
+        text = clean_text(text[: 2 * max_chars])
+        ids = self.tokenizer.encode(text[:max_chars])
+        return ids[:limit], len(ids) > limit or len(text) > max_chars
+
     def _source_ids(self, text: str) -> tuple[list[int], bool]:
         if not isinstance(text, str):
-            raise ValueError(f"the text to translate must be a string, not {type(text).__name__}")
-        limit = self.cfg.max_len - 1  # one position is kept for </s>
-        max_chars = CHARS_PER_POSITION * limit  # bounds the tokenizer's work on huge inputs
-        text = clean_text(text[: 2 * max_chars])
-        if not text:
-            raise ValueError("there is no text to translate: type a sentence first")
-        ids = self.tokenizer.encode(text[:max_chars])
-        return ids[:limit] + [EOS], len(ids) > limit or len(text) > max_chars
+            raise InputError(f"the text to translate must be a string, not {type(text).__name__}")
+        ids, cut = self._bounded_ids(text, self.cfg.max_len - 1)  # one position is kept for </s>
+        if not ids:
+            raise InputError("there is no text to translate: type a sentence first")
+        return ids + [EOS], cut
 
     # -- translation -----------------------------------------------------------------
 
@@ -220,9 +226,9 @@ class Translator:
         if isinstance(translation, Translation):
             tgt_ids = translation.target_ids
         elif isinstance(translation, str):
-            tgt_ids = self.tokenizer.encode(clean_text(translation))
+            tgt_ids = self._bounded_ids(translation, self.cfg.max_len - 1)[0]
         else:
-            raise ValueError(f"the translation must be a string or a Translation, not {type(translation).__name__}")
+            raise InputError(f"the translation must be a string or a Translation, not {type(translation).__name__}")
         return [BOS] + tgt_ids[: self.cfg.max_len - 1]
 
     @torch.inference_mode()

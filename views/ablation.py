@@ -4,32 +4,34 @@ from __future__ import annotations
 import gradio as gr
 
 from transformer import playground
+from transformer.errors import InputError
 
-from .common import EXPLAIN, Context, friendly, need
+from .common import EXPLAIN, Context, View, friendly, need
 
 
-class AblationView:
+class AblationView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("Head ablation"):
             gr.Markdown(EXPLAIN["ablation"])
+            self.notice()
             self.heads = gr.CheckboxGroup([], label="Heads to switch off (kind:layer:head)", elem_id="ablation-heads")
             self.button = gr.Button("Translate without these heads", elem_id="ablate-button")
             self.diff = gr.HTML(elem_id="ablation")
-        self.controls: list = []
         self.outputs = [self.heads, self.diff]
+        self.pair_outputs = [self.heads]
 
     def fill(self, result, values: dict) -> dict:
         return {self.heads: gr.update(value=[]), self.diff: ""}  # a new sentence starts with every head on
 
-    def on_pair(self, translator) -> dict:
+    def on_pair(self, translator, pair: str, values: dict) -> dict:
         return {self.heads: gr.update(choices=playground.head_choices(translator), value=[])}
 
     @friendly
     def run(self, result, heads) -> dict:
         result = need(result)
         if not heads:
-            raise ValueError("tick at least one head to switch off")
+            raise InputError("tick at least one head to switch off")
         _, diff = playground.ablate(self.ctx.translator(result.pair), result, heads)
         return {self.diff: diff}
 

@@ -6,6 +6,7 @@ import gradio as gr
 from transformer import playground
 from transformer.capture import parse_head
 from transformer.decoding import DecodeOptions
+from transformer.errors import InputError
 
 from .common import Context, friendly
 
@@ -13,7 +14,7 @@ from .common import Context, friendly
 def heads_off(spec: str) -> list[tuple[str, int, int]]:
     """'cross:0:1,encoder:2:3' -> [('cross', 0, 1), ('encoder', 2, 3)]."""
     if not isinstance(spec, str):
-        raise ValueError(f"ablate lists heads as text, e.g. 'cross:0:1,encoder:2:3'; got {spec!r}")
+        raise InputError(f"ablate lists heads as text, e.g. 'cross:0:1,encoder:2:3'; got {spec!r}")
     return [parse_head(h.strip()) for h in spec.split(",") if h.strip()]
 
 

@@ -5,14 +5,15 @@ import gradio as gr
 
 from transformer import playground
 
-from .common import EXPLAIN, Context, friendly, kind_radio, layer_choices, need
+from .common import EXPLAIN, Context, View, friendly, kind_radio, layer_choices, need
 
 
-class AttentionView:
+class AttentionView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("Attention"):
             gr.Markdown(EXPLAIN["attention"])
+            self.notice()
             with gr.Row():
                 self.kind = kind_radio("cross")
                 self.mode = gr.Radio([("One head", "single"), ("All heads of a layer", "heads"),
@@ -23,6 +24,7 @@ class AttentionView:
             self.download = gr.DownloadButton("Download the maps (JSON)", visible=False)
         self.controls = [self.kind, self.layer, self.head, self.mode]
         self.outputs = [self.plot, self.download]
+        self.pair_outputs = [self.layer, self.head]
 
     def figure(self, result, kind: str, layer, head: str, mode: str):
         layer = min(int(layer), getattr(result.maps, kind).size(0) - 1)  # the encoder and decoder may differ in depth
@@ -33,7 +35,7 @@ class AttentionView:
         return {self.plot: self.figure(result, *(values[c] for c in self.controls)),
                 self.download: gr.update(value=str(path), visible=True)}
 
-    def on_pair(self, translator) -> dict:
+    def on_pair(self, translator, pair: str, values: dict) -> dict:
         heads = ["average"] + [str(h) for h in range(translator.cfg.n_heads)]
         return {self.layer: gr.update(choices=layer_choices(translator), value=0),
                 self.head: gr.update(choices=heads, value="average")}

@@ -5,17 +5,17 @@ import gradio as gr
 
 from transformer import playground
 
-from .common import EXPLAIN, Context
+from .common import EXPLAIN, Context, View
 
 
-class BeamTreeView:
+class BeamTreeView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         # No tab of its own: built inside the "Step by step" tab, below the steps it explains
         gr.Markdown("### Beam search as a tree\n" + EXPLAIN["beam_tree"])
+        self.notice()
         self.note = gr.Markdown(elem_classes="notice")
         self.plot = gr.Plot(label="Search tree", elem_id="beam-tree-plot")
-        self.controls: list = []
         self.outputs = [self.note, self.plot]
 
     def fill(self, result, values: dict) -> dict:

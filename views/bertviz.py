@@ -5,14 +5,15 @@ import gradio as gr
 
 from transformer.bertviz_view import bertviz_document, iframe
 
-from .common import EXPLAIN, Context, friendly
+from .common import EXPLAIN, Context, View, friendly
 
 
-class BertvizView:
+class BertvizView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("bertviz"):
             gr.Markdown(EXPLAIN["bertviz"])
+            self.notice()
             self.view = gr.Radio([("Head view", "head"), ("Model view", "model")], value="head", label="View")
             self.html = gr.HTML(elem_id="bertviz")
         self.controls = [self.view]

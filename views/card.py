@@ -5,13 +5,15 @@ import gradio as gr
 
 from transformer import playground
 
+from .common import View
 
-class CardView:
+
+class CardView(View):
     def __init__(self):
         with gr.Tab("Model card"):
+            self.notice()
             self.card = gr.Markdown()
-        self.controls: list = []
-        self.outputs: list = []
+        self.pair_outputs = [self.card]
 
-    def on_pair(self, translator, pair: str) -> dict:
+    def on_pair(self, translator, pair: str, values: dict) -> dict:
         return {self.card: playground.model_card(translator, pair)}

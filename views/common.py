@@ -11,6 +11,7 @@ from pathlib import Path
 import gradio as gr
 
 from transformer import Translator
+from transformer.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPLAIN = json.loads((ROOT / "assets" / "explanations.json").read_text(encoding="utf-8"))
@@ -33,25 +34,64 @@ class Context:
 
     def translator(self, pair: str) -> Translator:
         if pair not in self.translators:
-            raise ValueError(f"unknown language pair {pair!r}; available: {', '.join(self.pairs) or 'none'}")
+            raise InputError(f"unknown language pair {pair!r}; available: {', '.join(self.pairs) or 'none'}")
         return self.translators[pair]
 
 
 def friendly(fn):
-    """Bad input becomes a plain message in the page (gr.Error), never a traceback; anything unexpected is
-    logged with its traceback on the server and reported in one sentence."""
+    """Bad input (InputError, raised on purpose) becomes its plain message in the page (gr.Error), never a
+    traceback; anything else is a bug: logged with its traceback on the server and reported in one sentence."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except gr.Error:
             raise
-        except (ValueError, KeyError) as e:
-            raise gr.Error(str(e).strip("'\"")) from None
+        except InputError as e:
+            raise gr.Error(str(e)) from None
         except Exception as e:  # keep the server up, say so in words
             log.exception("%s failed", fn.__qualname__)
             raise gr.Error(f"Something went wrong ({type(e).__name__}); please try other settings.") from None
     return wrapper
+
+
+def restore_hint(path: Path | None) -> str:
+    """How to get a checkpoint's files back, in a sentence (empty for a model that was not loaded from files)."""
+    if path is None:
+        return ""
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    return (f"Restore it with `git checkout -- {shown}` or retrain it with `python -m transformer train "
+            f"--data-dir ../shared/data/multi30k --pair {path.name} --out {shown}`.")
+
+
+class View:
+    """One view of the page. `controls`: what `fill` reads; `outputs`: what it sets for a new translation;
+    `pair_inputs` and `pair_outputs`: the same for `on_pair`, a newly chosen checkpoint. `problem` is the view's own
+    notice: a view that fails says so there, and the rest of the page goes on working."""
+
+    controls: list = []
+    outputs: list = []
+    pair_inputs: list = []
+    pair_outputs: list = []
+
+    def notice(self) -> gr.Markdown:
+        """The view's problem notice, hidden until something fails; call it inside the view's tab."""
+        self.problem = gr.Markdown(visible=False, elem_classes="problem")
+        return self.problem
+
+    def guarded(self, make, translator: Translator | None = None) -> dict:
+        """make()'s updates with the notice hidden; if it fails, only the notice, saying what went wrong."""
+        try:
+            out = make()
+        except InputError as e:
+            message = str(e)
+        except Exception as e:  # a broken file or a bug: the log has the traceback, the page one sentence
+            log.exception("%s failed", type(self).__name__)
+            hint = restore_hint(getattr(translator, "path", None))
+            message = f"this view could not be drawn ({type(e).__name__}: {str(e)[:300]}). {hint}"
+        else:
+            return out | {self.problem: gr.update(value="", visible=False)}
+        return {self.problem: gr.update(value=f"**This view is unavailable:** {message}", visible=True)}
 
 
 KIND_CHOICES = [("Encoder self", "encoder"), ("Decoder self (masked)", "decoder"), ("Cross", "cross")]
@@ -70,7 +110,7 @@ def layer_choices(translator: Translator) -> list[int]:
 def need(result):
     """The current translation, or a plain message when there is none yet."""
     if result is None:
-        raise ValueError("translate a sentence first")
+        raise InputError("translate a sentence first")
     return result
 
 

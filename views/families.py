@@ -5,15 +5,15 @@ import gradio as gr
 
 from transformer import playground
 
-from .common import EXPLAIN
+from .common import EXPLAIN, View
 
 
-class FamiliesView:
+class FamiliesView(View):
     def __init__(self):
         with gr.Tab("Three families"):
             gr.Markdown(EXPLAIN["families"])
+            self.notice()
             self.plot = gr.Plot(label="Masks", elem_id="families-plot")
-        self.controls: list = []
         self.outputs = [self.plot]
 
     def fill(self, result, values: dict) -> dict:

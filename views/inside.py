@@ -5,14 +5,15 @@ import gradio as gr
 
 from transformer import playground
 
-from .common import EXPLAIN, Context, friendly, kind_radio, layer_choices, need
+from .common import EXPLAIN, Context, View, friendly, kind_radio, layer_choices, need
 
 
-class InsideHeadView:
+class InsideHeadView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("One head"):
             gr.Markdown(EXPLAIN["inside"])
+            self.notice()
             with gr.Row():
                 self.kind = kind_radio("decoder")
                 self.layer = gr.Dropdown([0], value=0, label="Layer")
@@ -22,6 +23,7 @@ class InsideHeadView:
             self.plot = gr.Plot(label="Inside one head", elem_id="inside-plot")
         self.controls = [self.kind, self.layer, self.head]
         self.outputs = [self.query, self.steps, self.plot]
+        self.pair_outputs = [self.layer, self.head]
 
     def draw(self, result, kind: str, layer, head, query) -> dict:
         choices = playground.query_choices(result, kind)
@@ -34,7 +36,7 @@ class InsideHeadView:
         default = 2 if values[self.kind] == "decoder" else 0  # a decoder query with a few positions before it
         return self.draw(result, values[self.kind], values[self.layer], values[self.head], default)
 
-    def on_pair(self, translator) -> dict:
+    def on_pair(self, translator, pair: str, values: dict) -> dict:
         return {self.layer: gr.update(choices=layer_choices(translator), value=0),
                 self.head: gr.update(choices=list(range(translator.cfg.n_heads)), value=0)}
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 import gradio as gr
 
 from transformer import live, plots, toy
+from transformer.errors import InputError
 
-from .common import EXPLAIN, friendly
+from .common import EXPLAIN, View, friendly
 
 
-class LiveView:
+class LiveView(View):
     def __init__(self):
         defaults = live.ToySettings()
         with gr.Tab("Train a tiny one"):
@@ -38,13 +39,11 @@ class LiveView:
                 self.try_text = gr.Textbox(label="try a sequence (letters)", value="C A F E B", scale=3)
                 self.try_go = gr.Button("Run the trained model")
             self.try_out = gr.Markdown(elem_id="toy-output")
-            self.model = gr.State(None)  # per user: (settings, trained model)
-        self.controls: list = []
-        self.outputs: list = []
+            self.model = gr.State(None)  # per user: (settings, a copy of the model at the last report, its step)
 
     def settings(self, task, schedule, d_model, n_heads, n_layers, warmup, peak_lr, steps, seed) -> live.ToySettings:
         if peak_lr is None or seed is None:
-            raise ValueError("fill in the peak learning rate and the seed")
+            raise InputError("fill in the peak learning rate and the seed")
         return live.ToySettings(task=task, hold_peak=schedule == "held peak", d_model=int(d_model),
                                 n_heads=int(n_heads), n_layers=int(n_layers), warmup=int(warmup),
                                 peak_lr=float(peak_lr), steps=int(steps), seed=int(seed))
@@ -60,14 +59,14 @@ class LiveView:
         """Streams progress (a generator); the model so far is kept after every report, so Stop leaves it usable."""
         try:
             s = self.settings(*values)
-        except ValueError as e:
+        except InputError as e:
             raise gr.Error(str(e)) from None
         for p in live.train_toy(s):
             words = "finished" if p.done else "training"
             status = (f"**{words}**: step {p.step} of {s.steps}; held-out exact match {p.accuracy:.0%}; "
                       f"probe {toy.spell(p.probe)} → {toy.spell(p.output) or '(nothing)'}")
             yield {self.status: status, self.curves: plots.toy_curves(p.losses, p.rates),
-                   self.model: (s, p.model)} | self.figures(p)
+                   self.model: (s, p.model, p.step)} | self.figures(p)
 
     @staticmethod
     def stopped(status: str) -> str:
@@ -77,16 +76,16 @@ class LiveView:
     @friendly
     def try_sequence(self, state, text: str) -> dict:
         if state is None:
-            raise ValueError("press Train first")
-        s, model = state
+            raise InputError("press Train first")
+        s, model, step = state
         seq = toy.parse(text or "", s.n_symbols)
         if len(seq) > s.max_len:
-            raise ValueError(f"use at most {s.max_len} symbols")
+            raise InputError(f"use at most {s.max_len} symbols")
         output, maps = live.look(model, s.task, seq)
         p = live.Progress(0, [], [], 0.0, seq, output, maps, model)
         expected = toy.spell(toy.target_of(s.task, seq))
-        return {self.try_out: f"{toy.spell(seq)} → **{toy.spell(output) or '(nothing)'}** (expected {expected})"} \
-            | self.figures(p)
+        return {self.try_out: f"{toy.spell(seq)} → **{toy.spell(output) or '(nothing)'}** (expected {expected}; "
+                              f"the model after step {step})"} | self.figures(p)
 
     def wire(self, result: gr.State) -> None:
         inputs = [self.task, self.schedule, self.d_model, self.n_heads, self.n_layers, self.warmup, self.peak_lr,

@@ -5,21 +5,22 @@ import gradio as gr
 
 from transformer import plots
 
-from .common import EXPLAIN, Context, friendly
+from .common import EXPLAIN, Context, View, friendly
 
 
-class PositionalView:
+class PositionalView(View):
     def __init__(self, ctx: Context, pair: gr.Dropdown):
         self.ctx, self.pair = ctx, pair
         with gr.Tab("Positional encoding"):
             gr.Markdown(EXPLAIN["positional"])
+            self.notice()
             self.matrix = gr.Plot()
             self.dims = gr.Dropdown([], multiselect=True, label="Dimensions to plot")
             self.curves = gr.Plot()
             self.similarity = gr.Plot()
             self.inputs = gr.Plot()
-        self.controls: list = []
         self.outputs = [self.inputs]
+        self.pair_outputs = [self.matrix, self.curves, self.dims, self.similarity]
 
     def fill(self, result, values: dict) -> dict:
         ins = result.inspection
@@ -27,7 +28,7 @@ class PositionalView:
             ins.source_embedded, ins.source_input, result.maps.source_tokens,
             "What the encoder's first layer received (read by a hook on the PE module)")}
 
-    def on_pair(self, translator) -> dict:
+    def on_pair(self, translator, pair: str, values: dict) -> dict:
         pe, d_model = translator.model.positional.pe.cpu(), translator.cfg.d_model
         dims = [0, 1, 8, 9, min(40, d_model - 2), min(41, d_model - 1)]
         return {self.matrix: plots.pe_matrix(pe), self.curves: plots.pe_curves(pe, dims),

@@ -5,17 +5,17 @@ import gradio as gr
 
 from transformer import playground
 
-from .common import EXPLAIN, Context
+from .common import EXPLAIN, Context, View
 
 
-class RolloutView:
+class RolloutView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("Rollout"):
             gr.Markdown(EXPLAIN["rollout"])
+            self.notice()
             self.plot = gr.Plot(label="Rollout", elem_id="rollout-plot")
             self.download = gr.DownloadButton("Download the rollout (JSON)", visible=False)
-        self.controls: list = []
         self.outputs = [self.plot, self.download]
 
     def fill(self, result, values: dict) -> dict:

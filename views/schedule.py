@@ -5,16 +5,17 @@ import gradio as gr
 
 from transformer import plots
 
-from .common import EXPLAIN, Context, friendly
+from .common import EXPLAIN, Context, View, friendly
 
 PAPER_BASE = (512, 4000)  # d_model and warm-up of the paper's base model
 
 
-class ScheduleView:
+class ScheduleView(View):
     def __init__(self, ctx: Context, pair: gr.Dropdown):
         self.ctx, self.pair = ctx, pair
         with gr.Tab("Learning rate"):
             gr.Markdown(EXPLAIN["schedule"])
+            self.notice()
             with gr.Row():
                 self.d_model = gr.Slider(64, 1024, value=512, step=32, label="d_model")
                 self.warmup = gr.Slider(100, 16000, value=4000, step=100, label="warmup steps")
@@ -23,14 +24,14 @@ class ScheduleView:
             self.noam = gr.Plot()
             self.training = gr.Plot()
             self.curves = gr.State([PAPER_BASE])  # per user: the (d_model, warmup) curves drawn
-        self.controls: list = []
-        self.outputs: list = []
+        self.pair_inputs = [self.curves]
+        self.pair_outputs = [self.noam, self.training]
 
     def noam_figure(self, pair: str, curves: list):
         return plots.noam_curves([tuple(c) for c in curves], (f"this checkpoint ({pair})", self.ctx.translator(pair).metrics))
 
-    def on_pair(self, translator, pair: str, curves: list) -> dict:
-        return {self.noam: self.noam_figure(pair, curves), self.training: plots.training_curves(translator.metrics)}
+    def on_pair(self, translator, pair: str, values: dict) -> dict:
+        return {self.noam: self.noam_figure(pair, values[self.curves]), self.training: plots.training_curves(translator.metrics)}
 
     @friendly
     def add_curve(self, pair, curves, d_model, warmup) -> dict:

@@ -5,17 +5,17 @@ import gradio as gr
 
 from transformer import playground, plots
 
-from .common import EXPLAIN, friendly, need
+from .common import EXPLAIN, View, friendly, need
 
 
-class StepsView:
+class StepsView(View):
     def __init__(self):
         with gr.Tab("Step by step", elem_id="steps-tab") as self.tab:
             gr.Markdown(EXPLAIN["steps"])
+            self.notice()
             self.probs = gr.Plot(label="Top-5 at every step")
             self.index = gr.Slider(0, 1, value=0, step=1, label="Step")
             self.detail = gr.Plot(label="One step")
-        self.controls: list = []
         self.outputs = [self.probs, self.index, self.detail]
 
     def fill(self, result, values: dict) -> dict:

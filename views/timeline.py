@@ -6,9 +6,10 @@ import html
 import gradio as gr
 
 from transformer import plots, timeline
+from transformer.errors import InputError
 from transformer.playground import KIND_NAMES, axis_tokens
 
-from .common import EXPLAIN, Context, friendly
+from .common import EXPLAIN, Context, View, friendly
 
 KINDS = {name: kind for kind, name in KIND_NAMES.items()}  # radio label -> kind
 
@@ -21,11 +22,12 @@ def translations_table(rows: list[timeline.EpochRow], epoch: int) -> str:
     return f"<table class='timeline'>{head}{body}</table>"
 
 
-class TimelineView:
+class TimelineView(View):
     def __init__(self, ctx: Context, pair: gr.Dropdown):
         self.ctx, self.pair = ctx, pair
         with gr.Tab("How it learned"):
             gr.Markdown(EXPLAIN["timeline"])
+            self.notice()
             self.epoch = gr.Slider(1, 2, value=1, step=1, label="after epoch")
             self.table = gr.HTML(elem_id="timeline-table")
             self.curves = gr.Plot()
@@ -34,10 +36,9 @@ class TimelineView:
                 self.kind = gr.Radio(list(KINDS), value=KIND_NAMES["cross"],
                                      label="attention (last layer, heads averaged)")
             self.forming = gr.Plot()
-        self.controls: list = []
-        self.outputs: list = []
+        self.pair_outputs = [self.epoch, self.example, self.table, self.curves, self.forming]
 
-    def on_pair(self, translator) -> dict:
+    def on_pair(self, translator, pair: str, values: dict) -> dict:
         epochs = timeline.recorded_epochs(translator.metrics)
         sources = translator.metrics.get("timeline_sources", []) if epochs else []
         out = {self.epoch: gr.update(minimum=1, maximum=max(epochs or [2]), value=1, interactive=bool(epochs)),
@@ -66,9 +67,9 @@ class TimelineView:
     @friendly
     def choose_example(self, pair: str, text: str, kind: str) -> dict:
         if not text:
-            raise ValueError("choose an example")
+            raise InputError("choose an example")
         if kind not in KINDS:
-            raise ValueError(f"choose one of: {', '.join(KINDS)}")
+            raise InputError(f"choose one of: {', '.join(KINDS)}")
         return {self.forming: self.forming_figure(self.ctx.translator(pair), text, kind)}
 
     def wire(self, result: gr.State) -> None:
