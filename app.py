@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import tempfile
@@ -11,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
+import torch
 
 from transformer import CheckpointError, Translator, playground
+from transformer.bertviz_view import script_files
 from transformer.translator import resolve_device
 from views.ablation import AblationView
 from views.api import register as register_api
@@ -20,7 +23,7 @@ from views.attention import AttentionView
 from views.beam_tree import BeamTreeView
 from views.bertviz import BertvizView
 from views.card import CardView
-from views.common import ROOT, Context, friendly, restore_hint
+from views.common import ROOT, Context, friendly, restore_hint, serialized
 from views.families import FamiliesView
 from views.inside import InsideHeadView
 from views.live import LiveView
@@ -52,7 +55,11 @@ def load_translators(root: Path, device: str, int8: bool = False) -> tuple[dict[
 
 
 # -----------------------------------------------------------------------------
-# The page: the translate panel on top, one tab per view; a translation fills every view in one event
+# The page: the translate panel on top, one tab per view. A view is drawn when its tab is seen: a translation
+# draws the visible tab, and every other tab draws itself when opened, once per translation (or per pair)
+
+
+FIRST_TAB = "steps"  # what the page shows under the panel when it opens
 
 
 @dataclass
@@ -60,48 +67,96 @@ class Page:
     demo: gr.Blocks
     ctx: Context
     panel: TranslatePanel
-    result: gr.State  # per user: the current playground.Result
-    views: dict
+    result: gr.State  # per user: the current playground.Result (shared with every user who asked the same)
+    seen: gr.State  # per user: {("fill" | "pair", view name): the result key or pair that view now shows}
+    where: gr.State  # per user: {"visible": the view whose tab is open, group label: its open inner tab}
+    views: dict  # name -> View
+    tabs: dict  # tab name -> the names of the views drawn in it
+    groups: dict  # group label -> its tabs, the first one open by default
+    results: playground.SharedCache  # translations and their hooked passes, for every user
+    drawn: playground.SharedCache  # what views drew for a result, for every user who asks the same
 
-    @friendly
-    def show_translation(self, values: dict) -> dict:
-        """Translate with the panel's settings and fill every view; values maps each input component to its value.
-        A view that fails shows its own notice; the translation and the other views still arrive."""
-        panel = self.panel
-        pair = values[panel.pair]
-        translator = self.ctx.translator(pair)
-        result = playground.run(translator, pair, values[panel.text], panel.options(values))
-        out = panel.fill(result, values) | {self.result: result}
-        for view in self.views.values():
-            if hasattr(view, "fill"):
-                out |= view.guarded(lambda view=view: view.fill(result, values), translator)
-        return out
+    # -- drawing what is seen -----------------------------------------------------------
 
-    @friendly
-    def choose_pair(self, values: dict) -> dict:
-        """What a newly chosen checkpoint changes: model card, PE plots, head lists, training curves, each view
-        on its own: one that fails says so in its tab, and the others are drawn."""
+    def draw(self, tab: str, result, values: dict, seen: dict) -> dict:
+        """What tab `tab` needs that it does not show yet: its views' part for the chosen pair and for the current
+        translation. Drawn once per translation (and per pair); opening the tab again sends nothing."""
         pair = values[self.panel.pair]
         translator = self.ctx.translator(pair)
         out = {}
-        for view in self.views.values():
-            if hasattr(view, "on_pair"):
-                out |= view.guarded(lambda view=view: view.on_pair(translator, pair, values), translator)
+        for view in (self.views[name] for name in self.tabs[tab]):
+            if view.pair_outputs and seen.get(("pair", view.name)) != pair:
+                key = (view.name, pair, self.key_of(values, view.pair_inputs))
+                updates = self.shared(key, lambda: view.guarded(lambda: view.on_pair(translator, pair, values),
+                                                                translator))
+                out |= updates
+                values = values | {c: u["value"] for c, u in updates.items() if isinstance(u, dict) and "value" in u}
+                seen[("pair", view.name)] = pair
+            if hasattr(view, "fill") and result is not None and seen.get(("fill", view.name)) != result.key:
+                key = (view.name, result.key, self.key_of(values, view.controls))
+                owner = self.ctx.translator(result.pair)
+                drawn = self.shared(key, lambda: view.guarded(lambda: view.fill(result, values), owner))
+                out |= {c: out[c] | u if isinstance(u, dict) and isinstance(out.get(c), dict) else u  # both: keep both
+                        for c, u in drawn.items()}
+                seen[("fill", view.name)] = result.key
         return out
+
+    def shared(self, key: tuple, make) -> dict:
+        """A drawn view's updates from the shared cache; gr.update dicts are copied, figures are not touched."""
+        out = self.drawn.get(key, lambda: serialized(make()))
+        return {c: dict(u) if isinstance(u, dict) else u for c, u in out.items()}
+
+    @staticmethod
+    def key_of(values: dict, controls: list) -> str:
+        return json.dumps([values.get(c) for c in controls], default=str)
+
+    @friendly
+    def show_translation(self, values: dict) -> dict:
+        """Translate with the panel's settings (or find the same translation already made for anyone) and draw the
+        tab that is open; the other tabs draw themselves when opened. values maps each input to its value."""
+        panel = self.panel
+        pair = values[panel.pair]
+        translator = self.ctx.translator(pair)
+        result = playground.run(translator, pair, values[panel.text], panel.options(values), self.results)
+        seen = {k: v for k, v in (values.get(self.seen) or {}).items() if k[0] == "pair"}  # nothing drawn for it yet
+        key = ("panel", result.key, self.key_of(values, [panel.n_samples]))
+        out = self.shared(key, lambda: panel.fill(result, values)) | {self.result: result}
+        out |= self.draw(self.visible(values), result, values, seen)
+        return out | {self.seen: seen}
+
+    @friendly
+    def choose_pair(self, values: dict) -> dict:
+        """A newly chosen checkpoint: the open tab redraws what depends on it, the others when they are opened."""
+        seen = {k: v for k, v in (values.get(self.seen) or {}).items() if k[0] == "fill"}
+        return self.draw(self.visible(values), values.get(self.result), values, seen) | {self.seen: seen}
+
+    def visible(self, values: dict) -> str:
+        return (values.get(self.where) or {}).get("visible", FIRST_TAB)
+
+    def opener(self, tab: str, group: str | None = None):
+        """The select handler of a tab (or of a group of tabs: then its open inner tab is drawn)."""
+        @friendly
+        def select(values: dict) -> dict:
+            where = dict(values.get(self.where) or {})
+            shown = where.get(group, self.groups[group][0]) if tab is None else tab
+            where["visible"] = shown
+            if group is not None:
+                where[group] = shown
+            seen = dict(values.get(self.seen) or {})
+            return self.draw(shown, values.get(self.result), values, seen) | {self.seen: seen, self.where: where}
+        return select
 
     @friendly
     def open(self, values: dict, request: gr.Request) -> dict:
-        """Page load: apply a shared link's URL parameters, then show the pair and a translation already made."""
+        """Page load: apply a shared link's URL parameters, then show the translation (made once per server for
+        everyone who opens the same link) in the tab that opens first."""
         panel = self.panel
         query = dict(request.query_params) if request is not None else {}
         values, problems = panel.from_query(values, query)
         out = {c: values[c] for c in [panel.pair, panel.text] + panel.decoding}
         out[panel.present] = query.get("present", "") in ("1", "true", "yes")
         try:
-            out |= self.choose_pair(values)
-            for component, value in self.show_translation(values).items():
-                both = isinstance(value, dict) and isinstance(out.get(component), dict)
-                out[component] = out[component] | value if both else value  # two gr.update()s: keep both
+            out |= self.show_translation(values)
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
             problems.append(str(e.message))
         if problems:
@@ -111,47 +166,69 @@ class Page:
 
 
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,
-               bertviz_offline: bool = True) -> Page:
-    """The whole page; bertviz_offline=False loads bertviz's scripts from its CDN instead of inlining them."""
-    ctx = Context(translators, Path(tempfile.mkdtemp(prefix="transformer-playground-")), bertviz_offline)
+               bertviz_offline: bool = True, cache_size: int = 32) -> Page:
+    """The whole page; bertviz_offline=False loads bertviz's scripts from its CDN instead of the app's copies.
+    cache_size: translations kept for every user (with their hooked passes; see README, Many users)."""
+    scripts = "cdn"
+    if bertviz_offline:  # jQuery, d3 and the shim: static files of the app, sent once, cached by the browser
+        gr.set_static_paths([str(p) for p in script_files()])
+        scripts = [f"gradio_api/file={p}" for p in script_files()]
+    ctx = Context(translators, Path(tempfile.mkdtemp(prefix="transformer-playground-")), scripts)
     weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# Transformer Playground\nA small encoder-decoder Transformer (Vaswani et al. 2017) trained on "
                     "Multi30k, and every view of how it works, read from forward hooks on its modules.")
         for problem in problems or []:
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
-        result = gr.State(None)
+        result, seen, where = gr.State(None), gr.State({}), gr.State({})
         panel = TranslatePanel(ctx)
+        groups = {}
         with gr.Tabs():
             views = {"steps": StepsView(), "attention": AttentionView(ctx)}
             with views["steps"].tab:
                 views["beam_tree"] = BeamTreeView(ctx)
-            with gr.Tab("Inside attention"), gr.Tabs():  # how the maps' numbers are made
+            with gr.Tab("Inside attention") as inside, gr.Tabs():  # how the maps' numbers are made
                 views |= {"inside": InsideHeadView(ctx), "families": FamiliesView(), "rollout": RolloutView(ctx)}
+                groups[inside.label] = (inside, ["inside", "families", "rollout"])
             views |= {"bertviz": BertvizView(ctx), "ablation": AblationView(ctx),
                       "positional": PositionalView(ctx, panel.pair)}
-            with gr.Tab("Training"), gr.Tabs():  # how the model learns
+            with gr.Tab("Training") as training, gr.Tabs():  # how the model learns
                 views |= {"schedule": ScheduleView(ctx, panel.pair), "timeline": TimelineView(ctx, panel.pair),
                           "live": LiveView()}
+                groups[training.label] = (training, ["schedule", "timeline", "live"])
             views["card"] = CardView()
-        page = Page(demo, ctx, panel, result, views)
+        for name, view in views.items():
+            view.name = name
+        tabs = {name: [name] for name in views if name != "beam_tree"} | {"steps": ["steps", "beam_tree"]}
+        page = Page(demo, ctx, panel, result, seen, where, views, tabs, {g: names for g, (_, names) in groups.items()},
+                    playground.SharedCache(cache_size), playground.SharedCache(8 * cache_size, ttl_s=1800))
 
         panel.wire()
         for view in views.values():
             if hasattr(view, "wire"):
                 view.wire(result)
-        inputs = set(panel.controls) | {c for v in views.values() for c in v.controls}
-        filled = [v for v in views.values() if hasattr(v, "fill")]
-        outputs = set(panel.outputs) | {result} | {c for v in filled for c in v.outputs + [v.problem]}
+        every = list(views.values())
+        state = {result, seen, where}
+        inputs = set(panel.controls) | {c for v in every for c in v.controls + v.pair_inputs} | state
+        outputs = ({c for v in every for c in v.outputs + v.pair_outputs + [v.problem]} | set(panel.outputs)
+                   | {result, seen})
         for trigger in (panel.go.click, panel.text.submit):
             trigger(page.show_translation, inputs, outputs, api_visibility="private")
-        per_pair = [v for v in views.values() if hasattr(v, "on_pair")]
-        pair_inputs = {panel.pair} | {c for v in per_pair for c in v.pair_inputs}
-        pair_outputs = {c for v in per_pair for c in v.pair_outputs + [v.problem]}
-        panel.pair.change(page.choose_pair, pair_inputs, pair_outputs, api_visibility="private")
+        panel.pair.change(page.choose_pair, inputs, outputs, api_visibility="private")
+        group_of = {name: label for label, (_, names) in groups.items() for name in names}
+        for name in tabs:
+            drawn = [views[n] for n in tabs[name]]
+            ins = {panel.pair, result, seen, where} | {c for v in drawn for c in v.controls + v.pair_inputs}
+            outs = {seen, where} | {c for v in drawn for c in v.outputs + v.pair_outputs + [v.problem]}
+            views[name].tab.select(page.opener(name, group_of.get(name)), ins, outs, api_visibility="private")
+        for label, (tab, names) in groups.items():
+            drawn = [views[n] for name in names for n in tabs[name]]
+            ins = {panel.pair, result, seen, where} | {c for v in drawn for c in v.controls + v.pair_inputs}
+            outs = {seen, where} | {c for v in drawn for c in v.outputs + v.pair_outputs + [v.problem]}
+            tab.select(page.opener(None, label), ins, outs, api_visibility="private")
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
-            opened = outputs | pair_outputs | {panel.pair, panel.text, panel.present} | set(panel.decoding)
-            demo.load(page.open, inputs | pair_inputs, opened, api_visibility="private")
+            opened = outputs | {panel.pair, panel.text, panel.present} | set(panel.decoding)
+            demo.load(page.open, inputs, opened, api_visibility="private")
         register_api(ctx)
     return page
 
@@ -175,6 +252,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--share", action="store_true", help="also serve through a public gradio.live link")
     parser.add_argument("--int8", action="store_true",
                         help="dynamic int8 feed-forward layers and output projection (CPU only; faster on batches)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="intra-op threads for every request (the queue runs two at once; README, Many users)")
     parser.add_argument("--bertviz-cdn", action="store_true",
                         help="load bertviz's scripts from its CDN (smaller pages) instead of the local copies")
     return parser.parse_args(argv)
@@ -182,6 +261,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
+    torch.set_num_threads(max(1, args.threads))  # one core per request: two requests at once fill two cores
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         device = resolve_device(args.device)

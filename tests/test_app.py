@@ -12,6 +12,7 @@ import torch
 from gradio_client import Client
 
 import app
+from views.card import model_card
 from transformer import playground, plots, save_checkpoint
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
@@ -48,7 +49,7 @@ def test_int8_checkpoints_load_and_say_so_on_the_model_card(tmp_path, translator
     assert isinstance(tr.model.output, torch.ao.nn.quantized.dynamic.Linear)  # the loaded model really is int8
     out = tr.translate("a b c")
     assert out.target_tokens == tr.tokenizer.pieces(out.target_ids) and 0 < out.steps[0].prob <= 1
-    card = playground.model_card(tr, "en-de")
+    card = model_card(tr, "en-de")
     fp32_total = sum(p.numel() for p in translator.model.parameters())
     int8_copy = translator.model.embed.table.weight.numel()  # the output projection's own int8 matrix
     assert "int8" in card and f"{fp32_total + int8_copy:,} parameters" in card
@@ -110,11 +111,12 @@ def test_every_view_builds_from_one_translation(translators):
     step = playground.step_view(result, 2)
     assert list(step.data[0].x) == [p for _, p in result.translation.steps[2].alternatives]  # its top-5 bars
     assert list(step.data[1].x) == plots.labels(result.maps.source_tokens)  # the cross row over the source
-    after, diff = playground.ablate(t, result, [f"cross:{i}:{h}" for i in range(t.cfg.n_decoder_layers)
-                                                for h in range(t.cfg.n_heads)])
+    after = playground.ablate(t, result, [f"cross:{i}:{h}" for i in range(t.cfg.n_decoder_layers)
+                                          for h in range(t.cfg.n_heads)])
     assert after.text != result.translation.text  # without any cross-attention the source is invisible
-    assert "tok added" in diff or "tok removed" in diff
-    card = playground.model_card(t, pair)
+    old, new = playground.token_changes(result.translation.target_tokens, after.target_tokens)
+    assert [t for t, _ in old] == result.translation.target_tokens and any(c for _, c in old + new)
+    card = model_card(t, pair)
     assert f"{sum(p.numel() for p in t.model.parameters()):,}" in card
 
 
@@ -128,25 +130,63 @@ def page(translators):
 
 
 def defaults(page) -> dict:
-    """What the page holds before anyone touches it: every input component's initial value."""
-    inputs = set(page.panel.controls) | {c for v in page.views.values() for c in v.controls}
-    return {c: c.value for c in inputs}
+    """What the page holds before anyone touches it: every input component's initial value, the states included."""
+    inputs = set(page.panel.controls) | {c for v in page.views.values() for c in v.controls + v.pair_inputs}
+    return {c: c.value for c in inputs | {page.result, page.seen, page.where}}
 
 
-def test_one_translation_fills_every_view_with_a_dict(page):
-    values = defaults(page) | {page.panel.strategy: "beam"}
+def after(values: dict, out: dict) -> dict:
+    """What the page holds once an event's outputs have landed: the new values, the states' too."""
+    update = lambda u: isinstance(u, dict) and u.get("__type__") == "update"
+    return values | {c: u["value"] if update(u) else u for c, u in out.items() if not update(u) or "value" in u}
+
+
+def traces(value) -> list[dict]:
+    """The traces of a figure as the page receives it (a drawn view is sent as plotly's JSON)."""
+    return json.loads(value.plot)["data"] if hasattr(value, "plot") else value.to_plotly_json()["data"]
+
+
+def open_tab(page, name: str, values: dict) -> dict:
+    group = next((g for g, names in page.groups.items() if name in names), None)
+    return page.opener(name, group)(values)
+
+
+DRAWN_BY_TRANSLATION = {"steps", "attention", "inside", "families", "rollout", "bertviz", "ablation", "positional"}
+
+
+def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(page):
+    values = defaults(page) | {page.panel.strategy: "beam", page.panel.text: "A girl in a red coat feeds a dog."}
     out = page.show_translation(values)
-    filled = set(page.panel.outputs) | {page.result} | {c for v in page.views.values() if hasattr(v, "fill")
-                                                       for c in v.outputs + [v.problem]}
-    assert set(out) == filled  # keyed by component: nothing matched by position
+    steps = {c for name in ("steps", "beam_tree") for v in [page.views[name]] for c in v.outputs + [v.problem]}
+    assert set(out) == set(page.panel.outputs) | {page.result, page.seen} | steps  # the open tab, nothing else
     result = out[page.result]
     assert out[page.panel.translation] == result.translation.text and result.options.strategy == "beam"
-    assert "srcdoc" in out[page.views["bertviz"].html]
+    values = after(values, out)
+    for name in DRAWN_BY_TRANSLATION - {"steps"}:
+        view = page.views[name]
+        opened = open_tab(page, name, values)
+        assert set(view.outputs) <= set(opened) and opened[page.where]["visible"] == name, name
+        values = after(values, opened)
+        again = open_tab(page, name, values)
+        assert set(again) == {page.seen, page.where}, name  # seen before: nothing is drawn or sent again
+    assert "srcdoc" in after(values, open_tab(page, "bertviz", defaults(page) | {page.result: result}))[
+        page.views["bertviz"].html]
     attention = page.views["attention"]
     fig = attention.redraw(result, "encoder", 1, "average", "heads")[attention.plot]
     assert len(fig.data) == page.ctx.translator(result.pair).cfg.n_heads
     steps = page.views["steps"]
     assert "Step 2" in steps.redraw(result, 2)[steps.detail].layout.title.text
+    opened = page.opener(None, "Inside attention")(values | {page.where: {"Inside attention": "rollout"}})
+    assert opened[page.where] == {"visible": "rollout", "Inside attention": "rollout"}  # the group's open inner tab
+
+
+def test_the_same_translation_is_computed_once_for_everyone(page):
+    values = defaults(page) | {page.panel.text: "Three boys jump into a lake."}
+    misses = page.results.misses
+    first, second = page.show_translation(values), page.show_translation(values)
+    assert first[page.result] is second[page.result] and page.results.misses == misses + 1
+    third = page.show_translation(values | {page.panel.text: "Three boys jump into a river."})
+    assert third[page.result] is not first[page.result]
 
 
 def test_samples_side_by_side_and_the_comparison(page):
@@ -199,13 +239,17 @@ def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_in_a_sentenc
         assert len(caplog.records) == 1  # the message meant for the user is not logged as an error
 
 
-def test_choosing_a_pair_sets_its_views_and_draws_the_schedule_it_trained_with(page, translators):
+def test_choosing_a_pair_redraws_the_open_tab_and_the_others_when_opened(page, translators):
     pair = shipped_pairs()[-1]
     schedule = page.views["schedule"]
-    out = page.choose_pair({page.panel.pair: pair, schedule.curves: [(512, 4000)]})
-    names = [t.name for t in out[schedule.noam].data]
+    values = defaults(page) | {page.panel.pair: pair, schedule.curves: [(512, 4000)],
+                               page.where: {"visible": "schedule", "Training": "schedule"}}
+    out = page.choose_pair(values)
+    names = [t["name"] for t in traces(out[schedule.noam])]
     assert names == ["d_model=512, warmup=4000", f"this checkpoint ({pair}): as trained"]
-    assert f"{pair.upper()} checkpoint" in out[page.views["card"].card]
+    assert page.views["card"].card not in out  # not open: drawn when it is
+    card = open_tab(page, "card", after(values, out))
+    assert f"{pair.upper()} checkpoint" in card[page.views["card"].card]
     added = schedule.add_curve(pair, [(512, 4000)], 256, 800)
     assert added[schedule.curves] == [(512, 4000), (256, 800)] and len(added[schedule.noam].data) == 3
 
@@ -218,9 +262,8 @@ class Request:
 
 
 def on_load(page) -> dict:
-    """What the page's load event receives: the inputs' initial values and the schedule's curves."""
-    curves = page.views["schedule"].curves
-    return defaults(page) | {curves: curves.value}
+    """What the page's load event receives: the inputs' initial values."""
+    return defaults(page)
 
 
 def test_the_page_opens_translated_with_a_shared_links_settings(page):
@@ -232,10 +275,9 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
     result = out[page.result]
     assert result.pair == pair and result.options.beam_size == 3 and result.options.length_penalty == 0.6
     assert out[panel.translation] == result.translation.text != ""
-    assert out[page.views["beam_tree"].plot] is not None and out[page.views["beam_tree"].note] == ""
-    assert f"{pair.upper()} checkpoint" in out[page.views["card"].card]  # the pair's own views came with it
-    heads = out[page.views["ablation"].heads]  # the pair's head list and the new sentence's "none ticked", both
-    assert heads["choices"] == playground.head_choices(page.ctx.translator(pair)) and heads["value"] == []
+    assert traces(out[page.views["beam_tree"].plot]) and out[page.views["beam_tree"].note] == ""
+    heads = open_tab(page, "ablation", after(on_load(page), out))[page.views["ablation"].heads]
+    assert heads["choices"] == playground.head_choices(page.ctx.translator(pair))  # the link's pair's heads
     plain = page.open(on_load(page), Request())  # no link: the first example, greedy
     assert plain[page.result].text == defaults(page)[panel.text] and plain[page.result].options.strategy == "greedy"
     assert plain[panel.present] is False and "greedy" in plain[page.views["beam_tree"].note]
@@ -273,14 +315,18 @@ def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp
     assert not problems  # the model itself is fine: only the timeline view needs the damaged file
     page = app.build_page(translators, problems)
     out = page.open(on_load(page), Request())
+    assert out[page.panel.translation] == out[page.result].translation.text != ""  # the page opened, translated
+    values = after(on_load(page), out)
     timeline = page.views["timeline"]
-    assert out[timeline.problem]["visible"] and says in out[timeline.problem]["value"]
-    assert out[page.panel.translation] == out[page.result].translation.text != ""
-    others = [v for name, v in page.views.items() if name != "timeline" and hasattr(v, "problem")]
-    assert all(out[v.problem]["visible"] is False for v in others if v.problem in out)
-    assert f"{pair.upper()} checkpoint" in out[page.views["card"].card]
-    again = page.choose_pair({page.panel.pair: pair, page.views["schedule"].curves: []})  # switching pairs too
-    assert again[timeline.problem]["visible"] and page.views["positional"].matrix in again
+    broken = open_tab(page, "timeline", values)
+    assert broken[timeline.problem]["visible"] and says in broken[timeline.problem]["value"]
+    for name in page.tabs:  # every other view draws, and says nothing is wrong
+        if name != "timeline":
+            opened = open_tab(page, name, values)
+            view = page.views[name]
+            assert view.problem not in opened or opened[view.problem]["visible"] is False, name
+    card = open_tab(page, "card", values)
+    assert f"{pair.upper()} checkpoint" in card[page.views["card"].card]
 
 
 def test_inside_attention_views_for_every_kind_escape_hostile_tokens(page):

@@ -151,6 +151,7 @@ def test_bertviz_model_view_and_ablation(page):
     frame.locator("svg text", has_text="Layer").first.wait_for(timeout=30_000)  # the grid's row heading
     page.get_by_role("tab", name="Head ablation").click()
     boxes = page.locator("#ablation-heads label")
+    boxes.first.wait_for(timeout=30_000)  # the tab draws its head list when it is opened
     for i in range(min(boxes.count(), 64)):
         if boxes.nth(i).inner_text().startswith("cross:"):
             boxes.nth(i).click()

@@ -64,7 +64,7 @@ def test_attention_of_a_callers_own_translation(client):
     assert mine["target_tokens"][0] == "<s>" and "▁Mann" in mine["target_tokens"]
     assert len(mine["cross"][0][0]) == len(mine["target_tokens"])  # one row per token of the given translation
     huge = client.predict(text, shipped_pairs()[0], "Ein Mann fährt. " * 330_000, api_name="/attention")  # 5 MB
-    assert len(huge["target_tokens"]) <= 256  # cut to the model's positions, not refused, not a crash
+    assert len(huge["target_tokens"]) == 256  # cut to the model's 256 positions, not refused, not a crash
     with pytest.raises(Exception, match="must be a string") as e:
         client.predict(text, shipped_pairs()[0], 42, api_name="/attention")
     assert "Traceback" not in str(e.value)

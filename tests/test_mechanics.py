@@ -11,18 +11,13 @@ from transformer.mechanics import ALLOWED, CAUSAL, PADDING, mask_reasons, rollou
 from conftest import SHIPPED
 
 
-def blocks(model, kind):
-    return [layer.self_attn for layer in model.encoder.layers] if kind == "encoder" else [
-        layer.self_attn if kind == "decoder" else layer.cross_attn for layer in model.decoder.layers]
-
-
 def check_every_head(translator, text):
     result = translator.translate(text)
     inspection = translator.inspect(text, result, internals=True)
     worst = 0.0
     for kind in KINDS:
         maps = getattr(inspection.maps, kind)  # (L, H, q, k): what the Attention view draws
-        for layer, attn in enumerate(blocks(translator.model, kind)):
+        for layer, attn in enumerate(translator.model.attention_blocks()[kind]):
             inside = inspection.internals[kind][layer]
             for head in range(translator.cfg.n_heads):
                 for query in range(maps.size(2)):

@@ -12,9 +12,9 @@ import torch
 from transformer import plots
 from transformer.bertviz_view import bertviz_document, iframe
 from transformer.capture import AttentionMaps
-from transformer.playground import token_diff
 
 from conftest import ROOT
+from views.ablation import token_diff
 
 
 def maps_with(tokens: list[str]) -> AttentionMaps:
@@ -36,7 +36,7 @@ def test_labels_are_index_prefixed_and_escaped():
     assert fig.layout.title.text == "t &lt;b&gt;"
 
 
-def test_offline_bertviz_inlines_its_scripts_and_keeps_tokens_inside_the_script():
+def test_inline_bertviz_holds_its_scripts_and_keeps_tokens_inside_the_script():
     doc = bertviz_document(maps_with(["▁A", "</script><script>alert(1)</script>", "<!--", "</s>"]), "head")
     assert "require.min.js" not in doc and "window.requirejs" in doc and "d3.schemeCategory10 =" in doc
     body = doc[doc.index('<script type="text/javascript">'):]
@@ -48,8 +48,27 @@ def test_offline_bertviz_inlines_its_scripts_and_keeps_tokens_inside_the_script(
 
 
 def test_bertviz_cdn_path_is_bertviz_own_page():
-    doc = bertviz_document(maps_with(["▁A", "▁dog", "</s>"]), "model", offline=False)
+    doc = bertviz_document(maps_with(["▁A", "▁dog", "</s>"]), "model", scripts="cdn")
     assert 'src="https://cdnjs.cloudflare.com/ajax/libs/require.js/' in doc and "window.requirejs" not in doc
+
+
+def test_bertviz_names_the_apps_script_files_and_sends_rounded_weights():
+    import re
+
+    from transformer.bertviz_view import script_files
+
+    urls = [f"gradio_api/file={p}" for p in script_files()]
+    assert [p.name for p in script_files()] == ["jquery.min.js", "d3.js", "shim.js"]
+    assert all(p.is_file() for p in script_files())
+    maps = maps_with(["▁A", "▁dog", "</s>"])
+    doc = bertviz_document(maps, "head", scripts=urls)
+    tags = [doc.index(f'<script src="{u}"></script>') for u in urls]
+    assert tags == sorted(tags) and "window.requirejs" not in doc  # named, in order, not inlined
+    assert '<script src="https://' not in doc  # nothing from the network (require.config's paths go unused)
+    assert doc.count('"attention": [') == 1  # bertviz's data once (its script carried a second copy in a comment)
+    numbers = re.findall(r"\b0\.(\d+)", doc[doc.index('"attention"'):])
+    assert numbers and max(len(n) for n in numbers) <= 3
+    assert len(doc) < len(bertviz_document(maps, "head")) / 10  # the scripts are the bulk of an inlined page
 
 
 def test_token_diff_marks_changes_and_escapes():

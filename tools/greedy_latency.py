@@ -32,7 +32,7 @@ def main() -> None:
     tr = Translator.load(args.code / "checkpoints" / "en-de", device="cpu")
     cfg = tr.cfg
     sentences, _ = read_pair(args.data_dir, "val", "en", "de")
-    ids = [torch.tensor([tr.tokenizer.encode(s)[: cfg.max_len - 1] + [cfg.eos_id]]) for s in sentences[:50]]
+    ids = [torch.tensor([tr.tokenizer.encode_source(s, cfg.max_len)]) for s in sentences[:50]]
     lengths = [len(greedy(tr.model, x, 2 * x.size(1) + 10)[0].steps) for x in ids]
 
     def round_p50() -> float:

@@ -199,7 +199,7 @@ def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -
     test_src, _ = read_pair(data_dir, "test", src_lang, tgt_lang)
     n_latency, n_throughput, n_bleu = (20, 200, 200) if quick else (50, len(test_src), len(val_src))
     sentences = val_src[:n_latency]
-    ids = [torch.tensor([tok.encode(s)[: cfg.max_len - 1] + [cfg.eos_id]]) for s in sentences]  # (1, S) each
+    ids = [torch.tensor([tok.encode_source(s, cfg.max_len)]) for s in sentences]  # (1, S) each
     result: dict = {"checkpoint": checkpoint, "threads": torch.get_num_threads(), "quick": quick}
     hf = marian_copy(model)
 
@@ -247,7 +247,7 @@ def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -
             for n, members in groups.items():
                 for k in range(0, len(members), 64):
                     batch = members[k : k + 64]
-                    hf_generate(pad_batch([tok.encode(texts[i])[: cfg.max_len - 1] + [cfg.eos_id] for i in batch]), n, 4)
+                    hf_generate(pad_batch([tok.encode_source(texts[i], cfg.max_len) for i in batch]), n, 4)
 
     t_hf = clock(hf_all)
     result["throughput"] = {
@@ -339,7 +339,7 @@ def ours_measure(checkpoint: str, sentences: list[str], throughput: list[str], i
     """What ct2_engine.measure measures, for our decoder: batch-1 greedy p50 (ms) and beam-4 sentences/s."""
     torch.set_num_threads(intra_threads)
     tr = Translator.load(checkpoint, device="cpu")
-    ids = [torch.tensor([tr.tokenizer.encode(s)[: tr.cfg.max_len - 1] + [tr.cfg.eos_id]]) for s in sentences]  # (1, S)
+    ids = [torch.tensor([tr.tokenizer.encode_source(s, tr.cfg.max_len)]) for s in sentences]  # (1, S)
     cases = [(x, decoding.DecodeOptions().length_limit(x.size(1), tr.cfg.max_len)) for x in ids]
     with torch.inference_mode():
         p50s = [latency(lambda c: decoding.greedy(tr.model, *c), cases, warmup=3 if r == 0 else 0)["p50_ms"]

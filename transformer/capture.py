@@ -245,9 +245,7 @@ def capture_internals(model: Transformer) -> Iterator[InternalsRecorder]:
     ...     model(src, tgt)
     >>> inside = rec.sentence(0)["cross"][2]  # cross-attention of decoder layer 2
     """
-    blocks = {"encoder": [layer.self_attn for layer in model.encoder.layers],
-              "decoder": [layer.self_attn for layer in model.decoder.layers],
-              "cross": [layer.cross_attn for layer in model.decoder.layers]}
+    blocks = model.attention_blocks()
     recorder = InternalsRecorder({k: len(v) for k, v in blocks.items()})
 
     def keep(store: list, pick: Callable) -> Callable:

@@ -430,13 +430,18 @@ class Transformer(nn.Module):
         x = self.decoder(x, memory, cache.memory_mask, tgt_mask, cache)
         return self.generator(x[:, -1])  # (B, V)
 
+    def attention_blocks(self) -> dict[str, list[MultiHeadAttention]]:
+        """Every MultiHeadAttention module, per kind (encoder self, decoder self, cross), in layer order:
+        the one map from a kind of attention to the modules that compute it."""
+        return {
+            "encoder": [layer.self_attn for layer in self.encoder.layers],
+            "decoder": [layer.self_attn for layer in self.decoder.layers],
+            "cross": [layer.cross_attn for layer in self.decoder.layers],
+        }
+
     def taps(self) -> dict[str, list[Tap]]:
         """The attention-probability taps, per kind, in layer order."""
-        return {
-            "encoder": [layer.self_attn.attn_probs for layer in self.encoder.layers],
-            "decoder": [layer.self_attn.attn_probs for layer in self.decoder.layers],
-            "cross": [layer.cross_attn.attn_probs for layer in self.decoder.layers],
-        }
+        return {kind: [block.attn_probs for block in blocks] for kind, blocks in self.attention_blocks().items()}
 
 
 def count_parameters(model: nn.Module) -> int:

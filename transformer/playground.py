@@ -1,16 +1,20 @@
 """What the app shows, computed without gradio: one translation plus everything its views need.
 
 Every map and every layer input comes from forward hooks (Translator.inspect); nothing is threaded
-through forward's return values.
+through forward's return values. The views (views/) turn these numbers into HTML and Markdown.
 """
 from __future__ import annotations
 
 import difflib
 import functools
-import html
+import hashlib
 import json
+import threading
 import time
 import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,10 +55,65 @@ class Result:
     def maps(self):
         return self.inspection.maps
 
+    @property
+    def key(self) -> str:
+        """The same for the same pair, text and decoding options: what caches of its views are keyed by."""
+        return result_key(self.pair, self.text, self.options)
 
-def run(translator: Translator, pair: str, text: str, options: DecodeOptions = DecodeOptions()) -> Result:
+
+def result_key(pair: str, text: str, options: DecodeOptions) -> str:
+    return hashlib.sha1(repr((pair, text, options)).encode("utf-8", "replace")).hexdigest()[:20]
+
+
+class SharedCache:
+    """A bounded map from keys to values that are the same for every user: each is computed once, even when many
+    requests ask for it at the same moment (the others wait for the first); least recently used entries go first,
+    and an entry older than `ttl_s` (when given) is computed again."""
+
+    def __init__(self, size: int, ttl_s: float | None = None):
+        self.size, self.ttl_s = size, ttl_s
+        self.entries: OrderedDict[Hashable, tuple[float, object]] = OrderedDict()  # key -> (made at, value)
+        self.pending: dict[Hashable, Future] = {}
+        self.lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, key: Hashable, make: Callable[[], object]):
+        with self.lock:
+            entry = self.entries.get(key)
+            if entry is not None and (self.ttl_s is None or time.monotonic() - entry[0] < self.ttl_s):
+                self.entries.move_to_end(key)
+                self.hits += 1
+                return entry[1]
+            future, owner = self.pending.get(key), False
+            if future is None:
+                future, owner = self.pending.setdefault(key, Future()), True
+                self.misses += 1
+        if not owner:
+            return future.result()  # another request is computing it: wait for that one
+        try:
+            value = make()
+        except BaseException as e:
+            with self.lock:
+                self.pending.pop(key, None)
+            future.set_exception(e)
+            raise
+        with self.lock:
+            self.entries[key] = (time.monotonic(), value)
+            self.entries.move_to_end(key)
+            while len(self.entries) > self.size:
+                self.entries.popitem(last=False)
+            self.pending.pop(key, None)
+        future.set_result(value)
+        return value
+
+
+def run(translator: Translator, pair: str, text: str, options: DecodeOptions = DecodeOptions(),
+        cache: SharedCache | None = None) -> Result:
     """Translate, then hooked teacher-forced passes: the sentence alone (maps, layer inputs, Q/K/V), and the
-    sentence in a padded batch with NEIGHBOUR (the masks as a batch applies them). Beam search keeps its tree."""
+    sentence in a padded batch with NEIGHBOUR (the masks as a batch applies them). Beam search keeps its tree.
+    cache: results shared between users (every strategy is repeatable: sampling draws from its seed)."""
+    if cache is not None:
+        return cache.get(result_key(pair, text, options), lambda: run(translator, pair, text, options))
     translation = translator.translate(text, options, record_tree=options.strategy == "beam")
     inspection = translator.inspect(text, translation, internals=True)
     batch = translator.inspect_batch([text, NEIGHBOUR], [translation, neighbour_translation(translator)])
@@ -111,10 +170,12 @@ def write_attention_json(result: Result, folder: str | Path, keep_s: float = 360
 
 def attention_block(translator: Translator, kind: str, layer: int):
     """The MultiHeadAttention module of that kind and layer."""
-    layers = translator.model.encoder.layers if kind == "encoder" else translator.model.decoder.layers
-    if not 0 <= layer < len(layers):
-        raise InputError(f"the {kind} has layers 0 to {len(layers) - 1}; got {layer}")
-    return layers[layer].cross_attn if kind == "cross" else layers[layer].self_attn
+    if kind not in KINDS:
+        raise InputError(f"unknown attention kind {kind!r}: choose one of {', '.join(KINDS)}")
+    blocks = translator.model.attention_blocks()[kind]
+    if not 0 <= layer < len(blocks):
+        raise InputError(f"the {kind} has layers 0 to {len(blocks) - 1}; got {layer}")
+    return blocks[layer]
 
 
 def query_choices(result: Result, kind: str) -> list[tuple[str, int]]:
@@ -124,44 +185,14 @@ def query_choices(result: Result, kind: str) -> list[tuple[str, int]]:
 
 
 def inside_head(translator: Translator, result: Result, kind: str, layer: int, head: int, query: int):
-    """(figure, HTML) of eq. 1 worked through for one query token of one head, from the hooked tensors."""
-    if kind not in KINDS:
-        raise InputError(f"unknown attention kind {kind!r}: choose one of {', '.join(KINDS)}")
+    """eq. 1 worked through for one query token of one head, from the hooked tensors: (figure, walk, reasons),
+    reasons[j] saying why key j was masked ("" where it was not)."""
     attn = attention_block(translator, kind, layer)
     walk = mechanics.walk_head(result.inspection.internals[kind][layer], head, query, attn.w_o.weight, attn.w_o.bias)
     queries, keys = axis_tokens(result.maps, kind)
-    future = "future (causal mask)"
-    reasons = ["" if ok else future for ok in walk.allowed.tolist()]
+    reasons = ["" if ok else "future (causal mask)" for ok in walk.allowed.tolist()]
     title = f"{KIND_NAMES[kind]}, layer {layer}, head {head}: query {query} {queries[query]}"
-    fig = plots.head_walk(walk, keys, reasons, head, title)
-    top = int(walk.weights.argmax())
-    n_masked = sum(1 for r in reasons if r)
-    H, D = walk.contributions.shape
-    esc = html.escape
-    mask_line = (f"the decoder's causal mask sets the {n_masked} keys after position {query} to −∞: a target token "
-                 "may not look at tokens that are not generated yet" if n_masked else
-                 "nothing is masked here: one sentence has no padding, and only the decoder's self-attention is causal")
-    rows = [
-        ("q = x W<sub>i</sub><sup>Q</sup>", f"1 × {walk.d_k}", f"the query of token {query} {esc(queries[query])}, "
-         "read by a hook on W<sup>Q</sup> (§3.2.2)"),
-        ("K = x W<sub>i</sub><sup>K</sup>", f"{len(keys)} × {walk.d_k}", "one key per token this query may look at"),
-        ("q · Kᵀ", f"1 × {len(keys)}", "how well the query matches each key (eq. 1)"),
-        (f"÷ √d<sub>k</sub> = ÷ {walk.d_k ** 0.5:.2f}", f"1 × {len(keys)}",
-         "keeps the scores from growing with d<sub>k</sub>, where softmax would saturate (§3.2.1)"),
-        ("mask", f"1 × {len(keys)}", mask_line),
-        ("softmax", f"1 × {len(keys)}", f"weights that sum to 1; the largest, {float(walk.weights[top]):.3f}, on "
-         f"{top} {esc(keys[top])}. Equal to the Attention view's row to {walk.row_error:.1e}"),
-        ("weights · V", f"1 × {walk.values.size(-1)}", "this head's output: a mix of the values, in those "
-         f"proportions. Equal to its slice of what entered W<sup>O</sup> to {walk.output_error:.1e}"),
-        ("Concat(head<sub>1</sub>..head<sub>h</sub>) W<sup>O</sup>", f"1 × {H * walk.values.size(-1)} · "
-         f"{H * walk.values.size(-1)} × {D}", f"the {H} heads side by side, mixed back to d<sub>model</sub> "
-         f"(§3.2.2); head {head}'s share is {float(walk.shares[head]):.0%} (norm of its slice's contribution). "
-         f"Sum of the contributions + bias equals W<sup>O</sup>'s hooked output to {walk.mix_error:.1e}"),
-    ]
-    body = "".join(f"<tr><td>{a}</td><td>{b}</td><td>{c}</td></tr>" for a, b, c in rows)
-    table = ('<table class="walk"><thead><tr><th>step</th><th>shape</th><th>what it does</th></tr></thead>'
-             f"<tbody>{body}</tbody></table>")
-    return fig, table
+    return plots.head_walk(walk, keys, reasons, head, title), walk, reasons
 
 
 # -----------------------------------------------------------------------------
@@ -245,26 +276,19 @@ def head_choices(translator: Translator) -> list[str]:
     return [f"{kind}:{i}:{h}" for kind in KINDS for i in range(layers[kind]) for h in range(cfg.n_heads)]
 
 
-def ablate(translator: Translator, result: Result, heads: list[str]) -> tuple[Translation, str]:
-    """Re-translate with the chosen heads switched off; returns the new translation and a marked-up diff."""
+def ablate(translator: Translator, result: Result, heads: list[str]) -> Translation:
+    """Re-translate with the chosen heads switched off."""
     chosen = [parse_head(h) for h in heads]
-    after = translator.translate(result.text, result.options, ablate=chosen)
-    return after, token_diff(result.translation.target_tokens, after.target_tokens)
+    return translator.translate(result.text, result.options, ablate=chosen)
 
 
-def token_diff(before: list[str], after: list[str]) -> str:
-    """Both token sequences as HTML, with removed tokens struck out and added ones highlighted."""
-    def span(tok: str, cls: str) -> str:
-        return f'<span class="tok {cls}">{html.escape(tok.replace("▁", " ").strip() or tok)}</span>'
-
+def token_changes(before: list[str], after: list[str]) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+    """Both token sequences, each token with whether it changed (removed from `before`, added in `after`)."""
     old, new = [], []
     for op, a0, a1, b0, b1 in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes():
-        old += [span(t, "same" if op == "equal" else "removed") for t in before[a0:a1]]
-        new += [span(t, "same" if op == "equal" else "added") for t in after[b0:b1]]
-    changed = sum(1 for s in new if '"tok added"' in s) + sum(1 for s in old if '"tok removed"' in s)
-    return (f'<div class="diff"><div><b>with every head</b>: {" ".join(old)}</div>'
-            f'<div><b>with the chosen heads off</b>: {" ".join(new)}</div>'
-            f"<div>{changed} token{'s' if changed != 1 else ''} changed</div></div>")
+        old += [(t, op != "equal") for t in before[a0:a1]]
+        new += [(t, op != "equal") for t in after[b0:b1]]
+    return old, new
 
 
 # -----------------------------------------------------------------------------
@@ -296,39 +320,3 @@ def parameter_breakdown(translator: Translator) -> list[tuple[str, int]]:
             key = f"{parts[0]} final layer norm"
         groups[key] = groups.get(key, 0) + p.numel()
     return list(groups.items())
-
-
-def model_card(translator: Translator, pair: str) -> str:
-    cfg, metrics = translator.cfg, translator.metrics
-    breakdown = parameter_breakdown(translator)
-    total = sum(n for _, n in breakdown)
-    rows = "\n".join(f"| {name} | {n:,} | {100 * n / total:.1f}% |" for name, n in breakdown)
-    config = "\n".join(f"| `{k}` | {v} |" for k, v in cfg.to_dict().items())
-    test = metrics.get("test", {})
-    scores = "\n".join(f"| {name} | {s.get('bleu_lc', float('nan')):.2f} | {s.get('bleu', float('nan')):.2f} | "
-                       f"{s.get('chrf', float('nan')):.2f} |" for name, s in test.items()) or "| (not recorded) | | | |"
-    trained = metrics.get("train_wall_s")
-    how = (f"`{metrics.get('command', 'unknown command')}` on {metrics.get('hardware', 'unknown hardware')}"
-           + (f", {trained / 60:.0f} minutes, {len(metrics.get('epochs', []))} epochs" if trained else ""))
-    return f"""### {pair.upper()} checkpoint `{translator.name}`
-
-Running on **{translator.device}** in **{translator.precision}**{' (feed-forward layers and output projection)' if translator.precision == 'int8' else ''} with {total:,} parameters; {'pre-norm' if cfg.norm_first else 'post-norm (as in the paper)'}.
-
-| component | parameters | share |
-| --- | ---: | ---: |
-{rows}
-
-| config | value |
-| --- | --- |
-{config}
-
-**Test scores** (Multi30k test 2016, sacreBLEU):
-
-| decoding | BLEU lowercased | BLEU cased | chrF |
-| --- | ---: | ---: | ---: |
-{scores}
-
-**Trained with** {how}.
-"""
-
-

@@ -18,15 +18,27 @@ from .schedule import learning_rate, noam_lr
 
 FONT = dict(size=14)  # readable on a classroom projector
 SCALE = "Blues"
+# plotly_white's look in the few settings these figures use: a named template is sent whole with every figure
+TEMPLATE = go.layout.Template(layout=dict(
+    paper_bgcolor="white", plot_bgcolor="white", hovermode="closest",
+    xaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", automargin=True),
+    yaxis=dict(gridcolor="#EBF0F8", linecolor="#EBF0F8", zerolinecolor="#EBF0F8", automargin=True),
+    colorway=["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880"]))
 
 
 def labels(tokens: list[str]) -> list[str]:
     return [f"{i} {html.escape(t)}" for i, t in enumerate(tokens)]
 
 
+def values(t: Tensor):
+    """A tensor as a float32 numpy array: plotly sends those as packed binary (4 bytes a number, base64), not as
+    text of 17 digits."""
+    return t.detach().float().cpu().numpy()
+
+
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     fig.update_layout(title=dict(text=html.escape(title), x=0.01), height=height, font=FONT,
-                      margin=dict(l=10, r=10, t=60, b=10), template="plotly_white")
+                      margin=dict(l=10, r=10, t=60, b=10), template=TEMPLATE)
     return fig
 
 
@@ -43,7 +55,7 @@ def _heatmap(z, x, y, show_scale=True, zmax=None) -> go.Heatmap:
 
 def attention_heatmap(weights: Tensor, query_tokens: list[str], key_tokens: list[str], title: str) -> go.Figure:
     """One (query, key) map: rows are queries, columns the keys they attend to."""
-    fig = go.Figure(_heatmap(weights.tolist(), labels(key_tokens), labels(query_tokens), zmax=1))
+    fig = go.Figure(_heatmap(values(weights), labels(key_tokens), labels(query_tokens), zmax=1))
     fig.update_yaxes(autorange="reversed", title_text="query")
     fig.update_xaxes(title_text="key", tickangle=-45)
     side = 160 + 26 * max(len(query_tokens), 8)
@@ -59,7 +71,7 @@ def heads_grid(layer_maps: Tensor, query_tokens: list[str], key_tokens: list[str
                         horizontal_spacing=0.03, vertical_spacing=0.08)
     x, y = labels(key_tokens), labels(query_tokens)
     for h in range(H):
-        fig.add_trace(_heatmap(layer_maps[h].tolist(), x, y, show_scale=h == 0, zmax=1), row=h // cols + 1, col=h % cols + 1)
+        fig.add_trace(_heatmap(values(layer_maps[h]), x, y, show_scale=h == 0, zmax=1), row=h // cols + 1, col=h % cols + 1)
     fig.update_yaxes(autorange="reversed", showticklabels=False)
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=True, col=1)
@@ -75,7 +87,7 @@ def layers_by_heads(maps: Tensor, query_tokens: list[str], key_tokens: list[str]
     x, y = labels(key_tokens), labels(query_tokens)
     for i in range(L):
         for h in range(H):
-            fig.add_trace(_heatmap(maps[i, h].tolist(), x, y, show_scale=False, zmax=1), row=i + 1, col=h + 1)
+            fig.add_trace(_heatmap(values(maps[i, h]), x, y, show_scale=False, zmax=1), row=i + 1, col=h + 1)
     fig.update_yaxes(autorange="reversed", showticklabels=False)
     fig.update_xaxes(showticklabels=False)
     return _layout(fig, title, 100 + 190 * L)
@@ -115,7 +127,7 @@ def step_detail(step, cross_row: Tensor, source_tokens: list[str], index: int) -
                          hovertemplate="%{y}: p = %{x:.3f}<extra></extra>", showlegend=False), row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     L = cross_row.size(0)
-    fig.add_trace(_heatmap(cross_row.tolist(), labels(source_tokens), [f"layer {i}" for i in range(L)], zmax=None),
+    fig.add_trace(_heatmap(values(cross_row), labels(source_tokens), [f"layer {i}" for i in range(L)], zmax=None),
                   row=1, col=2)
     fig.update_yaxes(autorange="reversed", row=1, col=2)
     fig.update_xaxes(tickangle=-45, row=1, col=2)
@@ -128,7 +140,7 @@ def step_detail(step, cross_row: Tensor, source_tokens: list[str], index: int) -
 
 def pe_matrix(pe: Tensor, positions: int = 100) -> go.Figure:
     pe = pe[:positions]
-    fig = go.Figure(go.Heatmap(z=pe.tolist(), colorscale="RdBu", zmid=0,
+    fig = go.Figure(go.Heatmap(z=values(pe), colorscale="RdBu", zmid=0,
                                hovertemplate="pos %{y}, dim %{x}: %{z:.3f}<extra></extra>"))
     fig.update_xaxes(title_text="dimension i")
     fig.update_yaxes(title_text="position", autorange="reversed")
@@ -139,7 +151,7 @@ def pe_curves(pe: Tensor, dims: list[int], positions: int = 100) -> go.Figure:
     fig = go.Figure()
     for d in dims:
         kind = "sin" if d % 2 == 0 else "cos"
-        fig.add_trace(go.Scatter(y=pe[:positions, d].tolist(), mode="lines", name=f"dim {d} ({kind})"))
+        fig.add_trace(go.Scatter(y=values(pe[:positions, d]), mode="lines", name=f"dim {d} ({kind})"))
     fig.update_xaxes(title_text="position")
     fig.update_yaxes(title_text="PE value", range=[-1.1, 1.1])
     return _layout(fig, "Sinusoids of chosen dimensions: lower dimensions turn faster", 420)
@@ -148,7 +160,7 @@ def pe_curves(pe: Tensor, dims: list[int], positions: int = 100) -> go.Figure:
 def pe_similarity(pe: Tensor, positions: int = 60) -> go.Figure:
     p = pe[:positions]
     sim = p @ p.t()  # (P, P) dot products between positions
-    fig = go.Figure(go.Heatmap(z=sim.tolist(), colorscale="Viridis",
+    fig = go.Figure(go.Heatmap(z=values(sim), colorscale="Viridis",
                                hovertemplate="pos %{y} . pos %{x} = %{z:.2f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", title_text="position")
     fig.update_xaxes(title_text="position")
@@ -161,7 +173,7 @@ def embedding_inputs(embedded: Tensor, with_pe: Tensor, tokens: list[str], title
                         subplot_titles=["token embedding x sqrt(d_model)", "+ positional encoding", "= layer input"])
     y = labels(tokens)
     for col, z in enumerate((embedded, with_pe - embedded, with_pe), start=1):
-        fig.add_trace(go.Heatmap(z=z.tolist(), y=y, colorscale="RdBu", zmid=0, showscale=col == 3,
+        fig.add_trace(go.Heatmap(z=values(z), y=y, colorscale="RdBu", zmid=0, showscale=col == 3,
                                  hovertemplate="%{y}, dim %{x}: %{z:.3f}<extra></extra>"), row=1, col=col)
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, title, 160 + 24 * max(len(tokens), 8))
@@ -241,7 +253,7 @@ def attention_stages(stages: list[tuple[str, Tensor]], query_tokens: list[str], 
                         horizontal_spacing=0.02)
     for col, (_, weights) in enumerate(stages, start=1):
         last = col == len(stages)
-        fig.add_trace(_heatmap(weights.tolist(), labels(key_tokens), labels(query_tokens), show_scale=last, zmax=1.0),
+        fig.add_trace(_heatmap(values(weights), labels(key_tokens), labels(query_tokens), show_scale=last, zmax=1.0),
                       row=1, col=col)
         fig.update_yaxes(autorange="reversed", showticklabels=col == 1, row=1, col=col)
     return _layout(fig, title, min(200 + 18 * len(query_tokens), 700))
@@ -345,7 +357,7 @@ def rollout_figure(panels: list[tuple[str, Tensor, list[str]]], title: str) -> g
     fig = make_subplots(rows=rows, cols=2, subplot_titles=[t for t, *_ in panels], horizontal_spacing=0.12,
                         vertical_spacing=0.14)
     for i, (_, weights, tokens) in enumerate(panels):
-        fig.add_trace(_heatmap(weights.numpy(), labels(tokens), labels(tokens), show_scale=i == 0, zmax=1),
+        fig.add_trace(_heatmap(values(weights), labels(tokens), labels(tokens), show_scale=i == 0, zmax=1),
                       row=i // 2 + 1, col=i % 2 + 1)
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(tickangle=-45)

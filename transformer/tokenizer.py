@@ -47,6 +47,10 @@ class Tokenizer:
     def encode(self, text: str) -> list[int]:
         return self.sp.encode(text)
 
+    def encode_source(self, text: str, max_len: int) -> list[int]:
+        """The encoder's input for a model with `max_len` positions: the pieces, cut to leave room for </s>, then </s>."""
+        return self.encode(text)[: max_len - 1] + [EOS]
+
     def sample(self, texts: list[str], alpha: float, seed: int) -> list[list[int]]:
         """One segmentation of each text drawn from all of the unigram model's (Kudo 2018), repeatable by seed.
 

@@ -141,7 +141,7 @@ def translate_all(model, tokenizer, src: list[str], beam: int, device, batch_siz
     """Greedy (beam 1) or beam-search translations of `src`, decoded in length-sorted batches."""
     model.eval()
     options = DecodeOptions("beam" if beam > 1 else "greedy", beam_size=max(beam, 1))
-    ids = [make_example(tokenizer.encode(s), [], model.cfg.max_len)[0] for s in src]
+    ids = [tokenizer.encode_source(s, model.cfg.max_len) for s in src]
     hyps = [""] * len(src)
     for chunk in length_sorted_batches(ids, batch_size):
         batch = pad_batch([ids[i] for i in chunk]).to(device)  # (B, S)

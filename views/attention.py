@@ -11,7 +11,7 @@ from .common import EXPLAIN, Context, View, friendly, kind_radio, layer_choices,
 class AttentionView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        with gr.Tab("Attention"):
+        with gr.Tab("Attention") as self.tab:
             gr.Markdown(EXPLAIN["attention"])
             self.notice()
             with gr.Row():

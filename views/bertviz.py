@@ -11,7 +11,7 @@ from .common import EXPLAIN, Context, View, friendly
 class BertvizView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        with gr.Tab("bertviz"):
+        with gr.Tab("bertviz") as self.tab:
             gr.Markdown(EXPLAIN["bertviz"])
             self.notice()
             self.view = gr.Radio([("Head view", "head"), ("Model view", "model")], value="head", label="View")
@@ -20,7 +20,7 @@ class BertvizView(View):
         self.outputs = [self.html]
 
     def document(self, result, view: str) -> str:
-        return iframe(bertviz_document(result.maps, view, self.ctx.bertviz_offline))
+        return iframe(bertviz_document(result.maps, view, self.ctx.bertviz_scripts))
 
     def fill(self, result, values: dict) -> dict:
         return {self.html: self.document(result, values[self.view])}

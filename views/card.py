@@ -8,12 +8,47 @@ from transformer import playground
 from .common import View
 
 
+def model_card(translator, pair: str) -> str:
+    """The checkpoint in Markdown: device, parameters per component, config, test scores, how it was trained."""
+    cfg, metrics = translator.cfg, translator.metrics
+    breakdown = playground.parameter_breakdown(translator)
+    total = sum(n for _, n in breakdown)
+    rows = "\n".join(f"| {name} | {n:,} | {100 * n / total:.1f}% |" for name, n in breakdown)
+    config = "\n".join(f"| `{k}` | {v} |" for k, v in cfg.to_dict().items())
+    test = metrics.get("test", {})
+    scores = "\n".join(f"| {name} | {s.get('bleu_lc', float('nan')):.2f} | {s.get('bleu', float('nan')):.2f} | "
+                       f"{s.get('chrf', float('nan')):.2f} |" for name, s in test.items()) or "| (not recorded) | | | |"
+    trained = metrics.get("train_wall_s")
+    how = (f"`{metrics.get('command', 'unknown command')}` on {metrics.get('hardware', 'unknown hardware')}"
+           + (f", {trained / 60:.0f} minutes, {len(metrics.get('epochs', []))} epochs" if trained else ""))
+    return f"""### {pair.upper()} checkpoint `{translator.name}`
+
+Running on **{translator.device}** in **{translator.precision}**{' (feed-forward layers and output projection)' if translator.precision == 'int8' else ''} with {total:,} parameters; {'pre-norm' if cfg.norm_first else 'post-norm (as in the paper)'}.
+
+| component | parameters | share |
+| --- | ---: | ---: |
+{rows}
+
+| config | value |
+| --- | --- |
+{config}
+
+**Test scores** (Multi30k test 2016, sacreBLEU):
+
+| decoding | BLEU lowercased | BLEU cased | chrF |
+| --- | ---: | ---: | ---: |
+{scores}
+
+**Trained with** {how}.
+"""
+
+
 class CardView(View):
     def __init__(self):
-        with gr.Tab("Model card"):
+        with gr.Tab("Model card") as self.tab:
             self.notice()
             self.card = gr.Markdown()
         self.pair_outputs = [self.card]
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        return {self.card: playground.model_card(translator, pair)}
+        return {self.card: model_card(translator, pair)}

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
+import plotly.graph_objects as go
 
 from transformer import Translator
 from transformer.errors import InputError
@@ -25,7 +26,7 @@ class Context:
 
     translators: dict[str, Translator]
     downloads: Path  # attention JSON files, pruned hourly
-    bertviz_offline: bool = True  # False: bertviz's scripts come from its CDN
+    bertviz_scripts: str | list[str] = "inline"  # bertviz_document's scripts: "inline", "cdn" or their URLs
 
     @property
     def pairs(self) -> list[str]:
@@ -55,6 +56,13 @@ def friendly(fn):
     return wrapper
 
 
+def serialized(updates: dict) -> dict:
+    """The updates with every plotly figure turned into the JSON the page receives, once: a drawn view that many
+    users are sent is serialized one time, not once per user."""
+    return {c: gr.components.plot.PlotData(type="plotly", plot=u.to_json()) if isinstance(u, go.Figure) else u
+            for c, u in updates.items()}
+
+
 def restore_hint(path: Path | None) -> str:
     """How to get a checkpoint's files back, in a sentence (empty for a model that was not loaded from files)."""
     if path is None:
@@ -69,6 +77,7 @@ class View:
     `pair_inputs` and `pair_outputs`: the same for `on_pair`, a newly chosen checkpoint. `problem` is the view's own
     notice: a view that fails says so there, and the rest of the page goes on working."""
 
+    name: str = ""  # set by the page: its key among the views
     controls: list = []
     outputs: list = []
     pair_inputs: list = []

@@ -10,7 +10,7 @@ from .common import EXPLAIN, View
 
 class FamiliesView(View):
     def __init__(self):
-        with gr.Tab("Three families"):
+        with gr.Tab("Three families") as self.tab:
             gr.Markdown(EXPLAIN["families"])
             self.notice()
             self.plot = gr.Plot(label="Masks", elem_id="families-plot")

@@ -3,15 +3,52 @@ from __future__ import annotations
 
 import gradio as gr
 
+import html
+
 from transformer import playground
+from transformer.mechanics import HeadWalk
 
 from .common import EXPLAIN, Context, View, friendly, kind_radio, layer_choices, need
+
+
+def walk_table(walk: HeadWalk, query: int, queries: list[str], keys: list[str], reasons: list[str],
+               head: int) -> str:
+    """eq. 1 step by step for one query of one head: what each step does, its shape, and how closely the
+    re-derived numbers equal the hooked ones (every token escaped)."""
+    esc = html.escape
+    top = int(walk.weights.argmax())
+    n_masked = sum(1 for r in reasons if r)
+    H, D = walk.contributions.shape
+    Dv = walk.values.size(-1)
+    mask_line = (f"the decoder's causal mask sets the {n_masked} keys after position {query} to −∞: a target token "
+                 "may not look at tokens that are not generated yet" if n_masked else
+                 "nothing is masked here: one sentence has no padding, and only the decoder's self-attention is causal")
+    rows = [
+        ("q = x W<sub>i</sub><sup>Q</sup>", f"1 × {walk.d_k}", f"the query of token {query} {esc(queries[query])}, "
+         "read by a hook on W<sup>Q</sup> (§3.2.2)"),
+        ("K = x W<sub>i</sub><sup>K</sup>", f"{len(keys)} × {walk.d_k}", "one key per token this query may look at"),
+        ("q · Kᵀ", f"1 × {len(keys)}", "how well the query matches each key (eq. 1)"),
+        (f"÷ √d<sub>k</sub> = ÷ {walk.d_k ** 0.5:.2f}", f"1 × {len(keys)}",
+         "keeps the scores from growing with d<sub>k</sub>, where softmax would saturate (§3.2.1)"),
+        ("mask", f"1 × {len(keys)}", mask_line),
+        ("softmax", f"1 × {len(keys)}", f"weights that sum to 1; the largest, {float(walk.weights[top]):.3f}, on "
+         f"{top} {esc(keys[top])}. Equal to the Attention view's row to {walk.row_error:.1e}"),
+        ("weights · V", f"1 × {Dv}", "this head's output: a mix of the values, in those proportions. Equal to its "
+         f"slice of what entered W<sup>O</sup> to {walk.output_error:.1e}"),
+        ("Concat(head<sub>1</sub>..head<sub>h</sub>) W<sup>O</sup>", f"1 × {H * Dv} · {H * Dv} × {D}",
+         f"the {H} heads side by side, mixed back to d<sub>model</sub> (§3.2.2); head {head}'s share is "
+         f"{float(walk.shares[head]):.0%} (norm of its slice's contribution). Sum of the contributions + bias equals "
+         f"W<sup>O</sup>'s hooked output to {walk.mix_error:.1e}"),
+    ]
+    body = "".join(f"<tr><td>{a}</td><td>{b}</td><td>{c}</td></tr>" for a, b, c in rows)
+    return ('<table class="walk"><thead><tr><th>step</th><th>shape</th><th>what it does</th></tr></thead>'
+            f"<tbody>{body}</tbody></table>")
 
 
 class InsideHeadView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        with gr.Tab("One head"):
+        with gr.Tab("One head") as self.tab:
             gr.Markdown(EXPLAIN["inside"])
             self.notice()
             with gr.Row():
@@ -29,7 +66,10 @@ class InsideHeadView(View):
         choices = playground.query_choices(result, kind)
         query = min(int(query or 0), len(choices) - 1)
         layer = min(int(layer), getattr(result.maps, kind).size(0) - 1)
-        fig, steps = playground.inside_head(self.ctx.translator(result.pair), result, kind, layer, int(head), query)
+        fig, walk, reasons = playground.inside_head(self.ctx.translator(result.pair), result, kind, layer, int(head),
+                                                    query)
+        queries, keys = playground.axis_tokens(result.maps, kind)
+        steps = walk_table(walk, query, queries, keys, reasons, int(head))
         return {self.query: gr.update(choices=choices, value=query), self.steps: steps, self.plot: fig}
 
     def fill(self, result, values: dict) -> dict:

@@ -12,8 +12,9 @@ from .common import EXPLAIN, View, friendly
 class LiveView(View):
     def __init__(self):
         defaults = live.ToySettings()
-        with gr.Tab("Train a tiny one"):
+        with gr.Tab("Train a tiny one") as self.tab:
             gr.Markdown(EXPLAIN["live"])
+            self.notice()
             with gr.Row():
                 self.task = gr.Radio(list(toy.TASKS), value=defaults.task, label="task")
                 self.schedule = gr.Radio(["Noam decay", "held peak"], label="after the warm-up",

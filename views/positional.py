@@ -11,7 +11,7 @@ from .common import EXPLAIN, Context, View, friendly
 class PositionalView(View):
     def __init__(self, ctx: Context, pair: gr.Dropdown):
         self.ctx, self.pair = ctx, pair
-        with gr.Tab("Positional encoding"):
+        with gr.Tab("Positional encoding") as self.tab:
             gr.Markdown(EXPLAIN["positional"])
             self.notice()
             self.matrix = gr.Plot()

@@ -11,7 +11,7 @@ from .common import EXPLAIN, Context, View
 class RolloutView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        with gr.Tab("Rollout"):
+        with gr.Tab("Rollout") as self.tab:
             gr.Markdown(EXPLAIN["rollout"])
             self.notice()
             self.plot = gr.Plot(label="Rollout", elem_id="rollout-plot")

@@ -13,7 +13,7 @@ PAPER_BASE = (512, 4000)  # d_model and warm-up of the paper's base model
 class ScheduleView(View):
     def __init__(self, ctx: Context, pair: gr.Dropdown):
         self.ctx, self.pair = ctx, pair
-        with gr.Tab("Learning rate"):
+        with gr.Tab("Learning rate") as self.tab:
             gr.Markdown(EXPLAIN["schedule"])
             self.notice()
             with gr.Row():

@@ -25,7 +25,7 @@ def translations_table(rows: list[timeline.EpochRow], epoch: int) -> str:
 class TimelineView(View):
     def __init__(self, ctx: Context, pair: gr.Dropdown):
         self.ctx, self.pair = ctx, pair
-        with gr.Tab("How it learned"):
+        with gr.Tab("How it learned") as self.tab:
             gr.Markdown(EXPLAIN["timeline"])
             self.notice()
             self.epoch = gr.Slider(1, 2, value=1, step=1, label="after epoch")
