@@ -264,7 +264,10 @@ def main() -> None:
     torch.set_num_threads(max(1, args.threads))  # one core per request: two requests at once fill two cores
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        device = resolve_device(args.device)
+        # ZeroGPU lends a GPU only inside @spaces.GPU calls and answers "CUDA" outside them too: the tiny model
+        # runs on its CPU there, and no page depends on a quota
+        zero_gpu = bool(os.environ.get("SPACES_ZERO_GPU")) and args.device == "auto"
+        device = resolve_device("cpu" if zero_gpu else args.device)
     for w in caught:
         print(f"warning: {w.message}")
     if args.int8 and device.type != "cpu":

@@ -143,6 +143,22 @@ def test_translate_an_example_and_see_every_view(page):
     assert not page.dialogs
 
 
+def test_a_tab_opened_after_a_translation_draws_that_translation(page):
+    """Translate on Step by step; Attention, One head and bertviz were not drawn for it until they are opened."""
+    page.locator("#source-text textarea").fill("A zebra eats grass beside a yellow tractor.")
+    click_translate(page)
+    page.get_by_role("tab", name="Attention", exact=True).click()
+    page.wait_for_function("() => [...document.querySelectorAll('#attention-plot .xtick text')]"
+                           ".some(e => e.textContent.includes('tractor'))", timeout=30_000)
+    page.get_by_role("tab", name="bertviz").click()
+    page.frame_locator("#bertviz iframe").locator("svg text", has_text="tractor").first.wait_for(state="attached",
+                                                                                                timeout=30_000)
+    page.get_by_role("tab", name="Inside attention").click()  # its open inner tab, One head (never drawn before)
+    page.wait_for_function("() => document.querySelector('#inside-steps')?.textContent.includes('Equal to')",
+                           timeout=30_000)
+    assert not page.blocked and not page.dialogs  # bertviz's scripts came from this server
+
+
 def test_bertviz_model_view_and_ablation(page):
     translate_example(page, EXAMPLES[4])
     page.get_by_role("tab", name="bertviz").click()
@@ -289,7 +305,7 @@ def test_hostile_text_through_the_page_runs_no_script(page):
 
 
 def test_the_page_opens_translated_and_the_inside_attention_views_are_drawn(page):
-    """No click at all: the load event translated the first example and filled every view."""
+    """No click at all: the load event translated the first example; each inside-attention tab draws it when opened."""
     assert page.locator("#source-text textarea").input_value() == EXAMPLES[0]
     assert page.locator("#translation textarea").input_value()
     page.get_by_role("tab", name="Inside attention").click()
@@ -305,7 +321,7 @@ def test_the_page_opens_translated_and_the_inside_attention_views_are_drawn(page
     page.get_by_role("tab", name="Rollout").click()
     page.wait_for_function("() => document.querySelectorAll('#rollout-plot .heatmaplayer image').length >= 4",
                            timeout=30_000)
-    assert page.get_by_role("button", name="Download the rollout (JSON)").is_visible()
+    page.get_by_role("button", name="Download the rollout (JSON)").wait_for(state="visible", timeout=10_000)
     shot(page, "rollout")
     page.get_by_role("tab", name="Step by step").click()
     page.get_by_text("choose Beam search under Decoding", exact=False).wait_for(timeout=30_000)

@@ -1,4 +1,4 @@
-"""python -m transformer <train|average|translate|evaluate|bench|export> ..."""
+"""python -m transformer <train|average|translate|evaluate|bench|export|space> ..."""
 from __future__ import annotations
 
 import argparse
@@ -76,7 +76,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="folder to write, e.g. exports/en-de-ct2")
     p.add_argument("--quantization", default=None, help="store the weights as int8, int8_float32, int16 or float16")
 
+    p = sub.add_parser("space", help="create a Hugging Face Space (Gradio SDK) and upload the app to it")
+    p.add_argument("--repo", required=True, help="USER/NAME of the Space")
+    p.add_argument("--dry-run", action="store_true", help="list every file it would send, with its size")
+    p.add_argument("--private", action="store_true")
+
     args = parser.parse_args(argv)
+    if args.command == "space":  # no torch needed
+        from . import space
+
+        if args.dry_run:
+            files = space.plan()
+            for name, size in files:
+                print(f"{size:>10,}  {name}")
+            print(f"{sum(s for _, s in files):>10,}  bytes in {len(files)} files to {args.repo}")
+        else:
+            print(space.upload(args.repo, args.private))
+        return 0
     import torch
 
     if getattr(args, "threads", 0):
