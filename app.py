@@ -228,7 +228,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             tab.select(page.opener(None, label), ins, outs, api_visibility="private")
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
             opened = outputs | {panel.pair, panel.text, panel.present} | set(panel.decoding)
-            demo.load(page.open, inputs, opened, api_visibility="private")
+            demo.load(page.open, inputs, opened, api_visibility="private",
+                      concurrency_limit=None)  # the same for everyone: served from the caches, no queue to wait in
         register_api(ctx)
     return page
 

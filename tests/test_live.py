@@ -77,3 +77,10 @@ def test_the_defaults_learn_the_task(task):
     reports = list(live.train_toy(live.ToySettings(task=task), report_every=200))
     best, last = max(p.accuracy for p in reports), reports[-1]
     assert last.done and best >= 0.95 and last.accuracy >= 0.9, [p.accuracy for p in reports]
+
+
+def test_pausing_between_steps_leaves_the_training_as_it_was():
+    settings = live.ToySettings(steps=20, d_model=32, n_layers=1, seed=2)
+    plain = [p.losses for p in live.train_toy(settings, report_every=10)]
+    paused = [p.losses for p in live.train_toy(settings, report_every=10, pause_s=0.001)]
+    assert paused == plain

@@ -223,11 +223,11 @@ def beside_training(url: str, config: dict, timeout: float, sentences: int = 8) 
     text = block(config, elem_id="source-text")["id"]
     user, trainer = Student(url, config, timeout), Student(url, config, timeout)
     user.open_page()
-    # The same sentences twice, the second time with a trailing space: the server's cache keys on the text as typed,
-    # the model sees the same tokens, so both runs do the same work
+    # The same sentences twice, ending in a tab, then in a space: the server's cache keys on the text as typed and
+    # nobody typed these, while the model sees the same tokens, so both runs do the same work
     run = lambda end: [user.event(translate, translate["targets"][0][0], {text: s + end})[0]
                        for s in SENTENCES[:sentences]]
-    idle = run("")
+    idle = run("\t")
     train = find(config, "click", elem_id="toy-train")
     training = threading.Thread(target=lambda: trainer.event(train, train["targets"][0][0]), daemon=True)
     training.start()

@@ -7,6 +7,7 @@ Nothing here imports gradio; the app's "Train a tiny one" view streams these.
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -111,8 +112,9 @@ def accuracy(model: Transformer, task: str, seqs: list[list[int]]) -> float:
 
 
 def train_toy(settings: ToySettings, probe: list[int] | None = None, report_every: int = 50,
-              stop: Callable[[], bool] = lambda: False) -> Iterator[Progress]:
-    """Train from scratch; yields progress every `report_every` steps and once at the end (or when stop())."""
+              stop: Callable[[], bool] = lambda: False, pause_s: float = 0.0) -> Iterator[Progress]:
+    """Train from scratch; yields progress every `report_every` steps and once at the end (or when stop()).
+    pause_s: a sleep after every step, so that a server's other requests get the interpreter in between."""
     s = settings
     g = torch.Generator().manual_seed(s.seed)  # the run's own random numbers: the process's RNG is left alone
     held_out = toy.random_sequences(200, s.n_symbols, s.min_len, s.max_len, torch.Generator().manual_seed(s.seed + 1))
@@ -127,6 +129,8 @@ def train_toy(settings: ToySettings, probe: list[int] | None = None, report_ever
         loss, n = train_step(model, optimizer, src, tgt, s.lr(step), 0.1, model.cfg.pad_id, clip_norm=1.0)
         losses.append(loss / n)
         rates.append(s.lr(step))
+        if pause_s:
+            time.sleep(pause_s)
         done = step == s.steps or stop()
         if done or step % report_every == 0:
             output, maps = look(model, s.task, probe)

@@ -9,6 +9,9 @@ from transformer.errors import InputError
 from .common import EXPLAIN, View, friendly
 
 
+PAUSE_S = 0.002  # after every training step: a class's translations get the interpreter (about 10 % longer runs)
+
+
 class LiveView(View):
     def __init__(self):
         defaults = live.ToySettings()
@@ -62,7 +65,7 @@ class LiveView(View):
             s = self.settings(*values)
         except InputError as e:
             raise gr.Error(str(e)) from None
-        for p in live.train_toy(s):
+        for p in live.train_toy(s, pause_s=PAUSE_S):
             words = "finished" if p.done else "training"
             status = (f"**{words}**: step {p.step} of {s.steps}; held-out exact match {p.accuracy:.0%}; "
                       f"probe {toy.spell(p.probe)} → {toy.spell(p.output) or '(nothing)'}")
