@@ -260,15 +260,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def serving_device(requested: str) -> str:
+    """The device to ask for. ZeroGPU lends a GPU only inside @spaces.GPU calls and may answer "CUDA" outside
+    them too: there `auto` means the CPU (the model is tiny), so no page depends on a GPU quota."""
+    return "cpu" if requested == "auto" and os.environ.get("SPACES_ZERO_GPU") else requested
+
+
 def main() -> None:
     args = parse_args()
     torch.set_num_threads(max(1, args.threads))  # one core per request: two requests at once fill two cores
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        # ZeroGPU lends a GPU only inside @spaces.GPU calls and answers "CUDA" outside them too: the tiny model
-        # runs on its CPU there, and no page depends on a quota
-        zero_gpu = bool(os.environ.get("SPACES_ZERO_GPU")) and args.device == "auto"
-        device = resolve_device("cpu" if zero_gpu else args.device)
+        device = resolve_device(serving_device(args.device))
     for w in caught:
         print(f"warning: {w.message}")
     if args.int8 and device.type != "cpu":

@@ -148,3 +148,10 @@ def test_binds_to_loopback_unless_told_or_on_a_space(monkeypatch):
     assert app.parse_args(["--host", "0.0.0.0"]).host == "0.0.0.0"
     monkeypatch.setenv("SPACE_ID", "someone/transformer-playground")
     assert app.parse_args([]).host == "0.0.0.0"
+
+
+def test_on_zerogpu_auto_means_the_cpu_and_an_explicit_choice_stays(monkeypatch):
+    monkeypatch.delenv("SPACES_ZERO_GPU", raising=False)
+    assert app.serving_device("auto") == "auto"
+    monkeypatch.setenv("SPACES_ZERO_GPU", "true")
+    assert app.serving_device("auto") == "cpu" and app.serving_device("cuda") == "cuda"
