@@ -146,6 +146,25 @@ def capture_inputs(model: Transformer) -> Iterator[list[tuple[Tensor, Tensor]]]:
         yield records
 
 
+@contextmanager
+def capture_outputs(modules: list[nn.Module]) -> Iterator[list[list[Tensor]]]:
+    """Record what each module gives out, per forward call, detached as fp32 on the CPU; hooks removed on exit.
+
+    >>> with capture_outputs(model.decoder.layers) as outs:
+    ...     model(src, tgt)
+    >>> outs[2][0]  # (B, T, D): decoder layer 2's output in the first (here the only) call
+    """
+    records: list[list[Tensor]] = [[] for _ in modules]
+
+    def keep(i: int) -> Callable:
+        def hook(module, inputs, output):
+            records[i].append(output.detach().float().cpu())
+        return hook
+
+    with _owned_hooks([(m, keep(i)) for i, m in enumerate(modules)]):
+        yield records
+
+
 # -----------------------------------------------------------------------------
 # Ablation
 

@@ -221,6 +221,17 @@ class Translator:
         (src_emb, src_in), (tgt_emb, tgt_in_x) = inputs  # encode() runs first, then the decoder
         return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in_x[0], inside and inside.sentence(0))
 
+    def lens(self, text: str, translation: str | Translation):
+        """The logit lens (transformer.lens) of one teacher-forced pass: what each decoder layer would predict at
+        every step of `translation`, read by hooks on the decoder layers."""
+        from .lens import logit_lens
+
+        src_ids, _ = self._source_ids(text)
+        tgt_in = self._decoder_input(translation)
+        chosen = tgt_in[1:] + [EOS]  # what followed each position: the translation, then </s>
+        src = torch.tensor([src_ids], device=self.device)  # (1, S)
+        return logit_lens(self.model, src, torch.tensor([tgt_in], device=self.device), chosen)
+
     def _decoder_input(self, translation: str | Translation) -> list[int]:
         """<s> then the translation's ids, cut to the model's positions."""
         if isinstance(translation, Translation):
