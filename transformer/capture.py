@@ -147,8 +147,9 @@ def capture_inputs(model: Transformer) -> Iterator[list[tuple[Tensor, Tensor]]]:
 
 
 @contextmanager
-def capture_outputs(modules: list[nn.Module]) -> Iterator[list[list[Tensor]]]:
+def capture_outputs(modules: list[nn.Module], keep_graph: bool = False) -> Iterator[list[list[Tensor]]]:
     """Record what each module gives out, per forward call, detached as fp32 on the CPU; hooks removed on exit.
+    keep_graph: record the live tensors instead, their gradients kept for a backward pass (attributions).
 
     >>> with capture_outputs(model.decoder.layers) as outs:
     ...     model(src, tgt)
@@ -158,7 +159,9 @@ def capture_outputs(modules: list[nn.Module]) -> Iterator[list[list[Tensor]]]:
 
     def keep(i: int) -> Callable:
         def hook(module, inputs, output):
-            records[i].append(output.detach().float().cpu())
+            if keep_graph and output.requires_grad:
+                output.retain_grad()
+            records[i].append(output if keep_graph else output.detach().float().cpu())
         return hook
 
     with _owned_hooks([(m, keep(i)) for i, m in enumerate(modules)]):
