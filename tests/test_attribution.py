@@ -4,10 +4,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer import Transformer
 from transformer.attribution import attention_norm, gradient_x_input
 
-from conftest import random_tokens, tiny_config
+from conftest import random_tokens
 
 
 @pytest.fixture
