@@ -209,23 +209,22 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                 view.wire(result)
         every = list(views.values())
         state = {result, seen, where}
-        inputs = set(panel.controls) | {c for v in every for c in v.controls + v.pair_inputs} | state
-        outputs = ({c for v in every for c in v.outputs + v.pair_outputs + [v.problem]} | set(panel.outputs)
-                   | {result, seen})
+        inputs = set(panel.controls) | {c for v in every for c in v.reads} | state
+        outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result, seen}
         for trigger in (panel.go.click, panel.text.submit):
             trigger(page.show_translation, inputs, outputs, api_visibility="private")
         panel.pair.change(page.choose_pair, inputs, outputs, api_visibility="private")
+        def on_select(tab: gr.Tab, handler, names: list[str]) -> None:
+            """tab's select event: it reads and sets what the views it may draw read and set."""
+            drawn = [views[n] for name in names for n in tabs[name]]
+            tab.select(handler, {panel.pair, result, seen, where} | {c for v in drawn for c in v.reads},
+                       {seen, where} | {c for v in drawn for c in v.draws}, api_visibility="private")
+
         group_of = {name: label for label, (_, names) in groups.items() for name in names}
         for name in tabs:
-            drawn = [views[n] for n in tabs[name]]
-            ins = {panel.pair, result, seen, where} | {c for v in drawn for c in v.controls + v.pair_inputs}
-            outs = {seen, where} | {c for v in drawn for c in v.outputs + v.pair_outputs + [v.problem]}
-            views[name].tab.select(page.opener(name, group_of.get(name)), ins, outs, api_visibility="private")
+            on_select(views[name].tab, page.opener(name, group_of.get(name)), [name])
         for label, (tab, names) in groups.items():
-            drawn = [views[n] for name in names for n in tabs[name]]
-            ins = {panel.pair, result, seen, where} | {c for v in drawn for c in v.controls + v.pair_inputs}
-            outs = {seen, where} | {c for v in drawn for c in v.outputs + v.pair_outputs + [v.problem]}
-            tab.select(page.opener(None, label), ins, outs, api_visibility="private")
+            on_select(tab, page.opener(None, label), names)
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
             opened = outputs | {panel.pair, panel.text, panel.present} | set(panel.decoding)
             demo.load(page.open, inputs, opened, api_visibility="private",

@@ -370,8 +370,8 @@ def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_
             return out
 
         # Candidates ending now become finished hypotheses; only those ranked among the first K count.
-        at_bound = torch.tensor([t == limits[b] - 1 for b in active], device=dev)  # (n,)
-        is_eos = tok.view(n, 2 * K).eq(cfg.eos_id) | at_bound[:, None]  # at its bound, every candidate ends
+        bound = [t == limits[b] - 1 for b in active]  # per sentence: this is its last step
+        is_eos = tok.view(n, 2 * K).eq(cfg.eos_id) | torch.tensor(bound, device=dev)[:, None]  # there, all end
         ends = is_eos & top_scores.isfinite()
         ends[:, K:] = False
         kept_ends = set()
@@ -381,7 +381,6 @@ def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_
                 score = float(top_scores[i, j]) / (t + 1) ** length_penalty
                 hyps.append(history(torch.tensor([i * 2 * K + j], device=dev)).hypothesis(0, t + 1, cfg.eos_id, score))
                 kept_ends.add((i, j))
-        bound = at_bound.tolist()
         keep = [i for i in range(n) if len(finished[active[i]]) < K and not bound[i]]  # K endings, or the bound: done
         # The best K continuing candidates of every sentence still decoding become its beams.
         scores, order = top_scores.masked_fill(is_eos, float("-inf")).topk(K, dim=-1)  # (n, K)

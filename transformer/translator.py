@@ -207,17 +207,14 @@ class Translator:
         row t of a decoder or cross map is what the model looked at when it predicted target token t+1.
         internals: also record each attention block's Q, K, V, mask and W^O input and output (capture_internals).
         """
-        src_ids, _ = self._source_ids(text)
-        tgt_in = self._decoder_input(translation)
-        src = torch.tensor([src_ids], device=self.device)  # (1, S)
-        tgt = torch.tensor([tgt_in], device=self.device)  # (1, T)
+        src, tgt = self._pair_tensors(text, translation)
         inner = capture_internals(self.model) if internals else contextlib.nullcontext()
         with ablate_heads(self.model, ablate), capture_attention(self.model) as recorder, \
                 capture_inputs(self.model) as inputs, inner as inside:
             self.model(src, tgt)
         maps = recorder.sentence(0)
-        maps.source_tokens = self.tokenizer.pieces(src_ids)
-        maps.target_tokens = self.tokenizer.pieces(tgt_in)
+        maps.source_tokens = self.tokenizer.pieces(src[0].tolist())
+        maps.target_tokens = self.tokenizer.pieces(tgt[0].tolist())
         (src_emb, src_in), (tgt_emb, tgt_in_x) = inputs  # encode() runs first, then the decoder
         return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in_x[0], inside and inside.sentence(0))
 
@@ -226,11 +223,15 @@ class Translator:
         every step of `translation`, read by hooks on the decoder layers."""
         from .lens import logit_lens
 
-        src_ids, _ = self._source_ids(text)
-        tgt_in = self._decoder_input(translation)
-        chosen = tgt_in[1:] + [EOS]  # what followed each position: the translation, then </s>
-        src = torch.tensor([src_ids], device=self.device)  # (1, S)
-        return logit_lens(self.model, src, torch.tensor([tgt_in], device=self.device), chosen)
+        src, tgt = self._pair_tensors(text, translation)
+        chosen = tgt[0, 1:].tolist() + [EOS]  # what followed each position: the translation, then </s>
+        return logit_lens(self.model, src, tgt, chosen)
+
+    def _pair_tensors(self, text: str, translation: str | Translation) -> tuple[torch.Tensor, torch.Tensor]:
+        """The source ids (1, S) and the decoder's input (1, T): <s> and the translation, as a teacher-forced
+        pass reads them."""
+        src = torch.tensor([self._source_ids(text)[0]], device=self.device)  # (1, S)
+        return src, torch.tensor([self._decoder_input(translation)], device=self.device)  # (1, T)
 
     def _decoder_input(self, translation: str | Translation) -> list[int]:
         """<s> then the translation's ids, cut to the model's positions."""

@@ -83,6 +83,16 @@ class View:
     pair_inputs: list = []
     pair_outputs: list = []
 
+    @property
+    def reads(self) -> list:
+        """Every component its fill and on_pair read."""
+        return self.controls + self.pair_inputs
+
+    @property
+    def draws(self) -> list:
+        """Every component its fill and on_pair may set, its notice included."""
+        return self.outputs + self.pair_outputs + [self.problem]
+
     def notice(self) -> gr.Markdown:
         """The view's problem notice, hidden until something fails; call it inside the view's tab."""
         self.problem = gr.Markdown(visible=False, elem_classes="problem")
