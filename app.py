@@ -33,6 +33,7 @@ from views.schedule import ScheduleView
 from views.steps import StepsView
 from views.timeline import TimelineView
 from views.translate import TranslatePanel
+from views.used import UsedView
 
 CSS = (ROOT / "assets" / "style.css").read_text(encoding="utf-8")
 
@@ -190,6 +191,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             with gr.Tab("Inside attention") as inside, gr.Tabs():  # how the maps' numbers are made
                 views |= {"inside": InsideHeadView(ctx), "families": FamiliesView(), "rollout": RolloutView(ctx)}
                 groups[inside.label] = (inside, ["inside", "families", "rollout"])
+            views["used"] = UsedView(ctx)  # beyond attention: what each output token really used
             views |= {"bertviz": BertvizView(ctx), "ablation": AblationView(ctx),
                       "positional": PositionalView(ctx, panel.pair)}
             with gr.Tab("Training") as training, gr.Tabs():  # how the model learns

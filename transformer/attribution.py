@@ -1,34 +1,66 @@
 """What one output token used: attributions over the source tokens and the target prefix.
 
-Two of the methods so far, each normalised to sum to 1 over the S source tokens and the t + 1 decoder inputs
-(<s> and the tokens before the chosen one):
+Each method is normalised to sum to 1 over the S source tokens and the t + 1 decoder inputs (<s> and the tokens
+before the chosen one); every number comes from hooks on the real modules, or autograd through them:
+- attention: the last decoder layer's cross-attention row, heads averaged (source only), for comparison;
 - attention x norm (Kobayashi et al. 2020): ||alpha * v W^O|| per head, summed over heads, from the last decoder
   layer's cross-attention (source) and self-attention (prefix), read by hooks (capture_internals);
 - gradient x input: ||d log p(token) / d embedding  (*)  embedding|| per token, by autograd through the real
-  model, the embeddings read by a forward hook on the embedding module.
+  model, the embeddings read by a forward hook on the embedding module;
+- integrated gradients (Sundararajan et al. 2017), by Captum, from a zero-embedding baseline; the model runs on
+  Captum's interpolated embeddings through a hook that replaces the embedding module's output;
+- ALTI+ (Ferrando et al. 2022): each attention block's output split into one vector per input token (the
+  residual, and alpha * v W^O per key), scored by how close each is to the block's output (L1), through post-norm
+  layer norms where the model has them, and rolled out through the encoder, then through every decoder layer;
+- attention rollout (Abnar & Zuidema 2020), carried through the decoder the same way, with attention in place of
+  ALTI's contributions (half to the residual, half to the attended tokens).
+Contrastive (gradient methods): the attribution of log p(token) - log p(alternative).
+Deletion test: hide each method's top-k source tokens from every cross-attention (capture.hide_source) and
+measure how far p(token) falls, against hiding k random source tokens.
 
 Shape legend: S source length, T decoder inputs (<s> + translation), D d_model, H heads, Dh head size.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
-from .capture import capture_internals, capture_outputs
+from .capture import capture_internals, capture_outputs, hide_source, replace_outputs
+from .errors import InputError
+from .mechanics import rollout
+
+METHODS = {  # key: label, in the order the page shows them
+    "attention": "attention (last layer)",
+    "attention_norm": "attention × norm",
+    "gradient_x_input": "gradient × input",
+    "integrated_gradients": "integrated gradients",
+    "alti_plus": "ALTI+",
+    "rollout": "attention rollout",
+}
+IG_STEPS = (4, 256)  # the integrated-gradient steps a caller may ask for: (fewest, most)
+DELETION_KS = (1, 2, 3)
 
 
 @dataclass
 class Attribution:
-    """One method's shares of one output token: over the source, then over the decoder's inputs up to it."""
+    """One method's shares of one output token: over the source, then over the decoder's inputs up to it
+    (None for a method that sees only the source)."""
 
     source: Tensor  # (S,)
-    prefix: Tensor  # (t + 1,)
+    prefix: Tensor | None  # (t + 1,)
 
     @property
     def source_share(self) -> float:
         return float(self.source.sum())
+
+    def to_dict(self) -> dict:
+        return {"source": _rounded(self.source), "prefix": None if self.prefix is None else _rounded(self.prefix)}
+
+
+def _rounded(x: Tensor) -> list[float]:
+    return [round(float(v), 5) for v in x]
 
 
 def _normalised(source: Tensor, prefix: Tensor) -> Attribution:
@@ -36,33 +68,357 @@ def _normalised(source: Tensor, prefix: Tensor) -> Attribution:
     return Attribution(source / total, prefix / total)
 
 
+def _check_step(src: Tensor, tgt_in: Tensor, step: int) -> None:
+    if src.size(0) != 1 or tgt_in.size(0) != 1:
+        raise InputError("attributions explain one sentence at a time")
+    if not 0 <= step < tgt_in.size(1):
+        raise InputError(f"choose an output step between 0 and {tgt_in.size(1) - 1} (got {step})")
+
+
+# -----------------------------------------------------------------------------
+# Attention, and attention weighted by what the values carry
+
+
+@torch.inference_mode()
+def cross_attention(model, src: Tensor, tgt_in: Tensor, step: int) -> Attribution:
+    """The last decoder layer's cross-attention row at `step`, heads averaged: what the attention views show."""
+    _check_step(src, tgt_in, step)
+    with capture_internals(model) as recorder:
+        model(src, tgt_in[:, : step + 1])
+    return Attribution(recorder.sentence(0)["cross"][-1].probs[:, step].mean(dim=0), None)  # (S,)
+
+
 @torch.inference_mode()
 def attention_norm(model, src: Tensor, tgt_in: Tensor, step: int) -> Attribution:
     """src (1, S), tgt_in (1, T); step t: the token predicted at decoder position t."""
+    _check_step(src, tgt_in, step)
     with capture_internals(model) as recorder:
         model(src, tgt_in)
     inside = recorder.sentence(0)
     blocks = model.attention_blocks()
 
     def weighted_norms(kind: str) -> Tensor:
-        block, seen = blocks[kind][-1], inside[kind][-1]
-        H, _, Dh = seen.v.shape
-        w_o = block.w_o.weight.detach().float().cpu().view(-1, H, Dh)  # (D, H, Dh): W^O's slice per head
-        values = torch.einsum("hkd,ehd->hke", seen.v, w_o)  # (H, Tk, D): each value vector through W^O
-        alpha = seen.probs[:, step]  # (H, Tk): the query at `step`
-        return (alpha[..., None] * values).norm(dim=-1).sum(dim=0)  # (Tk,)
+        per_key = _per_key(blocks[kind][-1], inside[kind][-1])[step]  # (Tk, D)
+        return per_key.norm(dim=-1)  # (Tk,): ||sum_h alpha_h v_h W^O_h||
 
     return _normalised(weighted_norms("cross"), weighted_norms("decoder")[: step + 1])
 
 
-def gradient_x_input(model, src: Tensor, tgt_in: Tensor, step: int, token: int) -> Attribution:
-    """||grad (*) input|| of log p(token) at decoder position `step`, per embedded source and decoder token."""
+def _per_key(block, seen) -> Tensor:
+    """(Tq, Tk, D): what each key adds to each query's attention output, alpha * v W^O summed over heads
+    (the output is their sum plus W^O's bias)."""
+    H, _, Dh = seen.v.shape
+    w_o = block.w_o.weight.detach().float().cpu().view(-1, H, Dh)  # (D, H, Dh): W^O's slice per head
+    return torch.einsum("hqk,hkd,ehd->qke", seen.probs, seen.v, w_o)
+
+
+# -----------------------------------------------------------------------------
+# Gradients
+
+
+def _log_prob_gap(log_probs: Tensor, step: int, token: int, alternative: int | None) -> Tensor:
+    """(B,) log p(token), or log p(token) - log p(alternative) for the contrastive question."""
+    out = log_probs[:, step, token]
+    return out if alternative is None else out - log_probs[:, step, alternative]
+
+
+def gradient_x_input(model, src: Tensor, tgt_in: Tensor, step: int, token: int,
+                     alternative: int | None = None) -> Attribution:
+    """||grad (*) input|| of log p(token) (minus log p(alternative)) at decoder position `step`, per embedded
+    source and decoder token."""
+    _check_step(src, tgt_in, step)
     try:
         with torch.enable_grad(), capture_outputs([model.embed], keep_graph=True) as outs:
-            log_probs = model(src, tgt_in)  # (1, T, V)
-            log_probs[0, step, token].backward()
+            _log_prob_gap(model(src, tgt_in), step, token, alternative).sum().backward()
     finally:
         model.zero_grad(set_to_none=True)
     embedded = outs[0]  # encode() embeds the source first, then the decoder its inputs: (1, S, D), (1, T, D)
     source, target = ((e.grad * e).detach()[0].norm(dim=-1).float().cpu() for e in embedded)  # (S,), (T,)
     return _normalised(source, target[: step + 1])
+
+
+@dataclass
+class IntegratedGradients:
+    attribution: Attribution
+    total: float  # the attributions' sum: by completeness, f(input) - f(baseline)
+    gap: float  # f(input) - f(baseline), f = log p(token) (- log p(alternative))
+    steps: int
+
+    @property
+    def completeness_error(self) -> float:
+        return abs(self.total - self.gap)
+
+
+@torch.no_grad()
+def _embeddings(model, src: Tensor, tgt_in: Tensor) -> tuple[Tensor, Tensor]:
+    """The embedded source (1, S, D) and decoder inputs (1, T, D), read by a hook in one forward pass."""
+    with capture_outputs([model.embed]) as outs:
+        model(src, tgt_in)
+    return outs[0][0].to(src.device), outs[0][1].to(src.device)
+
+
+def integrated_gradients(model, src: Tensor, tgt_in: Tensor, step: int, token: int, alternative: int | None = None,
+                         n_steps: int = 64) -> IntegratedGradients:
+    """Integrated gradients of log p(token) (minus log p(alternative)) from the all-zero embedding, by Captum's
+    IntegratedGradients (Gauss-Legendre points); the model reads the interpolated embeddings through a hook on its
+    embedding module, so the positional encoding and everything after it are the model's own."""
+    from captum.attr import IntegratedGradients as CaptumIG
+
+    _check_step(src, tgt_in, step)
+    if not IG_STEPS[0] <= int(n_steps) <= IG_STEPS[1]:
+        raise InputError(f"integrated gradients take between {IG_STEPS[0]} and {IG_STEPS[1]} steps (got {n_steps})")
+    tgt_in = tgt_in[:, : step + 1]  # positions after `step` cannot change its prediction
+
+    def forward(src_emb: Tensor, tgt_emb: Tensor) -> Tensor:  # (N, S, D), (N, T, D) -> (N,)
+        N = src_emb.size(0)
+        with replace_outputs(model.embed, [src_emb, tgt_emb]):
+            log_probs = model(src.expand(N, -1), tgt_in.expand(N, -1))  # (N, T, V)
+        return _log_prob_gap(log_probs, step, token, alternative)
+
+    inputs = _embeddings(model, src, tgt_in)
+    baselines = tuple(torch.zeros_like(x) for x in inputs)
+    try:
+        with torch.enable_grad():
+            (src_attr, tgt_attr), delta = CaptumIG(forward).attribute(
+                inputs, baselines, n_steps=int(n_steps), internal_batch_size=int(n_steps),
+                return_convergence_delta=True)
+        with torch.inference_mode():
+            gap = float(forward(*inputs) - forward(*baselines))
+    finally:
+        model.zero_grad(set_to_none=True)
+    total = float(src_attr.sum() + tgt_attr.sum())
+    shares = _normalised(src_attr[0].norm(dim=-1).detach().float().cpu(), tgt_attr[0].norm(dim=-1).detach().float().cpu())
+    return IntegratedGradients(shares, total, gap, int(n_steps))
+
+
+# -----------------------------------------------------------------------------
+# ALTI+ and attention rollout: token-to-token contributions, layer by layer, rolled out
+
+
+def alti_block(resid: Tensor, per_key: Tensor, bias: Tensor, norm: nn.LayerNorm | None = None) -> Tensor:
+    """ALTI (Ferrando et al. 2022) for one attention block and its residual connection.
+
+    resid (Tq, D): the stream that enters the block; per_key (Tq, Tk, D): what each key adds (alpha v W^O);
+    bias (D,): W^O's bias; norm: the layer norm that follows the sum in a post-norm model (None in pre-norm).
+    The block's output y_i = resid_i + sum_j per_key_ij + bias is a sum of one vector per input (the residual,
+    then each key); a layer norm is linear once its standard deviation is fixed, so each part goes through it too.
+    Contribution c_ij = max(0, ||y_i||_1 - ||y_i - part_ij||_1), normalised per row. Returns (Tq, 1 + Tk).
+    """
+    parts = torch.cat([resid[:, None], per_key], dim=1)  # (Tq, 1 + Tk, D)
+    y = parts.sum(dim=1) + bias  # (Tq, D)
+    if norm is not None:  # LN(y) = gamma * (y - mean y) / std y + beta
+        std = (y.var(dim=-1, unbiased=False, keepdim=True) + norm.eps).sqrt()  # (Tq, 1)
+        parts = (parts - parts.mean(dim=-1, keepdim=True)) / std[:, None] * norm.weight.detach().float().cpu()
+        y = _layer_norm(y, norm)
+    c = (y.abs().sum(dim=-1, keepdim=True) - (y[:, None] - parts).abs().sum(dim=-1)).clamp_min(0)  # (Tq, 1 + Tk)
+    return c / c.sum(dim=-1, keepdim=True).clamp_min(1e-12)
+
+
+def _layer_norm(y: Tensor, norm: nn.LayerNorm) -> Tensor:
+    """The model's LayerNorm applied to a CPU copy of its input, with CPU copies of its parameters."""
+    return nn.functional.layer_norm(y, norm.normalized_shape, norm.weight.detach().float().cpu(),
+                                    norm.bias.detach().float().cpu(), norm.eps)
+
+
+def _self_matrix(c: Tensor) -> Tensor:
+    """(T, 1 + T) residual-then-keys contributions of a self-attention block -> (T, T): the residual is the token."""
+    return c[:, 1:] + torch.diag(c[:, 0])
+
+
+def decoder_rollout(encoder: Tensor, selfs: list[Tensor], crosses: list[Tensor]) -> Tensor:
+    """Roll token contributions out through the decoder (ALTI+'s composition).
+
+    encoder (S, S): each encoder output's contributions from the source tokens; per decoder layer, selfs (T, T) its
+    self-attention block's and crosses (T, 1 + S) its cross-attention block's (the residual first). The feed-forward
+    sublayers work token by token and move nothing between tokens. Returns (T, S + T): each decoder position's
+    contributions from the source tokens, then from the decoder's inputs; every row sums to 1.
+    """
+    S, T = encoder.size(0), selfs[0].size(0) if selfs else 0
+    rolled = torch.cat([torch.zeros(T, S), torch.eye(T)], dim=1)  # (T, S + T): each input is itself
+    memory = torch.cat([encoder, torch.zeros(S, T)], dim=1)  # (S, S + T)
+    for self_c, cross_c in zip(selfs, crosses):
+        rolled = self_c @ rolled  # (T, S + T)
+        rolled = cross_c[:, :1] * rolled + cross_c[:, 1:] @ memory
+    return rolled
+
+
+@dataclass
+class Contributions:
+    """Rolled-out contributions of one teacher-forced pass: per decoder position t (predicting token t + 1),
+    (T, S + T) over the source tokens, then the decoder's inputs."""
+
+    alti_plus: Tensor
+    rollout: Tensor
+    n_source: int
+
+    def attribution(self, method: str, step: int) -> Attribution:
+        row = getattr(self, method)[step]
+        return Attribution(row[: self.n_source], row[self.n_source : self.n_source + step + 1])
+
+    def source_share(self, method: str = "alti_plus") -> Tensor:
+        """(T,): how much of each step's prediction comes from the source rather than the prefix."""
+        return getattr(self, method)[:, : self.n_source].sum(dim=-1)
+
+
+@torch.inference_mode()
+def contributions(model, src: Tensor, tgt_in: Tensor) -> Contributions:
+    """ALTI+ and attention rollout from one hooked pass: every attention block's probabilities, values and W^O
+    (capture_internals), and the stream entering every layer (hooks on the positional encoding and the layers)."""
+    _check_step(src, tgt_in, 0)
+    enc_layers, dec_layers = list(model.encoder.layers), list(model.decoder.layers)
+    with capture_internals(model) as recorder, \
+            capture_outputs([model.positional] + enc_layers + dec_layers) as outs:
+        model(src, tgt_in)
+    inside = recorder.sentence(0)
+    streams = [calls[0][0] for calls in outs]  # (N, D) per module: the embedded inputs, then each layer's output
+    enc_in, dec_in = outs[0][0][0], outs[0][1][0]  # the positional encoding runs for the encoder, then the decoder
+    enc_in = [enc_in] + streams[1 : len(enc_layers)]
+    dec_in = [dec_in] + streams[1 + len(enc_layers) : len(streams) - 1]
+    blocks = model.attention_blocks()
+    post_norm = not model.cfg.norm_first
+
+    def block(kind: str, i: int, resid: Tensor, norm) -> tuple[Tensor, Tensor]:
+        """ALTI's (Tq, 1 + Tk) contributions of one block and the stream that leaves it."""
+        attn, seen = blocks[kind][i], inside[kind][i]
+        per_key = _per_key(attn, seen)  # (Tq, Tk, D)
+        bias = attn.w_o.bias.detach().float().cpu()
+        c = alti_block(resid, per_key, bias, norm if post_norm else None)
+        out = resid + per_key.sum(dim=1) + bias  # (Tq, D)
+        return c, _layer_norm(out, norm) if post_norm else out
+
+    enc_alti = []
+    for i, layer in enumerate(enc_layers):
+        c, _ = block("encoder", i, enc_in[i], layer.norm_1)
+        enc_alti.append(_self_matrix(c))
+    selfs, crosses = [], []
+    for i, layer in enumerate(dec_layers):
+        c_self, after_self = block("decoder", i, dec_in[i], layer.norm_1)
+        c_cross, _ = block("cross", i, after_self, layer.norm_2)
+        selfs.append(_self_matrix(c_self))
+        crosses.append(c_cross)
+    alti = decoder_rollout(_chain(enc_alti), selfs, crosses)
+
+    att = {kind: torch.stack([inside[kind][i].probs for i in range(len(blocks[kind]))]) for kind in blocks}
+    T = tgt_in.size(1)
+    att_selfs = [(a.mean(dim=0) + torch.eye(T)) / 2 for a in att["decoder"]]  # (T, T): rows sum to 1
+    att_crosses = [torch.cat([torch.full((T, 1), 0.5), a.mean(dim=0) / 2], dim=1) for a in att["cross"]]  # (T, 1+S)
+    rolled = decoder_rollout(rollout(att["encoder"]), att_selfs, att_crosses)
+    return Contributions(alti, rolled, src.size(1))
+
+
+def _chain(layers: list[Tensor]) -> Tensor:
+    """C_L ... C_1: what each output token of the stack owes each input token."""
+    out = torch.eye(layers[0].size(0))
+    for c in layers:
+        out = c @ out
+    return out
+
+
+# -----------------------------------------------------------------------------
+# Deletion: which explanation is faithful
+
+
+@dataclass
+class Deletion:
+    """How far p(token) falls when each method's top-k source tokens are hidden from the cross-attention."""
+
+    prob: float  # p(token) with every source token visible
+    ks: list[int]
+    drops: dict[str, list[float]]  # method -> per k: prob - p(token) with its top-k hidden
+    random: list[float]  # per k: the mean drop over `draws` random sets of k source tokens
+    draws: int
+
+    def most_faithful(self) -> str:
+        """The method whose top tokens matter most: the largest drop summed over k."""
+        return max(self.drops, key=lambda m: sum(self.drops[m]))
+
+    def to_dict(self) -> dict:
+        return {"prob": round(self.prob, 6), "ks": self.ks, "draws": self.draws,
+                "drops": {m: [round(d, 6) for d in v] for m, v in self.drops.items()},
+                "random": [round(d, 6) for d in self.random], "most_faithful": self.most_faithful()}
+
+
+@torch.inference_mode()
+def deletion_test(model, src: Tensor, tgt_in: Tensor, step: int, token: int, rankings: dict[str, Tensor],
+                  ks=DELETION_KS, draws: int = 10, seed: int = 0) -> Deletion:
+    """rankings: per method, a score per source token (S,), highest first hidden. One batched forward pass:
+    every (method, k) and every random draw is a row, its hidden tokens masked by hooks (capture.hide_source)."""
+    _check_step(src, tgt_in, step)
+    S = src.size(1)
+    real = src[0].ne(model.cfg.pad_id).cpu()  # (S,)
+    n_real = int(real.sum())
+    ks = [k for k in ks if k < n_real] or [max(n_real - 1, 0)]
+    g = torch.Generator().manual_seed(seed)
+    masks = [torch.ones(S, dtype=torch.bool)]  # row 0: nothing hidden
+    for scores in rankings.values():
+        order = scores.float().masked_fill(~real, float("-inf")).argsort(descending=True)
+        for k in ks:
+            masks.append(torch.ones(S, dtype=torch.bool).index_fill(0, order[:k], False))
+    candidates = real.nonzero().squeeze(1)
+    for k in ks:
+        for _ in range(draws):
+            pick = candidates[torch.randperm(n_real, generator=g)[:k]]
+            masks.append(torch.ones(S, dtype=torch.bool).index_fill(0, pick, False))
+    keep = torch.stack(masks).to(src.device)  # (N, S)
+    N = keep.size(0)
+    with hide_source(model, keep):
+        log_probs = model(src.expand(N, -1), tgt_in[:, : step + 1].expand(N, -1))  # (N, t + 1, V)
+    probs = log_probs[:, step, token].exp().float().cpu()  # (N,)
+    drops = (probs[0] - probs[1:]).tolist()
+    n_k = len(ks)
+    by_method = {m: drops[i * n_k : (i + 1) * n_k] for i, m in enumerate(rankings)}
+    rand = torch.tensor(drops[len(rankings) * n_k :]).view(n_k, draws).mean(dim=1)  # (k, draws) -> (k,)
+    return Deletion(float(probs[0]), ks, by_method, rand.tolist(), draws)
+
+
+# -----------------------------------------------------------------------------
+# Everything about one output token
+
+
+@dataclass
+class Explanation:
+    """What the model used for one output token, by every method, with the deletion test and, for the whole
+    output, each step's source share."""
+
+    step: int
+    token: int
+    alternative: int | None
+    methods: dict[str, Attribution]
+    integrated: IntegratedGradients
+    deletion: Deletion
+    source_share: dict[str, list[float]]  # "alti_plus", "gradient_x_input": per step (T,)
+    labels: dict[str, list[str]] = field(default_factory=dict)  # "source", "target": the tokens, when known
+
+    def to_dict(self) -> dict:
+        return {"step": self.step, "token": self.token, "alternative": self.alternative, **self.labels,
+                "methods": {m: a.to_dict() for m, a in self.methods.items()},
+                "integrated_gradients": {"steps": self.integrated.steps, "sum": round(self.integrated.total, 6),
+                                         "gap": round(self.integrated.gap, 6),
+                                         "completeness_error": round(self.integrated.completeness_error, 6)},
+                "deletion": self.deletion.to_dict(),
+                "source_share": {m: [round(v, 5) for v in vs] for m, vs in self.source_share.items()}}
+
+
+def explain(model, src: Tensor, tgt_in: Tensor, chosen: list[int], step: int, alternative: int | None = None,
+            ig_steps: int = 64) -> Explanation:
+    """src (1, S); tgt_in (1, T) = <s> and the translation; chosen (T,): the token that followed each position.
+    Every method for chosen[step] (contrastive against `alternative` where a method can be), the deletion test,
+    and the source share of every step by ALTI+ and by gradient x input."""
+    _check_step(src, tgt_in, step)
+    token = chosen[step]
+    if alternative is not None and not 0 <= alternative < model.cfg.vocab_size:
+        raise InputError(f"the alternative must be a token id below {model.cfg.vocab_size}")
+    rolled = contributions(model, src, tgt_in)
+    ig = integrated_gradients(model, src, tgt_in, step, token, alternative, ig_steps)
+    methods = {
+        "attention": cross_attention(model, src, tgt_in, step),
+        "attention_norm": attention_norm(model, src, tgt_in, step),
+        "gradient_x_input": gradient_x_input(model, src, tgt_in, step, token, alternative),
+        "integrated_gradients": ig.attribution,
+        "alti_plus": rolled.attribution("alti_plus", step),
+        "rollout": rolled.attribution("rollout", step),
+    }
+    deletion = deletion_test(model, src, tgt_in, step, token, {m: a.source for m, a in methods.items()})
+    gradient_share = [gradient_x_input(model, src, tgt_in, t, chosen[t]).source_share for t in range(len(chosen))]
+    shares = {"alti_plus": rolled.source_share("alti_plus").tolist(), "gradient_x_input": gradient_share}
+    return Explanation(step, token, alternative, methods, ig, deletion, shares)

@@ -168,6 +168,21 @@ def capture_outputs(modules: list[nn.Module], keep_graph: bool = False) -> Itera
         yield records
 
 
+@contextmanager
+def replace_outputs(module: nn.Module, outputs: list[Tensor]) -> Iterator[None]:
+    """The module's i-th forward call inside the block gives outputs[i] instead of what it computed (attributions
+    run the model on chosen embeddings this way: the encoder embeds the source first, then the decoder its inputs).
+    The hook is removed on exit."""
+    calls = itertools.count()
+
+    def replace(module, inputs, output):
+        i = next(calls)
+        return outputs[i] if i < len(outputs) else output
+
+    with _owned_hooks([(module, replace)]):
+        yield
+
+
 # -----------------------------------------------------------------------------
 # Ablation
 
@@ -289,3 +304,23 @@ def capture_internals(model: Transformer) -> Iterator[InternalsRecorder]:
             hooks.append((attn.w_o, keep(seen["w_o"], lambda a, o: (cpu(a[0]), cpu(o)))))  # (B, Tq, D) each
     with _owned_hooks(hooks, records=True):
         yield recorder
+
+
+# -----------------------------------------------------------------------------
+# Hiding source tokens from the decoder
+
+
+@contextmanager
+def hide_source(model: Transformer, keep: Tensor) -> Iterator[None]:
+    """Inside the block, every cross-attention sees only the source tokens where keep (B, S) is True: the
+    probabilities of hidden keys become 0 and each row is renormalised, which is what a -inf in the
+    cross-attention mask gives. Hooks on the cross-attention taps; removed on exit, weights untouched."""
+    if not bool(keep.any(dim=-1).all()):
+        raise InputError("at least one source token must stay visible in every row")
+
+    def hide(module, inputs, output):  # output (B, H, T, S)
+        kept = output * keep.to(output)[:, None, None, :]
+        return kept / kept.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+
+    with _owned_hooks([(tap, hide) for tap in attention_taps(model)["cross"]]):
+        yield

@@ -320,3 +320,104 @@ def parameter_breakdown(translator: Translator) -> list[tuple[str, int]]:
             key = f"{parts[0]} final layer norm"
         groups[key] = groups.get(key, 0) + p.numel()
     return list(groups.items())
+
+
+# -----------------------------------------------------------------------------
+# What the model used: the logit lens and attributions (transformer.lens, transformer.attribution)
+
+LOW_SOURCE_SHARE = 0.5  # under this ALTI+ source share, a token is marked "continuing its own words"
+
+
+def output_tokens(result: Result) -> list[str]:
+    """What the decoder produced at each step: the translation's tokens, then </s>."""
+    return result.translation.target_tokens + ["</s>"]
+
+
+def output_choices(result: Result) -> list[tuple[str, int]]:
+    """The output tokens a user may ask about."""
+    return [(f"{i}: {t}", i) for i, t in enumerate(output_tokens(result))]
+
+
+def lens_of(translator: Translator, result: Result):
+    return translator.lens(result.text, result.translation)
+
+
+def alternative_choices(translator: Translator, lens, step: int) -> list[tuple[str, int]]:
+    """The step's other top-5 tokens by the model's own distribution (the lens's last layer), for the contrastive
+    question; -1 asks no contrastive question."""
+    log_probs = lens.log_probs[-1, step]  # (V,)
+    best = [i for i in log_probs.topk(6).indices.tolist() if i != lens.chosen[step]][:5]
+    piece = translator.tokenizer.sp.id_to_piece
+    return [("none", -1)] + [(f"{piece(i)} (p = {float(log_probs[i].exp()):.2f})", i) for i in best]
+
+
+def lens_figure(translator: Translator, result: Result, lens):
+    ids, probs = lens.top()
+    pieces = [translator.tokenizer.pieces(row) for row in ids.tolist()]
+    return plots.lens_grid(lens.chosen_prob(), pieces, probs, lens.first_top1_layer(), output_tokens(result),
+                           "What each decoder layer would say (logit lens): its top-1 token and probability; colour: "
+                           "its probability of the final token")
+
+
+def lens_over_training(translator: Translator, result: Result) -> tuple[list[str], torch.Tensor] | None:
+    """Per training snapshot (and the shipped model), per decoder layer: the share of this translation's steps whose
+    top-1 is the final token; None for a checkpoint without snapshots."""
+    from .timeline import lens_over_epochs, snapshots
+
+    if not snapshots(translator):
+        return None
+    stages = lens_over_epochs(translator, result.text, result.translation.text)
+    shares = torch.stack([lens.chosen_rank().eq(0).float().mean(dim=1) for _, lens in stages])  # (stages, L)
+    return [label for label, _ in stages], shares
+
+
+def lens_training_figure(training: tuple[list[str], torch.Tensor]):
+    return plots.lens_over_training(*training, "When each decoder layer learned: share of this translation's steps "
+                                    "whose top-1 is the final token, per training snapshot")
+
+
+def explanation(translator: Translator, result: Result, step: int, alternative: int = -1, ig_steps: int = 64):
+    """Every attribution of output token `step` (contrastive against `alternative` unless it is -1)."""
+    n = len(result.translation.target_tokens) + 1
+    if not 0 <= step < n:
+        raise InputError(f"choose an output token between 0 and {n - 1}")
+    return translator.explain(result.text, result.translation, step, None if alternative < 0 else alternative,
+                              ig_steps)
+
+
+def attribution_figure(expl):
+    from .attribution import METHODS
+
+    rows = [(METHODS[m], a.source.tolist(), None if a.prefix is None else a.prefix.tolist())
+            for m, a in expl.methods.items()]
+    token = expl.labels["output_tokens"][expl.step]
+    return plots.attribution_rows(rows, expl.labels["source_tokens"], expl.labels["decoder_inputs"][: expl.step + 1],
+                                  f"What output token {expl.step} ({token}) used: shares over the source, then the "
+                                  "target prefix")
+
+
+def source_share_figure(expl):
+    shares = {"ALTI+": expl.source_share["alti_plus"], "gradient × input": expl.source_share["gradient_x_input"]}
+    return plots.source_shares(expl.labels["output_tokens"], shares, LOW_SOURCE_SHARE, expl.step,
+                               "How much of each token comes from the source (the rest: the target prefix)")
+
+
+def continuing_own_words(expl) -> list[int]:
+    """Steps whose ALTI+ source share is under LOW_SOURCE_SHARE (Dale et al. 2023: a sign of hallucination)."""
+    return [t for t, v in enumerate(expl.source_share["alti_plus"]) if v < LOW_SOURCE_SHARE]
+
+
+def write_used_json(expl, lens, training, folder: str | Path) -> Path:
+    """Every number of the "What the model used" view: the attributions, the deletion test, the source shares,
+    the logit lens (top-1 per layer and step, p of the final token) and the lens over training."""
+    ids, probs = lens.top()
+    payload = expl.to_dict() | {"lens": {
+        "top_ids": ids.tolist(), "top_prob": [[round(float(p), 5) for p in row] for row in probs],
+        "final_token_prob": [[round(float(p), 5) for p in row] for row in lens.chosen_prob()],
+        "first_top1_layer": lens.first_top1_layer()}}
+    if training is not None:
+        stages, shares = training
+        payload["lens_over_training"] = {"stages": stages, "top1_is_final_share": shares.tolist()}
+    path = Path(folder) / f"what-the-model-used-{uuid.uuid4().hex[:12]}.json"
+    path.write_text(json.dumps(payload))
+    return path

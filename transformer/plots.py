@@ -407,3 +407,80 @@ def beam_tree(tree, pieces: list[str], title: str) -> go.Figure:
     fig.update_xaxes(title_text="step", dtick=1)
     fig.update_layout(legend=dict(orientation="h", y=-0.15))
     return _layout(fig, title, 260 + 46 * (depth + 1))
+
+
+# -----------------------------------------------------------------------------
+# Beyond attention: the logit lens and attributions
+
+
+def lens_grid(chosen_prob: Tensor, top_pieces: list[list[str]], top_prob: Tensor, first_top1: list[int],
+              output_tokens: list[str], title: str) -> go.Figure:
+    """Decoder layers (rows, last on top) x output steps: each cell names the layer's top-1 token and is coloured
+    by its probability of the token finally chosen; a ring marks the first layer whose top-1 is that token."""
+    L, T = chosen_prob.shape
+    y = [f"layer {layer}" for layer in range(L)]
+    x = labels(output_tokens)
+    text = [[f"{html.escape(top_pieces[layer][t])}<br>{float(top_prob[layer, t]):.2f}" for t in range(T)]
+            for layer in range(L)]
+    fig = go.Figure(go.Heatmap(
+        z=values(chosen_prob), x=x, y=y, colorscale=SCALE, zmin=0, zmax=1, text=text, texttemplate="%{text}",
+        colorbar=dict(title=dict(text="p(final)")),
+        hovertemplate="%{y}, step %{x}<br>top-1 and its p: %{text}<br>p(final token) = %{z:.3f}<extra></extra>"))
+    marked = [(t, layer) for t, layer in enumerate(first_top1) if layer >= 0]
+    fig.add_trace(go.Scatter(x=[x[t] for t, _ in marked], y=[y[layer] for _, layer in marked], mode="markers",
+                             marker=dict(symbol="square-open", size=34, color="#e6550d", line=dict(width=3)),
+                             name="first layer whose top-1 is the final token", hoverinfo="skip"))
+    fig.update_xaxes(title_text="output step (the token finally chosen)", tickangle=-45)
+    fig.update_layout(legend=dict(orientation="h", y=-0.35))
+    return _layout(fig, title, 200 + 70 * L)
+
+
+def lens_over_training(stages: list[str], shares: Tensor, title: str) -> go.Figure:
+    """shares (stages, L): per training stage and decoder layer, the share of steps whose top-1 is the shipped
+    model's final token."""
+    S, L = shares.shape
+    fig = go.Figure(go.Heatmap(
+        z=values(shares.t()), x=[html.escape(s) for s in stages], y=[f"layer {layer}" for layer in range(L)],
+        colorscale=SCALE, zmin=0, zmax=1, texttemplate="%{z:.0%}",
+        hovertemplate="%{x}, %{y}<br>top-1 = final token at %{z:.0%} of the steps<extra></extra>"))
+    fig.update_xaxes(title_text="training stage")
+    return _layout(fig, title, 160 + 50 * L)
+
+
+def attribution_rows(rows: list[tuple[str, list[float], list[float] | None]], source_tokens: list[str],
+                     prefix_tokens: list[str], title: str) -> go.Figure:
+    """One row per method: its shares over the source tokens, then over the target prefix (blank where a method
+    does not look at the prefix); a line separates the two."""
+    S = len(source_tokens)
+    x = [f"src {label}" for label in labels(source_tokens)] + [f"tgt {label}" for label in labels(prefix_tokens)]
+    z = [list(src) + (list(prefix) if prefix is not None else [None] * len(prefix_tokens)) for _, src, prefix in rows]
+    y = [html.escape(name) for name, *_ in rows]
+    fig = go.Figure(go.Heatmap(z=z, x=x, y=y, colorscale=SCALE, zmin=0, texttemplate="%{z:.2f}", xgap=1, ygap=1,
+                               colorbar=dict(title=dict(text="share")),
+                               hovertemplate="%{y}<br>%{x}<br>share %{z:.3f}<extra></extra>"))
+    fig.add_vline(x=S - 0.5, line=dict(color="#e6550d", width=3))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(tickangle=-45)
+    return _layout(fig, title, 160 + 46 * len(rows))
+
+
+def source_shares(output_tokens: list[str], shares: dict[str, list[float]], low: float, chosen: int,
+                  title: str) -> go.Figure:
+    """Per output token, the share of its prediction that comes from the source (one trace per method); tokens
+    under `low` by the first method are marked "continuing its own words", the chosen step is outlined."""
+    x = labels(output_tokens)
+    fig = go.Figure()
+    (first, main), *others = shares.items()
+    colors = ["#e6550d" if v < low else "#3182bd" for v in main]
+    fig.add_trace(go.Bar(x=x, y=main, name=html.escape(first), marker=dict(color=colors, line=dict(
+        width=[3 if t == chosen else 0 for t in range(len(x))], color="#252525")),
+        hovertemplate="%{x}<br>source share %{y:.2f}<extra></extra>"))
+    for name, v in others:
+        fig.add_trace(go.Scatter(x=x, y=v, mode="lines+markers", name=html.escape(name),
+                                 hovertemplate="%{x}<br>source share %{y:.2f}<extra></extra>"))
+    fig.add_hline(y=low, line=dict(dash="dot", color="#e6550d"),
+                  annotation_text=f"below {low:.0%}: continuing its own words", annotation_position="top left")
+    fig.update_yaxes(range=[0, 1], title_text="from the source")
+    fig.update_xaxes(tickangle=-45)
+    fig.update_layout(legend=dict(orientation="h", y=-0.3))
+    return _layout(fig, title, 380)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .capture import AttentionMaps
 from .checkpoint import load_snapshot, snapshot_epochs
 from .errors import InputError
+from .lens import Lens
 from .translator import Translator
 
 
@@ -58,3 +59,11 @@ def attention_over_epochs(translator: Translator, text: str) -> list[tuple[str, 
     stages = [(f"epoch {e}", _snapshot(translator, e)) for e in snapshots(translator)]
     stages.append(("shipped", translator))
     return [(label, t.attention(text, final.text)) for label, t in stages]
+
+
+def lens_over_epochs(translator: Translator, text: str, translation: str) -> list[tuple[str, Lens]]:
+    """(label, logit lens) for every snapshot and for the shipped model, on the same pair (`text` and the shipped
+    model's `translation`): when in training each decoder layer starts to predict the final choice."""
+    stages = [(f"epoch {e}", _snapshot(translator, e)) for e in snapshots(translator)]
+    stages.append(("shipped", translator))
+    return [(label, t.lens(text, translation)) for label, t in stages]

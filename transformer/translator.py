@@ -227,6 +227,24 @@ class Translator:
         chosen = tgt[0, 1:].tolist() + [EOS]  # what followed each position: the translation, then </s>
         return logit_lens(self.model, src, tgt, chosen)
 
+    def explain(self, text: str, translation: str | Translation, step: int = 0, alternative: str | int | None = None,
+                ig_steps: int = 64):
+        """What the model used for output token `step` of `translation` (its last step is </s>): attention,
+        attention x norm, gradient x input, integrated gradients, ALTI+ and rollout over the source and the target
+        prefix, the deletion test, and every step's source share (transformer.attribution.explain).
+        alternative: a token (piece or id) for the contrastive question "why this token and not that one?"."""
+        from .attribution import explain
+
+        src, tgt = self._pair_tensors(text, translation)
+        chosen = tgt[0, 1:].tolist() + [EOS]  # what followed each position: the translation, then </s>
+        if isinstance(alternative, str):
+            alternative = self.tokenizer.sp.piece_to_id(alternative)
+        out = explain(self.model, src, tgt, chosen, int(step), alternative, int(ig_steps))
+        out.labels = {"source_tokens": self.tokenizer.pieces(src[0].tolist()),
+                      "decoder_inputs": self.tokenizer.pieces(tgt[0].tolist()),
+                      "output_tokens": self.tokenizer.pieces(chosen)}
+        return out
+
     def _pair_tensors(self, text: str, translation: str | Translation) -> tuple[torch.Tensor, torch.Tensor]:
         """The source ids (1, S) and the decoder's input (1, T): <s> and the translation, as a teacher-forced
         pass reads them."""
