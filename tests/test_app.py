@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from gradio_client import Client
 import app
 from views.card import model_card
 from transformer import playground, plots, save_checkpoint
+from transformer.attribution import METHODS
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
 
@@ -151,7 +153,8 @@ def open_tab(page, name: str, values: dict) -> dict:
     return page.opener(name, group)(values)
 
 
-DRAWN_BY_TRANSLATION = {"steps", "attention", "inside", "families", "rollout", "bertviz", "ablation", "positional"}
+DRAWN_BY_TRANSLATION = {"steps", "attention", "inside", "families", "rollout", "used", "bertviz", "ablation",
+                        "positional"}
 
 
 def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(page):
@@ -327,6 +330,36 @@ def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp
             assert view.problem not in opened or opened[view.problem]["visible"] is False, name
     card = open_tab(page, "card", values)
     assert f"{pair.upper()} checkpoint" in card[page.views["card"].card]
+    used = page.views["used"]  # its lens over training needs the snapshots; the rest of it does not
+    drawn = open_tab(page, "used", values)
+    assert drawn[used.attributions] is not None
+    if damage is corrupt_snapshot:
+        assert drawn[used.training_note]["visible"] and says in drawn[used.training_note]["value"]
+
+
+def test_what_the_model_used_draws_every_method_the_lens_and_a_download_of_every_number(page):
+    values = defaults(page) | {page.panel.text: "A <b>dog</b> & a cat sit on the <script>x</script> sofa."}
+    values = after(values, page.show_translation(values))
+    result, used = values[page.result], page.views["used"]
+    L = page.ctx.translator(result.pair).cfg.n_decoder_layers
+    opened = open_tab(page, "used", values)
+    assert traces(opened[used.attributions])[0]["y"] == [html.escape(label) for label in METHODS.values()]
+    lens = traces(opened[used.lens])
+    assert len(lens[0]["y"]) == L and len(lens[0]["x"]) == len(result.translation.target_tokens) + 1
+    assert opened[used.training]["visible"] and not opened[used.training_note]["visible"]
+    payload = json.loads(Path(opened[used.download]["value"]).read_text())
+    assert set(payload["methods"]) == set(METHODS) and payload["deletion"]["most_faithful"] in METHODS
+    assert len(payload["lens"]["top_ids"]) == L and payload["lens_over_training"]["stages"][-1] == "shipped"
+    for drawn in (opened[used.summary], opened[used.deletion]):  # every token escaped: only our own tags remain
+        assert "<" not in re.sub(r"</?(p|b|table|caption|thead|tbody|tr|th|td)( class=\"?\w+\"?)?>", "", drawn)
+    other = used.pick_step(result, 2, -1, 64)
+    assert "Output token 2" in other[used.summary] and other[used.attributions] != opened[used.attributions]
+    alternative = other[used.alternative]["choices"][1][1]
+    contrast = used.redraw(result, 2, alternative, 64)
+    assert "Contrastive" in contrast[used.summary] and contrast[used.alternative]["value"] == alternative
+    for bad, says in (((2, -1, 1000), "between 4 and 256"), ((999, -1, 64), "choose an output token")):
+        with pytest.raises(gr.Error, match=says):
+            used.redraw(result, *bad)
 
 
 def test_inside_attention_views_for_every_kind_escape_hostile_tokens(page):

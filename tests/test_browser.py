@@ -194,7 +194,7 @@ def test_positional_encoding_learning_rate_and_model_card(page):
     page.get_by_role("tab", name="Model card").click()
     page.get_by_text("parameters", exact=False).first.wait_for()
     assert page.get_by_role("tab").all_text_contents() == [  # one tab per view or group, none drawn twice
-        "Step by step", "Attention", "Inside attention", "bertviz", "Head ablation", "Positional encoding", "Training",
+        "Step by step", "Attention", "Inside attention", "What the model used", "bertviz", "Head ablation", "Positional encoding", "Training",
         "Model card"]
     assert "shared embedding" in page.content()
     shot(page, "model_card")
@@ -357,6 +357,32 @@ def test_new_views_draw_hostile_tokens_as_text_and_beam_search_as_a_tree(page):
     page.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
     assert "<s>" in page.locator("#beam-tree-plot .textpoint").all_text_contents()
     assert not page.dialogs  # no script from the text ever ran
+
+
+def test_what_the_model_used_draws_when_opened_follows_the_chosen_token_and_draws_hostile_text_as_text(page):
+    page.locator("#source-text textarea").fill(HOSTILE[1])
+    click_translate(page)
+    page.get_by_role("tab", name="What the model used").click()  # drawn now, for this translation
+    summary = page.locator("#used-summary")
+    summary.get_by_text("Deletion test", exact=False).wait_for(timeout=60_000)
+    page.wait_for_selector("#used-attributions .heatmaplayer", timeout=30_000)
+    page.wait_for_selector("#used-lens .heatmaplayer", timeout=30_000)
+    ticks = lambda: page.locator("#used-attributions .xtick text").all_text_contents()
+    assert any("<unk>" in t for t in ticks())  # '<' is not in the vocabulary: the token is drawn as text
+    assert "Output token 0" in summary.inner_text()
+    before = (ticks(), page.locator("#used-deletion").inner_text())
+    page.locator("#used-step input").click()
+    page.get_by_role("option").nth(2).click()
+    summary.get_by_text("Output token 2", exact=False).wait_for(timeout=60_000)
+    page.wait_for_function("n => document.querySelectorAll('#used-attributions .xtick text').length > n",
+                           arg=len(before[0]))  # the prefix grew by two decoder inputs
+    assert (ticks(), page.locator("#used-deletion").inner_text()) != before
+    page.locator("#used-alternative input").click()
+    page.get_by_role("option").nth(1).click()  # the step's best other token
+    summary.get_by_text("Contrastive", exact=False).wait_for(timeout=60_000)
+    assert page.locator("#used-summary script, #used-deletion script, #used-summary img").count() == 0
+    shot(page, "what_the_model_used")
+    assert not page.dialogs and not page.blocked
 
 
 def font_px(page) -> float:

@@ -7,8 +7,9 @@ before the chosen one); every number comes from hooks on the real modules, or au
   layer's cross-attention (source) and self-attention (prefix), read by hooks (capture_internals);
 - gradient x input: ||d log p(token) / d embedding  (*)  embedding|| per token, by autograd through the real
   model, the embeddings read by a forward hook on the embedding module;
-- integrated gradients (Sundararajan et al. 2017), by Captum, from a zero-embedding baseline; the model runs on
-  Captum's interpolated embeddings through a hook that replaces the embedding module's output;
+- integrated gradients (Sundararajan et al. 2017), by Captum, from a zero-embedding baseline, per token the
+  absolute value of its attributions' sum over d_model (the sums add up to f(input) - f(baseline)); the model runs
+  on Captum's interpolated embeddings through a hook that replaces the embedding module's output;
 - ALTI+ (Ferrando et al. 2022): each attention block's output split into one vector per input token (the
   residual, and alpha * v W^O per key), scored by how close each is to the block's output (L1), through post-norm
   layer norms where the model has them, and rolled out through the encoder, then through every decoder layer;
@@ -137,6 +138,22 @@ def gradient_x_input(model, src: Tensor, tgt_in: Tensor, step: int, token: int,
     return _normalised(source, target[: step + 1])
 
 
+def gradient_source_shares(model, src: Tensor, tgt_in: Tensor, chosen: list[int]) -> Tensor:
+    """(T,): every step's source share by gradient x input, in one backward pass: row t of a batch of T copies
+    answers for step t (rows do not interact, so each row's gradient is that step's own)."""
+    T = tgt_in.size(1)
+    steps = torch.arange(T, device=src.device)
+    try:
+        with torch.enable_grad(), capture_outputs([model.embed], keep_graph=True) as outs:
+            log_probs = model(src.expand(T, -1), tgt_in.expand(T, -1))  # (T, T, V)
+            log_probs[steps, steps, torch.tensor(chosen, device=src.device)].sum().backward()
+    finally:
+        model.zero_grad(set_to_none=True)
+    source, target = ((e.grad * e).detach().norm(dim=-1).float().cpu() for e in outs[0])  # (T, S), (T, T)
+    prefix = target.tril().sum(dim=-1)  # row t: the decoder inputs 0..t
+    return source.sum(dim=-1) / (source.sum(dim=-1) + prefix).clamp_min(1e-12)
+
+
 @dataclass
 class IntegratedGradients:
     attribution: Attribution
@@ -187,7 +204,8 @@ def integrated_gradients(model, src: Tensor, tgt_in: Tensor, step: int, token: i
     finally:
         model.zero_grad(set_to_none=True)
     total = float(src_attr.sum() + tgt_attr.sum())
-    shares = _normalised(src_attr[0].norm(dim=-1).detach().float().cpu(), tgt_attr[0].norm(dim=-1).detach().float().cpu())
+    per_token = [x[0].sum(dim=-1).abs().detach().float().cpu() for x in (src_attr, tgt_attr)]  # (S,), (T,)
+    shares = _normalised(*per_token)  # each token's |sum over d_model|: the sums are what completeness adds up
     return IntegratedGradients(shares, total, gap, int(n_steps))
 
 
@@ -419,6 +437,6 @@ def explain(model, src: Tensor, tgt_in: Tensor, chosen: list[int], step: int, al
         "rollout": rolled.attribution("rollout", step),
     }
     deletion = deletion_test(model, src, tgt_in, step, token, {m: a.source for m, a in methods.items()})
-    gradient_share = [gradient_x_input(model, src, tgt_in, t, chosen[t]).source_share for t in range(len(chosen))]
-    shares = {"alti_plus": rolled.source_share("alti_plus").tolist(), "gradient_x_input": gradient_share}
+    shares = {"alti_plus": rolled.source_share("alti_plus").tolist(),
+              "gradient_x_input": gradient_source_shares(model, src, tgt_in, chosen).tolist()}
     return Explanation(step, token, alternative, methods, ig, deletion, shares)

@@ -9,7 +9,7 @@ import gradio as gr
 from transformer import playground
 from transformer.attribution import IG_STEPS, METHODS
 
-from .common import EXPLAIN, Context, View, friendly, need, serialized
+from .common import EXPLAIN, Context, View, friendly, log, need, restore_hint, serialized
 
 
 def summary(expl, translator_piece) -> str:
@@ -78,22 +78,34 @@ class UsedView(View):
             self.shares = gr.Plot(label="Source share", elem_id="used-shares")
             self.lens = gr.Plot(label="Logit lens", elem_id="used-lens")
             self.training = gr.Plot(label="Logit lens over training", elem_id="used-lens-training")
+            self.training_note = gr.Markdown(visible=False, elem_classes="problem")
             self.download = gr.DownloadButton("Download every number (JSON)", visible=False)
         self.controls = [self.ig_steps]
         self.token_outputs = [self.step, self.alternative, self.summary, self.attributions, self.deletion, self.shares,
                               self.download]
-        self.outputs = self.token_outputs + [self.lens, self.training]
+        self.outputs = self.token_outputs + [self.lens, self.training, self.training_note]
 
     def lenses(self, result):
-        """The logit lens of this translation, and over the training snapshots (None without snapshots)."""
+        """The logit lens of this translation, and over the training snapshots (None without snapshots, or when a
+        snapshot cannot be read: then a sentence says why, and the rest of the view works)."""
         translator = self.ctx.translator(result.pair)
-        return self.cache.get(("lens", result.key), lambda: (
-            playground.lens_of(translator, result), playground.lens_over_training(translator, result)))
+
+        def make():
+            try:
+                training, problem = playground.lens_over_training(translator, result), ""
+            except Exception as e:
+                log.exception("the lens over training failed")
+                training = None
+                problem = (f"**The lens over training is unavailable:** a snapshot could not be read "
+                           f"({type(e).__name__}). {restore_hint(translator.path)}")
+            return playground.lens_of(translator, result), training, problem
+
+        return self.cache.get(("lens", result.key), make)
 
     def token_updates(self, result, step: int, alternative: int, ig_steps: int) -> dict:
         def make() -> dict:
             translator = self.ctx.translator(result.pair)
-            lens, training = self.lenses(result)
+            lens, training, _ = self.lenses(result)
             expl = playground.explanation(translator, result, step, alternative, ig_steps)
             path = playground.write_used_json(expl, lens, training, self.ctx.downloads)
             return serialized({
@@ -111,10 +123,11 @@ class UsedView(View):
 
     def fill(self, result, values: dict) -> dict:
         translator = self.ctx.translator(result.pair)
-        lens, training = self.lenses(result)
+        lens, training, problem = self.lenses(result)
         figures = {self.lens: playground.lens_figure(translator, result, lens),
                    self.training: gr.update(value=training and playground.lens_training_figure(training),
-                                            visible=training is not None)}
+                                            visible=training is not None),
+                   self.training_note: gr.update(value=problem, visible=bool(problem))}
         return self.token_updates(result, 0, -1, int(values[self.ig_steps])) | figures
 
     @friendly
