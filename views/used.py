@@ -52,9 +52,9 @@ def deletion_table(d) -> str:
     rows = [(METHODS[m], v, m == best) for m, v in d.drops.items()]
     rows.append((f"as many random tokens (mean of {d.draws} draws)", d.random, False))
     body = "".join(
-        f'<tr{" class=best" if mark else ""}><td>{html.escape(name)}</td>'
+        ('<tr class="best">' if mark else "<tr>") + f"<td>{html.escape(name)}</td>"
         + "".join(f"<td>{-v:+.3f}</td>" for v in drops) + "</tr>" for name, drops, mark in rows)
-    return (f'<table class="walk"><caption>Change in p = {d.prob:.3f} when each method\'s top source tokens are '
+    return (f'<table class="deletion"><caption>Change in p = {d.prob:.3f} when each method\'s top source tokens are '
             f"hidden from every cross-attention</caption><thead><tr><th>method</th>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table>")
 
