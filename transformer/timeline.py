@@ -56,14 +56,15 @@ def attention_over_epochs(translator: Translator, text: str) -> list[tuple[str, 
     the source `text` and the shipped model's greedy translation, teacher-forced. Same tokens on every axis,
     so the maps differ only by what each stage of training attends to."""
     final = translator.translate(text)
-    stages = [(f"epoch {e}", _snapshot(translator, e)) for e in snapshots(translator)]
-    stages.append(("shipped", translator))
-    return [(label, t.attention(text, final.text)) for label, t in stages]
+    return [(label, t.attention(text, final.text)) for label, t in _stages(translator)]
 
 
 def lens_over_epochs(translator: Translator, text: str, translation: str) -> list[tuple[str, Lens]]:
     """(label, logit lens) for every snapshot and for the shipped model, on the same pair (`text` and the shipped
     model's `translation`): when in training each decoder layer starts to predict the final choice."""
-    stages = [(f"epoch {e}", _snapshot(translator, e)) for e in snapshots(translator)]
-    stages.append(("shipped", translator))
-    return [(label, t.lens(text, translation)) for label, t in stages]
+    return [(label, t.lens(text, translation)) for label, t in _stages(translator)]
+
+
+def _stages(translator: Translator) -> list[tuple[str, Translator]]:
+    """(label, translator) for every snapshot, then the shipped model."""
+    return [(f"epoch {e}", _snapshot(translator, e)) for e in snapshots(translator)] + [("shipped", translator)]
