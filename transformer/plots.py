@@ -479,7 +479,7 @@ def source_shares(output_tokens: list[str], shares: dict[str, list[float]], low:
         fig.add_trace(go.Scatter(x=x, y=v, mode="lines+markers", name=html.escape(name),
                                  hovertemplate="%{x}<br>source share %{y:.2f}<extra></extra>"))
     fig.add_hline(y=low, line=dict(dash="dot", color="#e6550d"),
-                  annotation_text=f"below {low:.0%}: continuing its own words", annotation_position="top left")
+                  annotation_text=f"below {low:.0%}: continuing its own words", annotation_position="bottom right")
     fig.update_yaxes(range=[0, 1], title_text="from the source")
     fig.update_xaxes(tickangle=-45)
     fig.update_layout(legend=dict(orientation="h", y=-0.3))
