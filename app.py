@@ -23,7 +23,7 @@ from views.attention import AttentionView
 from views.beam_tree import BeamTreeView
 from views.bertviz import BertvizView
 from views.card import CardView
-from views.common import ROOT, Context, friendly, restore_hint, serialized
+from views.common import ROOT, Context, copied, friendly, restore_hint, serialized
 from views.families import FamiliesView
 from views.inside import InsideHeadView
 from views.live import LiveView
@@ -104,8 +104,7 @@ class Page:
 
     def shared(self, key: tuple, make) -> dict:
         """A drawn view's updates from the shared cache; gr.update dicts are copied, figures are not touched."""
-        out = self.drawn.get(key, lambda: serialized(make()))
-        return {c: dict(u) if isinstance(u, dict) else u for c, u in out.items()}
+        return copied(self.drawn.get(key, lambda: serialized(make())))
 
     @staticmethod
     def key_of(values: dict, controls: list) -> str:

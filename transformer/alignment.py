@@ -14,8 +14,7 @@ import time
 import torch
 
 from . import toy
-from .attribution import (METHODS, attention_norm, contributions, cross_attention, gradient_x_input,
-                          integrated_gradients)
+from .attribution import METHODS, contributions, gradient_x_input, integrated_gradients
 from .live import ToySettings, train_toy
 
 TRUE_SOURCE = {"copy": lambda n, i: i, "reverse": lambda n, i: n - 1 - i}  # (length, output position) -> source
@@ -36,14 +35,10 @@ def top_sources(model, seq: list[int], task: str, ig_steps: int = 32) -> dict[st
     tops: dict[str, list[tuple[int, int]]] = {m: [] for m in METHODS}
     for i in range(len(seq)):
         token = int(tgt[0, i + 1])
-        found = {
-            "attention": cross_attention(model, src, tgt_in, i),
-            "attention_norm": attention_norm(model, src, tgt_in, i),
-            "gradient_x_input": gradient_x_input(model, src, tgt_in, i, token),
-            "integrated_gradients": integrated_gradients(model, src, tgt_in, i, token, n_steps=ig_steps).attribution,
-            "alti_plus": rolled.attribution("alti_plus", i),
-            "rollout": rolled.attribution("rollout", i),
-        }
+        found = {m: rolled.attribution(m, i) for m in ("attention", "attention_norm", "alti_plus", "rollout")}
+        ig = integrated_gradients(model, src, tgt_in, i, token, n_steps=ig_steps)
+        found |= {"gradient_x_input": gradient_x_input(model, src, tgt_in, i, token),
+                  "integrated_gradients": ig.attribution}
         for m, a in found.items():
             tops[m].append((int(a.source.argmax()), int(a.source[: len(seq)].argmax())))
     return tops

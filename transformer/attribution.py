@@ -30,7 +30,7 @@ from torch import Tensor, nn
 
 from .capture import capture_internals, capture_outputs, hide_source, replace_outputs
 from .errors import InputError
-from .mechanics import rollout
+from .mechanics import chain, rollout
 
 METHODS = {  # key: label, in the order the page shows them
     "attention": "attention (last layer)",
@@ -80,29 +80,16 @@ def _check_step(src: Tensor, tgt_in: Tensor, step: int) -> None:
 # Attention, and attention weighted by what the values carry
 
 
-@torch.inference_mode()
 def cross_attention(model, src: Tensor, tgt_in: Tensor, step: int) -> Attribution:
     """The last decoder layer's cross-attention row at `step`, heads averaged: what the attention views show."""
     _check_step(src, tgt_in, step)
-    with capture_internals(model) as recorder:
-        model(src, tgt_in[:, : step + 1])
-    return Attribution(recorder.sentence(0)["cross"][-1].probs[:, step].mean(dim=0), None)  # (S,)
+    return contributions(model, src, tgt_in).attribution("attention", step)
 
 
-@torch.inference_mode()
 def attention_norm(model, src: Tensor, tgt_in: Tensor, step: int) -> Attribution:
     """src (1, S), tgt_in (1, T); step t: the token predicted at decoder position t."""
     _check_step(src, tgt_in, step)
-    with capture_internals(model) as recorder:
-        model(src, tgt_in)
-    inside = recorder.sentence(0)
-    blocks = model.attention_blocks()
-
-    def weighted_norms(kind: str) -> Tensor:
-        per_key = _per_key(blocks[kind][-1], inside[kind][-1])[step]  # (Tk, D)
-        return per_key.norm(dim=-1)  # (Tk,): ||sum_h alpha_h v_h W^O_h||
-
-    return _normalised(weighted_norms("cross"), weighted_norms("decoder")[: step + 1])
+    return contributions(model, src, tgt_in).attribution("attention_norm", step)
 
 
 def _per_key(block, seen) -> Tensor:
@@ -262,16 +249,20 @@ def decoder_rollout(encoder: Tensor, selfs: list[Tensor], crosses: list[Tensor])
 
 @dataclass
 class Contributions:
-    """Rolled-out contributions of one teacher-forced pass: per decoder position t (predicting token t + 1),
-    (T, S + T) over the source tokens, then the decoder's inputs."""
+    """What one hooked teacher-forced pass says of every decoder position t (predicting token t + 1): per method,
+    (T, S + T) over the source tokens, then the decoder's inputs (rows sum to 1; the attention row (T, S) covers the
+    source only)."""
 
+    attention: Tensor  # the last layer's cross-attention, heads averaged
+    attention_norm: Tensor  # the last layer's ||alpha v W^O||, cross-attention then self-attention
     alti_plus: Tensor
     rollout: Tensor
     n_source: int
 
     def attribution(self, method: str, step: int) -> Attribution:
         row = getattr(self, method)[step]
-        return Attribution(row[: self.n_source], row[self.n_source : self.n_source + step + 1])
+        prefix = row[self.n_source : self.n_source + step + 1] if row.numel() > self.n_source else None
+        return Attribution(row[: self.n_source], prefix)
 
     def source_share(self, method: str = "alti_plus") -> Tensor:
         """(T,): how much of each step's prediction comes from the source rather than the prefix."""
@@ -280,8 +271,9 @@ class Contributions:
 
 @torch.inference_mode()
 def contributions(model, src: Tensor, tgt_in: Tensor) -> Contributions:
-    """ALTI+ and attention rollout from one hooked pass: every attention block's probabilities, values and W^O
-    (capture_internals), and the stream entering every layer (hooks on the positional encoding and the layers)."""
+    """Attention, attention x norm, ALTI+ and attention rollout from one hooked pass: every attention block's
+    probabilities, values and W^O (capture_internals), and the stream entering every layer (hooks on the
+    positional encoding and the layers)."""
     _check_step(src, tgt_in, 0)
     enc_layers, dec_layers = list(model.encoder.layers), list(model.decoder.layers)
     with capture_internals(model) as recorder, \
@@ -295,10 +287,12 @@ def contributions(model, src: Tensor, tgt_in: Tensor) -> Contributions:
     blocks = model.attention_blocks()
     post_norm = not model.cfg.norm_first
 
+    per_keys = {}  # (kind, layer) -> (Tq, Tk, D)
+
     def block(kind: str, i: int, resid: Tensor, norm) -> tuple[Tensor, Tensor]:
         """ALTI's (Tq, 1 + Tk) contributions of one block and the stream that leaves it."""
         attn, seen = blocks[kind][i], inside[kind][i]
-        per_key = _per_key(attn, seen)  # (Tq, Tk, D)
+        per_key = per_keys[(kind, i)] = _per_key(attn, seen)  # (Tq, Tk, D)
         bias = attn.w_o.bias.detach().float().cpu()
         c = alti_block(resid, per_key, bias, norm if post_norm else None)
         out = resid + per_key.sum(dim=1) + bias  # (Tq, D)
@@ -314,22 +308,17 @@ def contributions(model, src: Tensor, tgt_in: Tensor) -> Contributions:
         c_cross, _ = block("cross", i, after_self, layer.norm_2)
         selfs.append(_self_matrix(c_self))
         crosses.append(c_cross)
-    alti = decoder_rollout(_chain(enc_alti), selfs, crosses)
+    alti = decoder_rollout(chain(enc_alti), selfs, crosses)
 
     att = {kind: torch.stack([inside[kind][i].probs for i in range(len(blocks[kind]))]) for kind in blocks}
     T = tgt_in.size(1)
     att_selfs = [(a.mean(dim=0) + torch.eye(T)) / 2 for a in att["decoder"]]  # (T, T): rows sum to 1
     att_crosses = [torch.cat([torch.full((T, 1), 0.5), a.mean(dim=0) / 2], dim=1) for a in att["cross"]]  # (T, 1+S)
     rolled = decoder_rollout(rollout(att["encoder"]), att_selfs, att_crosses)
-    return Contributions(alti, rolled, src.size(1))
-
-
-def _chain(layers: list[Tensor]) -> Tensor:
-    """C_L ... C_1: what each output token of the stack owes each input token."""
-    out = torch.eye(layers[0].size(0))
-    for c in layers:
-        out = c @ out
-    return out
+    last = len(dec_layers) - 1
+    norms = torch.cat([per_keys[("cross", last)].norm(dim=-1), per_keys[("decoder", last)].norm(dim=-1)], dim=1)
+    norms = norms / norms.sum(dim=-1, keepdim=True).clamp_min(1e-12)  # (T, S + T): later positions have alpha 0
+    return Contributions(att["cross"][-1].mean(dim=0), norms, alti, rolled, src.size(1))
 
 
 # -----------------------------------------------------------------------------
@@ -428,14 +417,10 @@ def explain(model, src: Tensor, tgt_in: Tensor, chosen: list[int], step: int, al
         raise InputError(f"the alternative must be a token id below {model.cfg.vocab_size}")
     rolled = contributions(model, src, tgt_in)
     ig = integrated_gradients(model, src, tgt_in, step, token, alternative, ig_steps)
-    methods = {
-        "attention": cross_attention(model, src, tgt_in, step),
-        "attention_norm": attention_norm(model, src, tgt_in, step),
-        "gradient_x_input": gradient_x_input(model, src, tgt_in, step, token, alternative),
-        "integrated_gradients": ig.attribution,
-        "alti_plus": rolled.attribution("alti_plus", step),
-        "rollout": rolled.attribution("rollout", step),
-    }
+    methods = {m: rolled.attribution(m, step) for m in ("attention", "attention_norm", "alti_plus", "rollout")}
+    methods |= {"gradient_x_input": gradient_x_input(model, src, tgt_in, step, token, alternative),
+                "integrated_gradients": ig.attribution}
+    methods = {m: methods[m] for m in METHODS}  # in the page's order
     deletion = deletion_test(model, src, tgt_in, step, token, {m: a.source for m, a in methods.items()})
     shares = {"alti_plus": rolled.source_share("alti_plus").tolist(),
               "gradient_x_input": gradient_source_shares(model, src, tgt_in, chosen).tolist()}

@@ -115,11 +115,14 @@ def mask_reasons(allowed: Tensor, key_pad: Tensor) -> Tensor:
 def rollout(maps: Tensor) -> Tensor:
     """(L, H, T, T) self-attention maps -> (T, T) rollout: per layer the heads' mean plus the identity for the
     residual connection, rows renormalised, multiplied from the first layer up (A_L ... A_1)."""
-    L, _, T, _ = maps.shape
-    eye = torch.eye(T, dtype=maps.dtype)
-    out = eye
-    for layer in range(L):
-        a = maps[layer].mean(dim=0) + eye  # (T, T)
-        a = a / a.sum(dim=-1, keepdim=True)
-        out = a @ out
+    eye = torch.eye(maps.size(-1), dtype=maps.dtype)
+    layers = [(m.mean(dim=0) + eye) / (m.mean(dim=0) + eye).sum(dim=-1, keepdim=True) for m in maps]  # (T, T) each
+    return chain(layers)
+
+
+def chain(layers: list[Tensor]) -> Tensor:
+    """C_L ... C_1 of per-layer (T, T) token-to-token matrices: what each token at the top owes each input token."""
+    out = torch.eye(layers[0].size(0), dtype=layers[0].dtype)
+    for c in layers:
+        out = c @ out
     return out

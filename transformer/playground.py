@@ -21,9 +21,11 @@ from pathlib import Path
 import torch
 
 from . import mechanics, plots
+from .attribution import METHODS
 from .capture import KINDS, parse_head
 from .decoding import DecodeOptions
 from .errors import InputError
+from .timeline import lens_over_epochs, snapshots
 from .translator import Inspection, Translation, Translator
 
 KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
@@ -362,8 +364,6 @@ def lens_figure(translator: Translator, result: Result, lens):
 def lens_over_training(translator: Translator, result: Result) -> tuple[list[str], torch.Tensor] | None:
     """Per training snapshot (and the shipped model), per decoder layer: the share of this translation's steps whose
     top-1 is the final token; None for a checkpoint without snapshots."""
-    from .timeline import lens_over_epochs, snapshots
-
     if not snapshots(translator):
         return None
     stages = lens_over_epochs(translator, result.text, result.translation.text)
@@ -386,8 +386,6 @@ def explanation(translator: Translator, result: Result, step: int, alternative: 
 
 
 def attribution_figure(expl):
-    from .attribution import METHODS
-
     rows = [(METHODS[m], a.source.tolist(), None if a.prefix is None else a.prefix.tolist())
             for m, a in expl.methods.items()]
     token = expl.labels["output_tokens"][expl.step]

@@ -63,6 +63,11 @@ def serialized(updates: dict) -> dict:
             for c, u in updates.items()}
 
 
+def copied(updates: dict) -> dict:
+    """Cached updates for one more user: gr.update dicts copied (gradio may change them), figures shared."""
+    return {c: dict(u) if isinstance(u, dict) else u for c, u in updates.items()}
+
+
 def restore_hint(path: Path | None) -> str:
     """How to get a checkpoint's files back, in a sentence (empty for a model that was not loaded from files)."""
     if path is None:

@@ -9,7 +9,7 @@ import gradio as gr
 from transformer import playground
 from transformer.attribution import IG_STEPS, METHODS
 
-from .common import EXPLAIN, Context, View, friendly, log, need, restore_hint, serialized
+from .common import EXPLAIN, Context, View, copied, friendly, log, need, restore_hint, serialized
 
 
 def summary(expl, translator_piece) -> str:
@@ -118,8 +118,7 @@ class UsedView(View):
                 self.shares: playground.source_share_figure(expl),
                 self.download: gr.update(value=str(path), visible=True)})
 
-        out = self.cache.get(("token", result.key, step, alternative, ig_steps), make)
-        return {c: dict(u) if isinstance(u, dict) else u for c, u in out.items()}  # the cached updates stay as made
+        return copied(self.cache.get(("token", result.key, step, alternative, ig_steps), make))
 
     def fill(self, result, values: dict) -> dict:
         translator = self.ctx.translator(result.pair)
