@@ -2,19 +2,23 @@
 from __future__ import annotations
 
 import argparse
+import inspect
+import itertools
 import json
 import os
 import shutil
 import tempfile
 import warnings
 import weakref
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import gradio as gr
 import torch
 
-from transformer import CheckpointError, Translator, playground
+from transformer import CheckpointError, Translator, results
+from transformer.cache import SharedCache
 from transformer.bertviz_view import script_files
 from transformer.translator import resolve_device
 from views.ablation import AblationView
@@ -57,10 +61,26 @@ def load_translators(root: Path, device: str, int8: bool = False) -> tuple[dict[
 
 # -----------------------------------------------------------------------------
 # The page: the translate panel on top, one tab per view. A view is drawn when its tab is seen: a translation
-# draws the visible tab, and every other tab draws itself when opened, once per translation (or per pair)
+# draws the open tab, and every other tab draws itself when opened, once per translation (or per pair).
+# Events may finish in any order: each view keeps its own state of what it shows; which tab is open is read in the
+# browser when an event starts (OPEN_JS), never stored; a late answer drawn from an older translation is dropped.
 
 
 FIRST_TAB = "steps"  # what the page shows under the panel when it opens
+OPEN_JS = "(open, ...rest) => [window.tpOpen || '%s', ...rest]" % FIRST_TAB  # the open view, as the browser knows it
+
+
+def selecting_js(name: str, group: str | None, inner: bool) -> str:
+    """What a tab's select does in the browser before its handler runs: remember which view is open (and, inside a
+    group, which inner tab), then send that as the handler's first input."""
+    if group is not None and not inner:  # the group's own tab: its inner tab that was open last
+        remember = f"window.tpOpen = (window.tpInner || {{}})[{json.dumps(group)}] || {json.dumps(name)};"
+    elif group is not None:
+        remember = (f"window.tpInner = window.tpInner || {{}}; window.tpInner[{json.dumps(group)}] = "
+                    f"{json.dumps(name)}; window.tpOpen = {json.dumps(name)};")
+    else:
+        remember = f"window.tpOpen = {json.dumps(name)};"
+    return f"(open, ...rest) => {{ {remember} return [window.tpOpen, ...rest]; }}"
 
 
 @dataclass
@@ -68,82 +88,125 @@ class Page:
     demo: gr.Blocks
     ctx: Context
     panel: TranslatePanel
-    result: gr.State  # per user: the current playground.Result (shared with every user who asked the same)
-    seen: gr.State  # per user: {("fill" | "pair", view name): the result key or pair that view now shows}
-    where: gr.State  # per user: {"visible": the view whose tab is open, group label: its open inner tab}
+    result: gr.State  # per user: the current results.Result (shared with every user who asked the same)
+    open_tab: gr.Textbox  # hidden: the open view's name, written by the browser as each event starts
     views: dict  # name -> View
     tabs: dict  # tab name -> the names of the views drawn in it
     groups: dict  # group label -> its tabs, the first one open by default
-    results: playground.SharedCache  # translations and their hooked passes, for every user
-    drawn: playground.SharedCache  # what views drew for a result, for every user who asks the same
+    results: SharedCache  # translations and their hooked passes, for every user
+    newest: OrderedDict = field(default_factory=OrderedDict)  # session -> (its newest translate request, result key)
 
     # -- drawing what is seen -----------------------------------------------------------
 
-    def draw(self, tab: str, result, values: dict, seen: dict) -> dict:
+    def draw(self, tab: str, result, values: dict) -> dict:
         """What tab `tab` needs that it does not show yet: its views' part for the chosen pair and for the current
-        translation. Drawn once per translation (and per pair); opening the tab again sends nothing."""
+        translation. Drawn once per translation (and per pair); opening the tab again sends nothing. Each view's
+        state says what it shows; a part that fails is shown in its notice and is not marked as shown."""
         pair = values[self.panel.pair]
         translator = self.ctx.translator(pair)
         out = {}
-        for view in (self.views[name] for name in self.tabs[tab]):
-            if view.pair_outputs and seen.get(("pair", view.name)) != pair:
+        for view in (self.views[name] for name in self.tabs.get(tab, [])):
+            shown = dict(values.get(view.shown) or {})
+            problems, drew = [], False
+            if view.pair_outputs and shown.get("pair") != pair:
                 key = (view.name, pair, self.key_of(values, view.pair_inputs))
-                updates = self.shared(key, lambda: view.guarded(lambda: view.on_pair(translator, pair, values),
-                                                                translator))
+                updates, problem = view.guarded(lambda: self.shared(key, lambda: view.on_pair(translator, pair, values)),
+                                                translator)
                 out |= updates
                 values = values | {c: u["value"] for c, u in updates.items() if isinstance(u, dict) and "value" in u}
-                seen[("pair", view.name)] = pair
-            if hasattr(view, "fill") and result is not None and seen.get(("fill", view.name)) != result.key:
+                problems += [problem] if problem else []
+                shown["pair"] = None if problem else pair
+                drew = True
+            if hasattr(view, "fill") and result is not None and shown.get("fill") != result.key:
                 key = (view.name, result.key, self.key_of(values, view.controls))
                 owner = self.ctx.translator(result.pair)
-                drawn = self.shared(key, lambda: view.guarded(lambda: view.fill(result, values), owner))
+                drawn, problem = view.guarded(lambda: self.shared(key, lambda: view.fill(result, values)), owner)
                 out |= {c: out[c] | u if isinstance(u, dict) and isinstance(out.get(c), dict) else u  # both: keep both
                         for c, u in drawn.items()}
-                seen[("fill", view.name)] = result.key
+                problems += [problem] if problem else []
+                shown["fill"] = None if problem else result.key
+                drew = True
+            if drew:
+                out |= view.notice_update(problems) | {view.shown: shown}
         return out
 
     def shared(self, key: tuple, make) -> dict:
-        """A drawn view's updates from the shared cache; gr.update dicts are copied, figures are not touched."""
-        return copied(self.drawn.get(key, lambda: serialized(make())))
+        """A drawn view's updates from the shared cache (successes only); gr.update dicts are copied."""
+        return copied(self.ctx.drawn.get(key, lambda: serialized(make())))
 
     @staticmethod
     def key_of(values: dict, controls: list) -> str:
         return json.dumps([values.get(c) for c in controls], default=str)
 
+    # -- late answers ----------------------------------------------------------------------
+
+    def asked(self, request) -> int | None:
+        """A new translate request of this user's session: its number (None outside a browser session)."""
+        session = getattr(request, "session_hash", None)
+        if session is None:
+            return None
+        ticket = next(TICKETS)
+        self.newest[session] = (ticket, None)
+        self.newest.move_to_end(session)
+        while len(self.newest) > 10_000:  # sessions long gone
+            self.newest.popitem(last=False)
+        return ticket
+
+    def stale(self, request, ticket: int | None = None, key: str | None = None) -> bool:
+        """True for an answer the user no longer waits for: a translation after which a newer one was asked for,
+        or a view drawn from another translation than the session's newest finished one."""
+        session = getattr(request, "session_hash", None)
+        if session is None or session not in self.newest:
+            return False
+        newest_ticket, newest_key = self.newest[session]
+        if ticket is not None:
+            return ticket != newest_ticket
+        return key is not None and newest_key is not None and key != newest_key
+
+    # -- the handlers ------------------------------------------------------------------------
+
     @friendly
-    def show_translation(self, values: dict) -> dict:
+    def show_translation(self, values: dict, request: gr.Request | None = None) -> dict:
         """Translate with the panel's settings (or find the same translation already made for anyone) and draw the
         tab that is open; the other tabs draw themselves when opened. values maps each input to its value."""
+        ticket = self.asked(request)
         panel = self.panel
         pair = values[panel.pair]
         translator = self.ctx.translator(pair)
-        result = playground.run(translator, pair, values[panel.text], panel.options(values), self.results)
-        seen = {k: v for k, v in (values.get(self.seen) or {}).items() if k[0] == "pair"}  # nothing drawn for it yet
+        result = results.run(translator, pair, values[panel.text], panel.options(values), self.results)
         key = ("panel", result.key, self.key_of(values, [panel.n_samples]))
         out = self.shared(key, lambda: panel.fill(result, values)) | {self.result: result}
-        out |= self.draw(self.visible(values), result, values, seen)
-        return out | {self.seen: seen}
+        out |= self.draw(self.visible(values), result, values)
+        if self.stale(request, ticket=ticket):
+            return {}  # the user has asked for a newer translation since: this one would overwrite it
+        if ticket is not None:
+            self.newest[request.session_hash] = (ticket, result.key)
+        return out
 
     @friendly
-    def choose_pair(self, values: dict) -> dict:
+    def redraw_open(self, values: dict, request: gr.Request | None = None) -> dict:
+        """After a translation: the tab open now (the user may have switched while it ran) shows it."""
+        result = values.get(self.result)
+        out = self.draw(self.visible(values), result, values)
+        return {} if result is not None and self.stale(request, key=result.key) else out
+
+    @friendly
+    def choose_pair(self, values: dict, request: gr.Request | None = None) -> dict:
         """A newly chosen checkpoint: the open tab redraws what depends on it, the others when they are opened."""
-        seen = {k: v for k, v in (values.get(self.seen) or {}).items() if k[0] == "fill"}
-        return self.draw(self.visible(values), values.get(self.result), values, seen) | {self.seen: seen}
+        return self.redraw_open(values, request)
 
     def visible(self, values: dict) -> str:
-        return (values.get(self.where) or {}).get("visible", FIRST_TAB)
+        open_tab = values.get(self.open_tab) or FIRST_TAB
+        return open_tab if open_tab in self.tabs else FIRST_TAB
 
-    def opener(self, tab: str, group: str | None = None):
-        """The select handler of a tab (or of a group of tabs: then its open inner tab is drawn)."""
+    def opener(self, tab: str | None, group: str | None = None):
+        """The select handler of a tab (or of a group of tabs: then its open inner tab, as the browser says)."""
         @friendly
-        def select(values: dict) -> dict:
-            where = dict(values.get(self.where) or {})
-            shown = where.get(group, self.groups[group][0]) if tab is None else tab
-            where["visible"] = shown
-            if group is not None:
-                where[group] = shown
-            seen = dict(values.get(self.seen) or {})
-            return self.draw(shown, values.get(self.result), values, seen) | {self.seen: seen, self.where: where}
+        def select(values: dict, request: gr.Request | None = None) -> dict:
+            shown = self.visible(values) if tab is None else tab
+            if group is not None and shown not in self.groups[group]:
+                shown = self.groups[group][0]
+            return self.redraw_open(values | {self.open_tab: shown}, request)
         return select
 
     @friendly
@@ -156,13 +219,33 @@ class Page:
         out = {c: values[c] for c in [panel.pair, panel.text] + panel.decoding}
         out[panel.present] = query.get("present", "") in ("1", "true", "yes")
         try:
-            out |= self.show_translation(values)
+            out |= self.show_translation(values | {self.open_tab: FIRST_TAB})
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
             problems.append(str(e.message))
         if problems:
             note = "The link's settings were not all usable: " + "; ".join(problems) + "."
             out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))
         return out
+
+
+TICKETS = itertools.count(1)
+
+
+def listen(trigger, handler, inputs: set, outputs: set, js: str | None = None, **kwargs) -> None:
+    """Wire `handler(values, request)` to `trigger` with the open tab as its first input: OPEN_JS (or `js`) writes
+    what the browser has open into it as the event starts, so no handler relies on a stored copy."""
+    page_open = next(c for c in inputs if getattr(c, "elem_id", None) == "open-tab")
+    ordered = [page_open] + sorted(inputs - {page_open}, key=id)
+
+    def fn(*args):
+        return handler(dict(zip(ordered, args)), args[-1])
+
+    # gradio passes the request to a positional parameter annotated gr.Request: one per input, then the request
+    fn.__signature__ = inspect.Signature(
+        [inspect.Parameter(f"input_{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(len(ordered))]
+        + [inspect.Parameter("request", inspect.Parameter.POSITIONAL_ONLY, annotation=gr.Request)])
+    fn.__annotations__ = {"request": gr.Request}
+    return trigger(fn, ordered, outputs, js=js or OPEN_JS, api_visibility="private", **kwargs)
 
 
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,
@@ -173,14 +256,17 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
     if bertviz_offline:  # jQuery, d3 and the shim: static files of the app, sent once, cached by the browser
         gr.set_static_paths([str(p) for p in script_files()])
         scripts = [f"gradio_api/file={p}" for p in script_files()]
-    ctx = Context(translators, Path(tempfile.mkdtemp(prefix="transformer-playground-")), scripts)
+    ctx = Context(translators, Path(tempfile.mkdtemp(prefix="transformer-playground-")), scripts,
+                  SharedCache(8 * cache_size, ttl_s=1800))
     weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
         gr.Markdown("# Transformer Playground\nA small encoder-decoder Transformer (Vaswani et al. 2017) trained on "
-                    "Multi30k, and every view of how it works, read from forward hooks on its modules.")
+                    "Multi30k picture captions and Tatoeba's everyday sentences, and every view of how it works, "
+                    "read from forward hooks on its modules.")
         for problem in problems or []:
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
-        result, seen, where = gr.State(None), gr.State({}), gr.State({})
+        result = gr.State(None)
+        open_tab = gr.Textbox(FIRST_TAB, visible=False, elem_id="open-tab")
         panel = TranslatePanel(ctx)
         groups = {}
         with gr.Tabs():
@@ -201,35 +287,37 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         for name, view in views.items():
             view.name = name
         tabs = {name: [name] for name in views if name != "beam_tree"} | {"steps": ["steps", "beam_tree"]}
-        page = Page(demo, ctx, panel, result, seen, where, views, tabs, {g: names for g, (_, names) in groups.items()},
-                    playground.SharedCache(cache_size), playground.SharedCache(8 * cache_size, ttl_s=1800))
+        page = Page(demo, ctx, panel, result, open_tab, views, tabs, {g: names for g, (_, names) in groups.items()},
+                    SharedCache(cache_size))
 
         panel.wire()
         for view in views.values():
             if hasattr(view, "wire"):
                 view.wire(result)
         every = list(views.values())
-        state = {result, seen, where}
-        inputs = set(panel.controls) | {c for v in every for c in v.reads} | state
-        outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result, seen}
+        inputs = set(panel.controls) | {c for v in every for c in v.reads} | {result, open_tab}
+        outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result}
         for trigger in (panel.go.click, panel.text.submit):
-            trigger(page.show_translation, inputs, outputs, api_visibility="private")
-        panel.pair.change(page.choose_pair, inputs, outputs, api_visibility="private")
-        def on_select(tab: gr.Tab, handler, names: list[str]) -> None:
+            translated = listen(trigger, page.show_translation, inputs, outputs)
+            listen(translated.then, page.redraw_open, inputs, outputs)  # a tab opened meanwhile shows it too
+        listen(panel.pair.change, page.choose_pair, inputs, outputs)
+
+        def on_select(tab: gr.Tab, handler, names: list[str], js: str) -> None:
             """tab's select event: it reads and sets what the views it may draw read and set."""
             drawn = [views[n] for name in names for n in tabs[name]]
-            tab.select(handler, {panel.pair, result, seen, where} | {c for v in drawn for c in v.reads},
-                       {seen, where} | {c for v in drawn for c in v.draws}, api_visibility="private")
+            listen(tab.select, handler, {open_tab, panel.pair, result} | {c for v in drawn for c in v.reads},
+                   {c for v in drawn for c in v.draws}, js=js)
 
         group_of = {name: label for label, (_, names) in groups.items() for name in names}
         for name in tabs:
-            on_select(views[name].tab, page.opener(name, group_of.get(name)), [name])
+            group = group_of.get(name)
+            on_select(views[name].tab, page.opener(name, group), [name], selecting_js(name, group, inner=True))
         for label, (tab, names) in groups.items():
-            on_select(tab, page.opener(None, label), names)
+            on_select(tab, page.opener(None, label), names, selecting_js(names[0], label, inner=False))
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
             opened = outputs | {panel.pair, panel.text, panel.present} | set(panel.decoding)
             demo.load(page.open, inputs, opened, api_visibility="private",
-                      concurrency_limit=None)  # the same for everyone: served from the caches, no queue to wait in
+                      concurrency_limit=4)  # served from the caches: a class opening at once waits little
         register_api(ctx)
     return page
 

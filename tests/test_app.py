@@ -14,8 +14,9 @@ from gradio_client import Client
 
 import app
 from views.card import model_card
-from transformer import playground, plots, save_checkpoint
+from transformer import playground, plots, results, save_checkpoint
 from transformer.attribution import METHODS
+from transformer.cache import SharedCache
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
 
@@ -104,7 +105,7 @@ def test_api_errors_are_plain_messages(client, args, message):
 def test_every_view_builds_from_one_translation(translators):
     pair = shipped_pairs()[0]
     t = translators[pair]
-    result = playground.run(t, pair, TEXT, DecodeOptions("beam", beam_size=3))
+    result = results.run(t, pair, TEXT, DecodeOptions("beam", beam_size=3))
     for kind in ("encoder", "decoder", "cross"):
         for mode in ("single", "heads", "all"):
             fig = playground.attention_figure(result, kind, 0, "average" if mode == "single" else "0", mode)
@@ -134,7 +135,7 @@ def page(translators):
 def defaults(page) -> dict:
     """What the page holds before anyone touches it: every input component's initial value, the states included."""
     inputs = set(page.panel.controls) | {c for v in page.views.values() for c in v.controls + v.pair_inputs}
-    return {c: c.value for c in inputs | {page.result, page.seen, page.where}}
+    return {c: c.value for c in inputs | {page.result, page.open_tab}}
 
 
 def after(values: dict, out: dict) -> dict:
@@ -160,18 +161,19 @@ DRAWN_BY_TRANSLATION = {"steps", "attention", "inside", "families", "rollout", "
 def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(page):
     values = defaults(page) | {page.panel.strategy: "beam", page.panel.text: "A girl in a red coat feeds a dog."}
     out = page.show_translation(values)
-    steps = {c for name in ("steps", "beam_tree") for v in [page.views[name]] for c in v.outputs + [v.problem]}
-    assert set(out) == set(page.panel.outputs) | {page.result, page.seen} | steps  # the open tab, nothing else
+    steps = {c for name in ("steps", "beam_tree") for c in page.views[name].draws}
+    assert set(out) == set(page.panel.outputs) | {page.result} | steps  # the open tab, nothing else
     result = out[page.result]
     assert out[page.panel.translation] == result.translation.text and result.options.strategy == "beam"
     values = after(values, out)
     for name in DRAWN_BY_TRANSLATION - {"steps"}:
         view = page.views[name]
         opened = open_tab(page, name, values)
-        assert set(view.outputs) <= set(opened) and opened[page.where]["visible"] == name, name
+        assert set(view.outputs) <= set(opened) and opened[view.shown]["fill"] == result.key, name
+        assert not set(opened) - set(view.draws), name  # only this view's components, and its own state
         values = after(values, opened)
         again = open_tab(page, name, values)
-        assert set(again) == {page.seen, page.where}, name  # seen before: nothing is drawn or sent again
+        assert again == {}, name  # seen before: nothing is drawn or sent again
     assert "srcdoc" in after(values, open_tab(page, "bertviz", defaults(page) | {page.result: result}))[
         page.views["bertviz"].html]
     attention = page.views["attention"]
@@ -179,8 +181,63 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
     assert len(fig.data) == page.ctx.translator(result.pair).cfg.n_heads
     steps = page.views["steps"]
     assert "Step 2" in steps.redraw(result, 2)[steps.detail].layout.title.text
-    opened = page.opener(None, "Inside attention")(values | {page.where: {"Inside attention": "rollout"}})
-    assert opened[page.where] == {"visible": "rollout", "Inside attention": "rollout"}  # the group's open inner tab
+    fresh = defaults(page) | {page.result: result}
+    opened = page.opener(None, "Inside attention")(fresh | {page.open_tab: "rollout"})  # as the browser says
+    assert page.views["rollout"].shown in opened and page.views["inside"].shown not in opened  # its open inner tab
+
+
+def test_a_failure_is_shown_but_never_cached_and_the_view_draws_once_it_works(page, monkeypatch):
+    values = defaults(page) | {page.panel.text: "A man rides a horse on the beach."}
+    values = after(values, page.show_translation(values))
+    families = page.views["families"]
+    original = families.fill
+    monkeypatch.setattr(families, "fill", lambda result, values: (_ for _ in ()).throw(OSError("disk gone")))
+    broken = open_tab(page, "families", values)
+    assert broken[families.problem]["visible"] and "OSError" in broken[families.problem]["value"]
+    assert broken[families.shown]["fill"] is None
+    monkeypatch.setattr(families, "fill", original)  # the file is back: the next look draws the view
+    mended = open_tab(page, "families", after(values, broken))
+    assert mended[families.problem]["visible"] is False and families.plot in mended
+
+
+def test_one_parts_failure_stays_visible_when_the_other_part_draws(page, monkeypatch):
+    values = defaults(page) | {page.panel.text: "Two girls sing on a stage.", page.open_tab: "attention"}
+    attention = page.views["attention"]
+    monkeypatch.setattr(page.ctx, "drawn", SharedCache(64))  # nothing drawn yet for anyone
+    monkeypatch.setattr(attention, "on_pair", lambda translator, pair, values: (_ for _ in ()).throw(
+        InputError("the layer list is broken")))
+    out = page.show_translation(values)
+    assert attention.plot in out  # the map drew
+    assert out[attention.problem]["visible"] and "the layer list is broken" in out[attention.problem]["value"]
+    assert out[attention.shown] == {"pair": None, "fill": out[page.result].key}
+
+
+class Session:
+    """What the handlers read of gr.Request: the browser session."""
+
+    def __init__(self, session_hash: str):
+        self.session_hash = session_hash
+
+
+def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
+    user = Session("late-answers")
+    values = defaults(page) | {page.panel.text: "A dog catches a ball."}
+    run = app.results.run
+
+    def newer_asked_meanwhile(*args, **kwargs):  # the user clicks Translate again while this one runs
+        page.asked(user)
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(app.results, "run", newer_asked_meanwhile)
+    assert page.show_translation(values, user) == {}  # it would overwrite the newer one: dropped
+    monkeypatch.setattr(app.results, "run", run)
+    old = page.show_translation(values, user)[page.result]
+    new = page.show_translation(values | {page.panel.text: "A cat sleeps."}, user)[page.result]
+    stale_values = defaults(page) | {page.result: old}  # a tab opened before the newer translation came back
+    assert page.opener("rollout", "Inside attention")(stale_values, user) == {}
+    fresh = page.opener("rollout", "Inside attention")(defaults(page) | {page.result: new}, user)
+    assert fresh[page.views["rollout"].shown]["fill"] == new.key
+    assert page.opener("rollout", "Inside attention")(stale_values, Session("someone else"))  # others unaffected
 
 
 def test_the_same_translation_is_computed_once_for_everyone(page):
@@ -246,7 +303,7 @@ def test_choosing_a_pair_redraws_the_open_tab_and_the_others_when_opened(page, t
     pair = shipped_pairs()[-1]
     schedule = page.views["schedule"]
     values = defaults(page) | {page.panel.pair: pair, schedule.curves: [(512, 4000)],
-                               page.where: {"visible": "schedule", "Training": "schedule"}}
+                               page.open_tab: "schedule"}
     out = page.choose_pair(values)
     names = [t["name"] for t in traces(out[schedule.noam])]
     assert names == ["d_model=512, warmup=4000", f"this checkpoint ({pair}): as trained"]
@@ -323,8 +380,8 @@ def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp
     timeline = page.views["timeline"]
     broken = open_tab(page, "timeline", values)
     assert broken[timeline.problem]["visible"] and says in broken[timeline.problem]["value"]
-    for name in page.tabs:  # every other view draws, and says nothing is wrong
-        if name != "timeline":
+    for name in page.tabs:  # every other view draws, and says nothing is wrong (used: below)
+        if name not in ("timeline", "used"):
             opened = open_tab(page, name, values)
             view = page.views[name]
             assert view.problem not in opened or opened[view.problem]["visible"] is False, name
@@ -334,7 +391,8 @@ def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp
     drawn = open_tab(page, "used", values)
     assert drawn[used.attributions] is not None
     if damage is corrupt_snapshot:
-        assert drawn[used.training_note]["visible"] and says in drawn[used.training_note]["value"]
+        assert drawn[used.problem]["visible"] and says in drawn[used.problem]["value"]
+        assert drawn[used.shown]["fill"] is None  # not marked as drawn: opening it again tries the snapshots again
 
 
 def test_what_the_model_used_draws_every_method_the_lens_and_a_download_of_every_number(page):
@@ -346,7 +404,7 @@ def test_what_the_model_used_draws_every_method_the_lens_and_a_download_of_every
     assert traces(opened[used.attributions])[0]["y"] == [html.escape(label) for label in METHODS.values()]
     lens = traces(opened[used.lens])
     assert len(lens[0]["y"]) == L and len(lens[0]["x"]) == len(result.translation.target_tokens) + 1
-    assert opened[used.training]["visible"] and not opened[used.training_note]["visible"]
+    assert opened[used.training]["visible"] and not opened[used.problem]["visible"]
     payload = json.loads(Path(opened[used.download]["value"]).read_text())
     assert set(payload["methods"]) == set(METHODS) and payload["deletion"]["most_faithful"] in METHODS
     assert len(payload["lens"]["top_ids"]) == L and payload["lens_over_training"]["stages"][-1] == "shipped"

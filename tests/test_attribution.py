@@ -1,15 +1,16 @@
 """Attributions of one output token over the source and the target prefix, on tiny random models."""
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
 import torch
 
 from transformer import Transformer
-from transformer.attribution import (METHODS, alti_block, attention_norm, contributions,
-                                     decoder_rollout, deletion_test, explain, gradient_source_shares, gradient_x_input,
-                                     integrated_gradients)
+from transformer.attribution import (METHODS, alti_scores, attention_norm, contributions, decoder_rollout,
+                                     deletion_test, explain, gradient_source_shares, gradient_x_input,
+                                     integrated_gradients, through_norm)
 from transformer.capture import capture_attention, hide_source
 from transformer.errors import InputError
 
@@ -111,20 +112,108 @@ def test_contrastive_gradients_explain_the_difference_of_two_log_probabilities(m
     assert not torch.allclose(plain.source, contrast.source)
 
 
-def test_alti_block_gives_each_input_its_closeness_to_the_output():
+def test_alti_scores_give_each_part_its_closeness_to_the_output():
     torch.manual_seed(0)
-    resid, per_key = torch.randn(3, 8), torch.randn(3, 4, 8)
-    per_key[:, 2] = 0  # a key that adds nothing gets nothing, whatever its attention weight was
-    c = alti_block(resid, per_key, torch.zeros(8))
-    assert c.shape == (3, 5) and torch.allclose(c.sum(-1), torch.ones(3)) and bool((c >= 0).all())
-    assert float(c[:, 3].abs().max()) == 0.0
-    alone = alti_block(resid, torch.zeros(3, 4, 8), torch.zeros(8))  # the output is the residual alone
-    assert torch.allclose(alone[:, 0], torch.ones(3))
+    parts = torch.randn(3, 4, 8)
+    parts[:, 2] = 0  # a part that adds nothing gets nothing
+    c = alti_scores(parts, parts.sum(dim=1))
+    assert c.shape == (3, 4) and torch.allclose(c.sum(-1), torch.ones(3)) and bool((c >= 0).all())
+    assert float(c[:, 2].abs().max()) == 0.0
+    alone = torch.zeros(3, 4, 8)
+    alone[:, 1] = torch.randn(3, 8)  # the output is one part alone: it gets everything
+    assert torch.allclose(alti_scores(alone, alone.sum(dim=1))[:, 1], torch.ones(3))
+
+
+def test_the_layer_norm_of_the_sum_is_the_sum_of_the_transformed_parts_plus_beta():
+    torch.manual_seed(0)
+    parts, bias = torch.randn(3, 5, 8), torch.randn(8)
     norm = torch.nn.LayerNorm(8)
     with torch.no_grad():
-        norm.weight.uniform_(0.5, 2)
-    post = alti_block(resid, per_key, torch.zeros(8), norm)  # through a post-norm layer norm
-    assert torch.allclose(post.sum(-1), torch.ones(3)) and float(post[:, 3].abs().max()) == 0.0
+        norm.weight.uniform_(0.5, 2), norm.bias.uniform_(-1, 1)
+    y = parts.sum(dim=1) + bias
+    transformed, out = through_norm(parts, bias, y, norm)
+    assert torch.allclose(out, norm(y), atol=1e-5)  # sum L(parts) + L(bias) + beta = LN(y)
+    assert through_norm(parts, bias, y, None)[1] is y  # pre-norm: the block's sum is its output
+
+
+def _hand_alti(block, x_res, x_attn, kv, norm, merge: bool) -> list[list[float]]:
+    """ALTI (Ferrando et al. 2022) for one single-head block, one scalar loop at a time: T_i(x_j) = alpha_ij (kv_j W_v
+    + b_v) W_o; self-attention adds x_i to T_i(x_i) (merge), cross-attention keeps x_i as a part of its own (first);
+    y_i = sum of parts + b_o; post-norm: each part through gamma (p - mean p) / sigma(y); c_ij ~ max(0, |y|_1 - |y - p|_1)."""
+    W = {n: getattr(block, n).weight.detach() for n in ("w_q", "w_k", "w_v", "w_o")}
+    b = {n: getattr(block, n).bias.detach() for n in ("w_q", "w_k", "w_v", "w_o")}
+    D = x_res.size(1)
+    rows = []
+    for i in range(x_res.size(0)):
+        q = W["w_q"] @ x_attn[i] + b["w_q"]
+        scores = [float(q @ (W["w_k"] @ kv[j] + b["w_k"])) / D ** 0.5 for j in range(kv.size(0))]
+        alpha = torch.tensor(scores).softmax(0)
+        parts = [alpha[j] * (W["w_o"] @ (W["w_v"] @ kv[j] + b["w_v"])) for j in range(kv.size(0))]
+        if merge:
+            parts[i] = parts[i] + x_res[i]
+        else:
+            parts = [x_res[i]] + parts
+        y = sum(parts) + b["w_o"]
+        if norm is not None:
+            sigma = (((y - y.mean()) ** 2).mean() + norm.eps) ** 0.5
+            parts = [norm.weight.detach() * (p - p.mean()) / sigma for p in parts]
+            y = norm(y)
+        c = [max(0.0, float(y.abs().sum() - (y - p).abs().sum())) for p in parts]
+        rows.append([v / sum(c) for v in c])
+    return rows
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+def test_alti_plus_of_a_two_token_model_equals_the_papers_formula_worked_by_hand(norm_first):
+    """One encoder and one decoder layer, one head, two source and two target tokens: every block's ALTI
+    contributions and the rolled-out ALTI+ row against the formula computed scalar by scalar above."""
+    torch.manual_seed(3)
+    model = Transformer(tiny_config(d_model=8, n_heads=1, n_encoder_layers=1, n_decoder_layers=1, d_ff=16,
+                                    norm_first=norm_first)).eval()
+    with torch.no_grad():
+        for norm in (m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)):
+            norm.weight.uniform_(0.5, 1.5), norm.bias.uniform_(-0.5, 0.5)
+    src, tgt = torch.tensor([[5, 9]]), torch.tensor([[1, 7]])
+    got = contributions(model, src, tgt)
+    enc, dec = model.encoder.layers[0], model.decoder.layers[0]
+    with torch.no_grad():
+        x = model.positional(model.embed(src))[0]  # (2, D): what enters the encoder
+        t = model.positional(model.embed(tgt))[0]
+        memory = model.encode(src)[0]  # (2, D): the encoder's output, its final norm included
+        if norm_first:
+            enc_c = _hand_alti(enc.self_attn, x, enc.norm_1(x), enc.norm_1(x), None, merge=True)
+            self_c = [[1.0, 0.0], _hand_alti(dec.self_attn, t, dec.norm_1(t), dec.norm_1(t), None, merge=True)[1]]
+            after_self = t + dec.self_attn.self_attend(dec.norm_1(t)[None], model.causal_mask(2, t.device))[0]
+            cross_c = _hand_alti(dec.cross_attn, after_self, dec.norm_2(after_self), memory, None, merge=False)
+        else:
+            enc_c = _hand_alti(enc.self_attn, x, x, x, enc.norm_1, merge=True)
+            self_c = [[1.0, 0.0], _hand_alti(dec.self_attn, t, t, t, dec.norm_1, merge=True)[1]]
+            after_self = dec.norm_1(t + dec.self_attn.self_attend(t[None], model.causal_mask(2, t.device))[0])
+            cross_c = _hand_alti(dec.cross_attn, after_self, after_self, memory, dec.norm_2, merge=False)
+    close = functools.partial(torch.testing.assert_close, atol=1e-5, rtol=0)
+    close(got.layers[("encoder", 0)], torch.tensor(enc_c))
+    close(got.layers[("decoder", 0)], torch.tensor(self_c))  # token 0 sees only itself
+    close(got.layers[("cross", 0)], torch.tensor(cross_c))
+    for i in range(2):  # ALTI+'s row: the cross block's source parts through the encoder, its residual through self
+        source = [sum(cross_c[i][1 + j] * enc_c[j][k] for j in range(2)) for k in range(2)]
+        prefix = [cross_c[i][0] * self_c[i][k] for k in range(2)]
+        close(got.alti_plus[i], torch.tensor(source + prefix))
+    assert got.rebuild_error < 1e-5 and (got.norm_error < 1e-5)
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+def test_alti_parts_rebuild_every_hooked_block_output_and_a_wrong_split_is_refused(norm_first, monkeypatch):
+    import transformer.attribution as attribution
+
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(norm_first=norm_first)).eval()
+    src, tgt = random_tokens(1, 7, 40), random_tokens(1, 5, 40, seed=1)
+    got = contributions(model, src, tgt)  # 2 heads, 2 + 2 layers: every block's sum and layer norm checked
+    assert got.rebuild_error < 1e-5 and got.norm_error < 1e-5
+    original = attribution._per_key
+    monkeypatch.setattr(attribution, "_per_key", lambda block, seen: original(block, seen) * 0.5)  # half of each
+    with pytest.raises(RuntimeError, match="rebuilt from its parts is off"):
+        contributions(model, src, tgt)
 
 
 def test_decoder_rollout_carries_the_encoders_mixing_and_keeps_rows_summing_to_one():

@@ -88,24 +88,27 @@ def test_step_and_pe_figures_are_built_from_data():
     torch.testing.assert_close(torch.tensor(plots.pe_similarity(pe, 10).data[0].z), pe[:10] @ pe[:10].t())
 
 
-def test_attention_json_downloads_are_pruned(tmp_path, translator):
+def test_every_download_goes_through_one_writer_that_prunes_old_files_of_any_kind(tmp_path, translator):
     import json
 
-    from transformer import playground
+    from transformer import downloads, results
     from transformer.decoding import DecodeOptions
 
-    result = playground.run(translator, "toy", "A dog runs.", DecodeOptions(max_len=6))
-    first = playground.write_attention_json(result, tmp_path)
+    result = results.run(translator, "toy", "A dog runs.", DecodeOptions(max_len=6))
+    first = downloads.write(tmp_path, "attention", downloads.attention_payload(result.maps))
     assert json.loads(first.read_text())["source_tokens"] == result.maps.source_tokens
-    os.utime(first, (0, 0))  # written in 1970: older than an hour
-    second = playground.write_attention_json(result, tmp_path)
-    assert not first.exists() and second.exists() and second != first
+    picture = tmp_path / "figure.png"
+    picture.write_bytes(b"png")
+    for old in (first, picture):
+        os.utime(old, (0, 0))  # written in 1970: older than an hour
+    second = downloads.write(tmp_path, "attention-rollout", {"rollout": []})
+    assert not first.exists() and not picture.exists() and second.exists()
     # Another request removes a file between this one's listing and its look at it: this one still writes
     gone = tmp_path / "attention-gone.json"
     listing = lambda folder, pattern: iter([gone, second])
     with pytest.MonkeyPatch.context() as m:
         m.setattr(type(tmp_path), "glob", listing)
-        third = playground.write_attention_json(result, tmp_path)
+        third = downloads.write(tmp_path, "what-the-model-used", {})
     assert third.exists() and second.exists()
 
 

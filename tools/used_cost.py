@@ -37,7 +37,7 @@ def main() -> None:
     translators, _ = app.load_translators(ROOT / "checkpoints", "cpu")
     view = app.build_page(translators).views["used"]
     tr = translators["en-de"]
-    first, second = (playground.run(tr, "en-de", text) for text in (FIRST, SECOND))
+    first, second = (results.run(tr, "en-de", text) for text in (FIRST, SECOND))
     print(f"open the tab, first time after start-up: {timed(lambda: view.fill(first, {view.ig_steps: 64})):.2f} s")
     print(f"open the tab, a new translation ({len(second.translation.target_tokens) + 1} output tokens): "
           f"{timed(lambda: view.fill(second, {view.ig_steps: 64})):.2f} s")

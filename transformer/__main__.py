@@ -30,8 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m transformer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("train", help="train a model on Multi30k and write a checkpoint directory")
-    p.add_argument("--data-dir", required=True, help="folder with train/val files, e.g. ../shared/data/multi30k")
+    p = sub.add_parser("train", help="train a model on Multi30k (and Tatoeba) and write a checkpoint directory")
+    p.add_argument("--data-dir", required=True, action="append",
+                   help="a corpus folder, e.g. ../shared/data/multi30k; repeat it to train on several "
+                        "(../shared/data/tatoeba: its held-out val split is ours, see data.HELDOUT)")
     p.add_argument("--out", required=True, help="checkpoint directory to write, e.g. checkpoints/en-de")
     p.add_argument("--resume", action="store_true", help="continue from <out>/train/state.safetensors")
     p.add_argument("--limit", type=int, default=0, help="use only the first N training sentences (smoke tests)")
@@ -52,8 +54,10 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("evaluate", help="BLEU and chrF of a checkpoint on a test set")
     p.add_argument("--checkpoint", required=True)
-    p.add_argument("--src", required=True, help="source sentences, plain or .gz")
-    p.add_argument("--ref", required=True, help="reference translations, plain or .gz")
+    p.add_argument("--src", help="source sentences, plain or .gz")
+    p.add_argument("--ref", help="reference translations, plain or .gz")
+    p.add_argument("--data-dir", help="instead of --src/--ref: a corpus folder (Multi30k's or Tatoeba's layout)")
+    p.add_argument("--split", default="test", help="with --data-dir: val or test (all references of a sentence)")
     p.add_argument("--beam", type=int, default=1, help="beam size (1: greedy)")
     p.add_argument("--length-penalty", type=float, default=1.0)
     p.add_argument("--batch-size", type=int, default=64)
@@ -138,13 +142,23 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "evaluate":
         from pathlib import Path
 
-        from .evaluate import evaluate, report
+        from .data import open_corpora
+        from .evaluate import evaluate, read_test_set, report
         from .translator import Translator
 
+        if bool(args.data_dir) == bool(args.src and args.ref):
+            print("error: give --src and --ref, or --data-dir (with --split)", file=sys.stderr)
+            return 2
         tr = Translator.load(args.checkpoint, device="cpu" if args.int8 else args.device, int8=args.int8)
+        pair = tr.metrics.get("train_config", {}).get("pair", "en-de")
+        if args.data_dir:
+            src, refs = open_corpora(args.data_dir, pair)[0].split(args.split)
+            args.src = f"{args.data_dir} ({args.split})"
+        else:
+            src, refs = read_test_set(args.src, args.ref)
         options = DecodeOptions("beam" if args.beam > 1 else "greedy", beam_size=max(args.beam, 1),
                                 length_penalty=args.length_penalty)
-        result = evaluate(tr, args.src, args.ref, options, args.batch_size, args.limit)
+        result = evaluate(tr, src, refs, options, args.batch_size, args.limit)
         if args.output:
             Path(args.output).write_text("\n".join(result["hypotheses"]) + "\n")
         if args.record:

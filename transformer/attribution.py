@@ -3,16 +3,18 @@
 Each method is normalised to sum to 1 over the S source tokens and the t + 1 decoder inputs (<s> and the tokens
 before the chosen one); every number comes from hooks on the real modules, or autograd through them:
 - attention: the last decoder layer's cross-attention row, heads averaged (source only), for comparison;
-- attention x norm (Kobayashi et al. 2020): ||alpha * v W^O|| per head, summed over heads, from the last decoder
-  layer's cross-attention (source) and self-attention (prefix), read by hooks (capture_internals);
+- attention x norm (Kobayashi et al. 2020): ||sum over heads of alpha * v W^O||, the norm of what each key adds
+  to the block's output (its heads' vectors summed first), from the last decoder layer's cross-attention (source)
+  and self-attention (prefix), read by hooks (capture_internals);
 - gradient x input: ||d log p(token) / d embedding  (*)  embedding|| per token, by autograd through the real
   model, the embeddings read by a forward hook on the embedding module;
 - integrated gradients (Sundararajan et al. 2017), by Captum, from a zero-embedding baseline, per token the
   absolute value of its attributions' sum over d_model (the sums add up to f(input) - f(baseline)); the model runs
   on Captum's interpolated embeddings through a hook that replaces the embedding module's output;
-- ALTI+ (Ferrando et al. 2022): each attention block's output split into one vector per input token (the
-  residual, and alpha * v W^O per key), scored by how close each is to the block's output (L1), through post-norm
-  layer norms where the model has them, and rolled out through the encoder, then through every decoder layer;
+- ALTI+ (Ferrando et al. 2022): each attention block's output split into one vector per input token (alpha * v W^O
+  per key, the residual merged into the token's own vector in self-attention and kept apart in cross-attention),
+  scored by how close each is to the block's output (L1), through post-norm layer norms where the model has them,
+  and rolled out through the encoder, then through every decoder layer;
 - attention rollout (Abnar & Zuidema 2020), carried through the decoder the same way, with attention in place of
   ALTI's contributions (half to the residual, half to the attended tokens).
 Contrastive (gradient methods): the attribution of log p(token) - log p(alternative).
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from .capture import capture_internals, capture_outputs, hide_source, replace_outputs
+from .capture import capture_calls, capture_internals, capture_outputs, hide_source, replace_outputs
 from .errors import InputError
 from .mechanics import chain, rollout
 
@@ -200,34 +202,39 @@ def integrated_gradients(model, src: Tensor, tgt_in: Tensor, step: int, token: i
 # ALTI+ and attention rollout: token-to-token contributions, layer by layer, rolled out
 
 
-def alti_block(resid: Tensor, per_key: Tensor, bias: Tensor, norm: nn.LayerNorm | None = None) -> Tensor:
-    """ALTI (Ferrando et al. 2022) for one attention block and its residual connection.
+def self_parts(resid: Tensor, per_key: Tensor) -> Tensor:
+    """Self-attention's parts, ALTI's way: resid (T, D) is merged into each token's own part, T_i(x_i) + x_i,
+    before anything is measured (Ferrando et al. 2022, eq. 6). per_key (T, T, D) -> (T, T, D)."""
+    T = per_key.size(0)
+    return per_key + torch.eye(T, dtype=per_key.dtype)[:, :, None] * resid[:, None, :]
 
-    resid (Tq, D): the stream that enters the block; per_key (Tq, Tk, D): what each key adds (alpha v W^O);
-    bias (D,): W^O's bias; norm: the layer norm that follows the sum in a post-norm model (None in pre-norm).
-    The block's output y_i = resid_i + sum_j per_key_ij + bias is a sum of one vector per input (the residual,
-    then each key); a layer norm is linear once its standard deviation is fixed, so each part goes through it too.
-    Contribution c_ij = max(0, ||y_i||_1 - ||y_i - part_ij||_1), normalised per row. Returns (Tq, 1 + Tk).
-    """
-    parts = torch.cat([resid[:, None], per_key], dim=1)  # (Tq, 1 + Tk, D)
-    y = parts.sum(dim=1) + bias  # (Tq, D)
-    if norm is not None:  # LN(y) = gamma * (y - mean y) / std y + beta
-        std = (y.var(dim=-1, unbiased=False, keepdim=True) + norm.eps).sqrt()  # (Tq, 1)
-        parts = (parts - parts.mean(dim=-1, keepdim=True)) / std[:, None] * norm.weight.detach().float().cpu()
-        y = _layer_norm(y, norm)
-    c = (y.abs().sum(dim=-1, keepdim=True) - (y[:, None] - parts).abs().sum(dim=-1)).clamp_min(0)  # (Tq, 1 + Tk)
+
+def cross_parts(resid: Tensor, per_key: Tensor) -> Tensor:
+    """Cross-attention's parts, ALTI+'s way: the residual (T, D) stays a part of its own, first, beside each
+    source token's alpha v W^O (T, S, D) -> (T, 1 + S, D): it is the target side's share of the block."""
+    return torch.cat([resid[:, None], per_key], dim=1)
+
+
+def through_norm(parts: Tensor, bias: Tensor, y: Tensor, norm: nn.LayerNorm | None) -> tuple[Tensor, Tensor]:
+    """The parts (Tq, N, D) as the block's output sees them, and that output.
+
+    y (Tq, D) = parts summed + bias is what the block adds up. Pre-norm: the output is y itself. Post-norm: a layer
+    norm is linear once its standard deviation sigma(y) is fixed, so each part maps to
+    L(part) = gamma * (part - mean(part)) / sigma(y), and LN(y) = sum of L(parts) + L(bias) + beta."""
+    if norm is None:
+        return parts, y
+    gamma, beta = norm.weight.detach().float().cpu(), norm.bias.detach().float().cpu()
+    sigma = (y.var(dim=-1, unbiased=False, keepdim=True) + norm.eps).sqrt()  # (Tq, 1): as the LayerNorm computes it
+    transformed = (parts - parts.mean(dim=-1, keepdim=True)) / sigma[:, None] * gamma  # (Tq, N, D)
+    out = transformed.sum(dim=1) + (bias - bias.mean()) / sigma * gamma + beta  # (Tq, D) = LN(y)
+    return transformed, out
+
+
+def alti_scores(parts: Tensor, out: Tensor) -> Tensor:
+    """ALTI's contributions: c_ij = max(0, ||y_i||_1 - ||y_i - part_ij||_1), normalised per row.
+    parts (Tq, N, D), out (Tq, D) -> (Tq, N)."""
+    c = (out.abs().sum(dim=-1, keepdim=True) - (out[:, None] - parts).abs().sum(dim=-1)).clamp_min(0)
     return c / c.sum(dim=-1, keepdim=True).clamp_min(1e-12)
-
-
-def _layer_norm(y: Tensor, norm: nn.LayerNorm) -> Tensor:
-    """The model's LayerNorm applied to a CPU copy of its input, with CPU copies of its parameters."""
-    return nn.functional.layer_norm(y, norm.normalized_shape, norm.weight.detach().float().cpu(),
-                                    norm.bias.detach().float().cpu(), norm.eps)
-
-
-def _self_matrix(c: Tensor) -> Tensor:
-    """(T, 1 + T) residual-then-keys contributions of a self-attention block -> (T, T): the residual is the token."""
-    return c[:, 1:] + torch.diag(c[:, 0])
 
 
 def decoder_rollout(encoder: Tensor, selfs: list[Tensor], crosses: list[Tensor]) -> Tensor:
@@ -247,6 +254,32 @@ def decoder_rollout(encoder: Tensor, selfs: list[Tensor], crosses: list[Tensor])
     return rolled
 
 
+REBUILD_TOLERANCE = 1e-3  # largest |rebuilt - hooked| allowed, relative to the hooked tensor's largest entry
+
+
+def _block_streams(model) -> tuple[list[nn.Module], dict]:
+    """The modules whose inputs and outputs ALTI+ reads, and where each block's residual, sum and norm are:
+    (kind, layer) -> (residual, sum, norm after the sum or None), each a (module index, "in" | "out").
+    Post-norm: y = x + Attn(x) enters the block's own norm. Pre-norm: y = x + Attn(LN(x)) enters the next norm."""
+    enc, dec = list(model.encoder.layers), list(model.decoder.layers)
+    modules = enc + dec + [n for layer in enc for n in (layer.norm_1, layer.norm_2)]
+    modules += [n for layer in dec for n in (layer.norm_1, layer.norm_2, layer.norm_3)]
+    at = {id(m): i for i, m in enumerate(modules)}
+    post = not model.cfg.norm_first
+    where = {}
+    for i, layer in enumerate(enc):
+        where["encoder", i] = (((at[id(layer)], "in"), (at[id(layer.norm_1)], "in"), layer.norm_1) if post else
+                               ((at[id(layer.norm_1)], "in"), (at[id(layer.norm_2)], "in"), None))
+    for i, layer in enumerate(dec):
+        if post:
+            where["decoder", i] = ((at[id(layer)], "in"), (at[id(layer.norm_1)], "in"), layer.norm_1)
+            where["cross", i] = ((at[id(layer.norm_1)], "out"), (at[id(layer.norm_2)], "in"), layer.norm_2)
+        else:
+            where["decoder", i] = ((at[id(layer.norm_1)], "in"), (at[id(layer.norm_2)], "in"), None)
+            where["cross", i] = ((at[id(layer.norm_2)], "in"), (at[id(layer.norm_3)], "in"), None)
+    return modules, where
+
+
 @dataclass
 class Contributions:
     """What one hooked teacher-forced pass says of every decoder position t (predicting token t + 1): per method,
@@ -254,10 +287,13 @@ class Contributions:
     source only)."""
 
     attention: Tensor  # the last layer's cross-attention, heads averaged
-    attention_norm: Tensor  # the last layer's ||alpha v W^O||, cross-attention then self-attention
+    attention_norm: Tensor  # the last layer's ||sum over heads of alpha v W^O||, cross-attention then self-attention
     alti_plus: Tensor
     rollout: Tensor
     n_source: int
+    layers: dict = field(default_factory=dict)  # (kind, layer) -> ALTI's (Tq, N) contributions of that block
+    rebuild_error: float = 0.0  # largest |parts summed + bias - the hooked sum| over every block
+    norm_error: float = 0.0  # largest |L(parts) summed + L(bias) + beta - the hooked LN(y)| (post-norm blocks)
 
     def attribution(self, method: str, step: int) -> Attribution:
         row = getattr(self, method)[step]
@@ -272,53 +308,55 @@ class Contributions:
 @torch.inference_mode()
 def contributions(model, src: Tensor, tgt_in: Tensor) -> Contributions:
     """Attention, attention x norm, ALTI+ and attention rollout from one hooked pass: every attention block's
-    probabilities, values and W^O (capture_internals), and the stream entering every layer (hooks on the
-    positional encoding and the layers)."""
+    probabilities, values and W^O (capture_internals), and what enters and leaves every layer and layer norm.
+
+    ALTI+ (Ferrando et al. 2022): each block's sum y_i = x_i + sum_j alpha_ij v_j W^O + b^O is split into one part
+    per input; in self-attention the residual x_i joins token i's own part, in cross-attention it stays apart (the
+    target prefix's share). Parts go through the post-norm layer norm where there is one, are scored by alti_scores,
+    and are rolled out through the encoder, then through every decoder layer. The parts are checked against the
+    hooked sums (and layer-norm outputs) before anything is scored."""
     _check_step(src, tgt_in, 0)
-    enc_layers, dec_layers = list(model.encoder.layers), list(model.decoder.layers)
-    with capture_internals(model) as recorder, \
-            capture_outputs([model.positional] + enc_layers + dec_layers) as outs:
+    modules, where = _block_streams(model)
+    with capture_internals(model) as recorder, capture_calls(modules) as calls:
         model(src, tgt_in)
     inside = recorder.sentence(0)
-    streams = [calls[0][0] for calls in outs]  # (N, D) per module: the embedded inputs, then each layer's output
-    enc_in, dec_in = outs[0][0][0], outs[0][1][0]  # the positional encoding runs for the encoder, then the decoder
-    enc_in = [enc_in] + streams[1 : len(enc_layers)]
-    dec_in = [dec_in] + streams[1 + len(enc_layers) : len(streams) - 1]
+    seen = {"in": lambda i: calls[i][0][0][0], "out": lambda i: calls[i][0][1][0]}  # (N, D): first call, sentence 0
     blocks = model.attention_blocks()
-    post_norm = not model.cfg.norm_first
 
-    per_keys = {}  # (kind, layer) -> (Tq, Tk, D)
-
-    def block(kind: str, i: int, resid: Tensor, norm) -> tuple[Tensor, Tensor]:
-        """ALTI's (Tq, 1 + Tk) contributions of one block and the stream that leaves it."""
-        attn, seen = blocks[kind][i], inside[kind][i]
-        per_key = per_keys[(kind, i)] = _per_key(attn, seen)  # (Tq, Tk, D)
+    per_keys, layers, errors = {}, {}, {"rebuild": 0.0, "norm": 0.0}
+    for (kind, i), ((r, r_side), (y, y_side), norm) in where.items():
+        attn = blocks[kind][i]
+        per_key = per_keys[(kind, i)] = _per_key(attn, inside[kind][i])  # (Tq, Tk, D)
+        resid, hooked = seen[r_side](r), seen[y_side](y)  # (Tq, D) each
+        parts = cross_parts(resid, per_key) if kind == "cross" else self_parts(resid, per_key)
         bias = attn.w_o.bias.detach().float().cpu()
-        c = alti_block(resid, per_key, bias, norm if post_norm else None)
-        out = resid + per_key.sum(dim=1) + bias  # (Tq, D)
-        return c, _layer_norm(out, norm) if post_norm else out
-
-    enc_alti = []
-    for i, layer in enumerate(enc_layers):
-        c, _ = block("encoder", i, enc_in[i], layer.norm_1)
-        enc_alti.append(_self_matrix(c))
-    selfs, crosses = [], []
-    for i, layer in enumerate(dec_layers):
-        c_self, after_self = block("decoder", i, dec_in[i], layer.norm_1)
-        c_cross, _ = block("cross", i, after_self, layer.norm_2)
-        selfs.append(_self_matrix(c_self))
-        crosses.append(c_cross)
-    alti = decoder_rollout(chain(enc_alti), selfs, crosses)
+        errors["rebuild"] = max(errors["rebuild"], _check(parts.sum(dim=1) + bias, hooked, f"{kind} {i} sum"))
+        transformed, out = through_norm(parts, bias, hooked, norm)
+        if norm is not None:
+            errors["norm"] = max(errors["norm"], _check(out, seen["out"](y), f"{kind} {i} layer norm"))
+        layers[(kind, i)] = alti_scores(transformed, out)
+    n_enc, n_dec = len(blocks["encoder"]), len(blocks["decoder"])
+    alti = decoder_rollout(chain([layers["encoder", i] for i in range(n_enc)]),
+                           [layers["decoder", i] for i in range(n_dec)], [layers["cross", i] for i in range(n_dec)])
 
     att = {kind: torch.stack([inside[kind][i].probs for i in range(len(blocks[kind]))]) for kind in blocks}
     T = tgt_in.size(1)
     att_selfs = [(a.mean(dim=0) + torch.eye(T)) / 2 for a in att["decoder"]]  # (T, T): rows sum to 1
     att_crosses = [torch.cat([torch.full((T, 1), 0.5), a.mean(dim=0) / 2], dim=1) for a in att["cross"]]  # (T, 1+S)
     rolled = decoder_rollout(rollout(att["encoder"]), att_selfs, att_crosses)
-    last = len(dec_layers) - 1
+    last = n_dec - 1
     norms = torch.cat([per_keys[("cross", last)].norm(dim=-1), per_keys[("decoder", last)].norm(dim=-1)], dim=1)
     norms = norms / norms.sum(dim=-1, keepdim=True).clamp_min(1e-12)  # (T, S + T): later positions have alpha 0
-    return Contributions(att["cross"][-1].mean(dim=0), norms, alti, rolled, src.size(1))
+    return Contributions(att["cross"][-1].mean(dim=0), norms, alti, rolled, src.size(1), layers,
+                         errors["rebuild"], errors["norm"])
+
+
+def _check(rebuilt: Tensor, hooked: Tensor, what: str) -> float:
+    """|rebuilt - hooked| at its largest; a decomposition that does not add up to what the model computed is a bug."""
+    error = float((rebuilt - hooked).abs().max())
+    if error > REBUILD_TOLERANCE * max(float(hooked.abs().max()), 1.0):
+        raise RuntimeError(f"ALTI+: the {what} rebuilt from its parts is off by {error:.2g} from the hooked one")
+    return error
 
 
 # -----------------------------------------------------------------------------
@@ -406,6 +444,19 @@ class Explanation:
                 "source_share": {m: [round(v, 5) for v in vs] for m, vs in self.source_share.items()}}
 
 
+def attribute(model, src: Tensor, tgt_in: Tensor, step: int, token: int, alternative: int | None = None,
+              ig_steps: int = 64, rolled: Contributions | None = None) -> tuple[dict[str, Attribution],
+                                                                               IntegratedGradients]:
+    """The six methods of METHODS for the token predicted at `step`, in the page's order, and IG's details.
+    rolled: the sentence's contributions() when the caller has them already (one hooked pass serves every step)."""
+    rolled = rolled or contributions(model, src, tgt_in)
+    ig = integrated_gradients(model, src, tgt_in, step, token, alternative, ig_steps)
+    methods = {m: rolled.attribution(m, step) for m in ("attention", "attention_norm", "alti_plus", "rollout")}
+    methods |= {"gradient_x_input": gradient_x_input(model, src, tgt_in, step, token, alternative),
+                "integrated_gradients": ig.attribution}
+    return {m: methods[m] for m in METHODS}, ig
+
+
 def explain(model, src: Tensor, tgt_in: Tensor, chosen: list[int], step: int, alternative: int | None = None,
             ig_steps: int = 64) -> Explanation:
     """src (1, S); tgt_in (1, T) = <s> and the translation; chosen (T,): the token that followed each position.
@@ -416,11 +467,7 @@ def explain(model, src: Tensor, tgt_in: Tensor, chosen: list[int], step: int, al
     if alternative is not None and not 0 <= alternative < model.cfg.vocab_size:
         raise InputError(f"the alternative must be a token id below {model.cfg.vocab_size}")
     rolled = contributions(model, src, tgt_in)
-    ig = integrated_gradients(model, src, tgt_in, step, token, alternative, ig_steps)
-    methods = {m: rolled.attribution(m, step) for m in ("attention", "attention_norm", "alti_plus", "rollout")}
-    methods |= {"gradient_x_input": gradient_x_input(model, src, tgt_in, step, token, alternative),
-                "integrated_gradients": ig.attribution}
-    methods = {m: methods[m] for m in METHODS}  # in the page's order
+    methods, ig = attribute(model, src, tgt_in, step, token, alternative, ig_steps, rolled)
     deletion = deletion_test(model, src, tgt_in, step, token, {m: a.source for m, a in methods.items()})
     shares = {"alti_plus": rolled.source_share("alti_plus").tolist(),
               "gradient_x_input": gradient_source_shares(model, src, tgt_in, chosen).tolist()}

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from . import decoding, playground
+from . import decoding, downloads, results
 from .bertviz_view import bertviz_document
 from .data import bucket_batches, make_example, pad_batch, read_pair
 from .evaluate import score_translations
@@ -301,13 +301,13 @@ def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -
 
     # The app's round trip: translate plus every view's data for a 15-word sentence
     def roundtrip():
-        r = playground.run(tr, "bench", FIFTEEN_WORDS)
+        r = results.run(tr, "bench", FIFTEEN_WORDS)
         for kind in ("encoder", "decoder", "cross"):
             playground.attention_figure(r, kind, 0, "average", "single")
         playground.attention_figure(r, "cross", 0, "0", "all")
         playground.step_view(r, 0)
         bertviz_document(r.maps, "head")
-        playground.attention_payload(r.maps)
+        downloads.attention_payload(r.maps)
 
     roundtrip()
     result["app_roundtrip_s"] = statistics.median(clock(roundtrip) for _ in range(5))

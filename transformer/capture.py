@@ -169,6 +169,21 @@ def capture_outputs(modules: list[nn.Module], keep_graph: bool = False) -> Itera
 
 
 @contextmanager
+def capture_calls(modules: list[nn.Module]) -> Iterator[list[list[tuple[Tensor, Tensor]]]]:
+    """Record what enters and leaves each module, per forward call: (first input, output), each detached as fp32
+    on the CPU; hooks removed on exit. ALTI+ checks its rebuilt block outputs against these."""
+    records: list[list[tuple[Tensor, Tensor]]] = [[] for _ in modules]
+
+    def keep(i: int) -> Callable:
+        def hook(module, inputs, output):
+            records[i].append((inputs[0].detach().float().cpu(), output.detach().float().cpu()))
+        return hook
+
+    with _owned_hooks([(m, keep(i)) for i, m in enumerate(modules)]):
+        yield records
+
+
+@contextmanager
 def replace_outputs(module: nn.Module, outputs: list[Tensor]) -> Iterator[None]:
     """The module's i-th forward call inside the block gives outputs[i] instead of what it computed (attributions
     run the model on chosen embeddings this way: the encoder embeds the source first, then the decoder its inputs).

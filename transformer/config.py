@@ -81,6 +81,8 @@ class TrainConfig:
     val_bleu_every: int = 1  # the per-epoch val BLEU only every k epochs (val loss is always measured)
     timeline: str = "assets/examples.json"  # sentences translated (greedy) after every epoch; "": none
     snapshot_epochs: str = "1,2,4,8,16"  # epochs whose weights are kept (int8) under <out>/timeline/; "": none
+    oversample: str = ""  # "multi30k:2": that corpus's pairs appear twice in every epoch (others once)
+    init_from: str = ""  # a checkpoint to start from (its vocabulary, sizes and weights): a second training stage
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -1,11 +1,13 @@
-"""Multi30k reading and length-bucketed batches.
+"""Multi30k and Tatoeba reading, held-out splits with several references, and length-bucketed batches.
 
 Shape legend: B batch, S source length, T target length (with <s> / </s>).
 """
 from __future__ import annotations
 
 import gzip
+import hashlib
 import random
+from dataclasses import dataclass
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,6 +42,71 @@ def read_pair(data_dir: str | Path, split: str, src_lang: str, tgt_lang: str) ->
     if len(src) != len(tgt):
         raise InputError(f"{split}: {len(src)} {src_lang} lines but {len(tgt)} {tgt_lang} lines")
     return src, tgt
+
+
+# -----------------------------------------------------------------------------
+# Corpora: Multi30k ships train/val/test files; Tatoeba ships train files only, and we hold out our own split
+
+HELDOUT = {"test": 2000, "val": 1000}  # English sentences held out of a corpus that has train files only
+
+
+@dataclass
+class Corpus:
+    """One folder of a pair's data. `split` gives (sources, reference streams) ready for sacreBLEU."""
+
+    name: str  # the folder's name: "multi30k", "tatoeba"
+    data_dir: Path
+    src_lang: str
+    tgt_lang: str
+
+    @property
+    def holds_out(self) -> bool:
+        """True for the Tatoeba layout (<dir>/<pair>/train.<lang>.gz), which has no val or test files."""
+        return (self.data_dir / f"{self.src_lang}-{self.tgt_lang}").is_dir()
+
+    def pairs(self, split: str) -> tuple[list[str], list[str]]:
+        """Aligned (source, target) lines of a split; a held-out split keeps every translation of its sentences."""
+        if not self.holds_out:
+            return read_pair(self.data_dir, split, self.src_lang, self.tgt_lang)
+        src, tgt = read_pair(self.data_dir / f"{self.src_lang}-{self.tgt_lang}", "train", self.src_lang, self.tgt_lang)
+        side = heldout_side(src)
+        keep = [i for i in range(len(src)) if side[src[i]] == split]
+        return [src[i] for i in keep], [tgt[i] for i in keep]
+
+    def split(self, split: str) -> tuple[list[str], list[list[str | None]]]:
+        """(unique sources, reference streams): stream k holds each source's k-th translation, or None."""
+        src, tgt = self.pairs(split)
+        return group_references(src, tgt)
+
+
+def open_corpora(data_dirs: str | Path | list, pair: str) -> list[Corpus]:
+    """One Corpus per --data-dir (a single folder or a list of them)."""
+    dirs = [data_dirs] if isinstance(data_dirs, (str, Path)) else data_dirs
+    src_lang, tgt_lang = pair.split("-")
+    return [Corpus(Path(d).resolve().name, Path(d), src_lang, tgt_lang) for d in dirs]
+
+
+def heldout_side(sources: list[str]) -> dict[str, str]:
+    """Each distinct source sentence's side: "test", "val" or "train".
+
+    The sentences are ordered by the SHA-1 of their text (a shuffle that no file order or seed can change);
+    the first HELDOUT["test"] are test, the next HELDOUT["val"] val. All translations of a sentence share its side.
+    """
+    order = sorted(set(sources), key=lambda s: hashlib.sha1(s.encode("utf-8")).hexdigest())
+    n_test, n_val = HELDOUT["test"], HELDOUT["val"]
+    side = dict.fromkeys(order[n_test + n_val:], "train")
+    side |= dict.fromkeys(order[:n_test], "test") | dict.fromkeys(order[n_test : n_test + n_val], "val")
+    return side
+
+
+def group_references(src: list[str], tgt: list[str]) -> tuple[list[str], list[list[str | None]]]:
+    """Distinct sources in first-seen order, and reference streams padded with None (sacreBLEU's "no reference")."""
+    refs: dict[str, list[str]] = {}
+    for s, t in zip(src, tgt):
+        refs.setdefault(s, []).append(t)
+    most = max((len(r) for r in refs.values()), default=0)
+    streams = [[r[k] if k < len(r) else None for r in refs.values()] for k in range(most)]
+    return list(refs), streams
 
 
 # -----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""sacreBLEU (cased and lowercased) and chrF of a checkpoint on a pair of plain or gzipped files."""
+"""sacreBLEU (cased and lowercased) and chrF of a checkpoint on a pair of files or a corpus's split."""
 from __future__ import annotations
 
 import json
@@ -11,13 +11,17 @@ from .decoding import DecodeOptions
 from .errors import InputError
 
 
-def score_translations(hyps: list[str], refs: list[str]) -> dict:
-    """Corpus BLEU cased, BLEU lowercased (the papers' convention), chrF, with sacreBLEU signatures."""
+def score_translations(hyps: list[str], refs: list) -> dict:
+    """Corpus BLEU cased, BLEU lowercased (the papers' convention), chrF, with sacreBLEU signatures.
+
+    refs: one reference per hypothesis, or reference streams (stream k: each sentence's k-th reference or None)."""
+    streams = refs if refs and isinstance(refs[0], list) else [refs]
     bleu, bleu_lc, chrf = BLEU(), BLEU(lowercase=True), CHRF()
     return {
-        "bleu": bleu.corpus_score(hyps, [refs]).score,
-        "bleu_lc": bleu_lc.corpus_score(hyps, [refs]).score,
-        "chrf": chrf.corpus_score(hyps, [refs]).score,
+        "bleu": bleu.corpus_score(hyps, streams).score,
+        "bleu_lc": bleu_lc.corpus_score(hyps, streams).score,
+        "chrf": chrf.corpus_score(hyps, streams).score,
+        "references": len(streams),
         "signatures": {
             "bleu": str(bleu.get_signature()),
             "bleu_lc": str(bleu_lc.get_signature()),
@@ -26,13 +30,19 @@ def score_translations(hyps: list[str], refs: list[str]) -> dict:
     }
 
 
-def evaluate(translator, src_path: str, ref_path: str, options: DecodeOptions = DecodeOptions(),
-             batch_size: int = 64, limit: int = 0) -> dict:
+def read_test_set(src_path: str, ref_path: str) -> tuple[list[str], list[str]]:
     src, refs = read_lines(src_path), read_lines(ref_path)
     if len(src) != len(refs):
         raise InputError(f"{src_path} has {len(src)} lines but {ref_path} has {len(refs)}")
+    return src, refs
+
+
+def evaluate(translator, src: list[str], refs: list, options: DecodeOptions = DecodeOptions(),
+             batch_size: int = 64, limit: int = 0) -> dict:
+    """Scores of `translator` on sources `src` against refs (one per source, or reference streams)."""
     if limit:
-        src, refs = src[:limit], refs[:limit]
+        src = src[:limit]
+        refs = [stream[:limit] for stream in refs] if refs and isinstance(refs[0], list) else refs[:limit]
     t0 = time.perf_counter()
     out = translator.translate_batch(src, options, batch_size=batch_size)
     seconds = time.perf_counter() - t0
@@ -49,7 +59,7 @@ def record(checkpoint: str, name: str, result: dict, options: dict) -> None:
 
     path = Path(checkpoint) / METRICS
     metrics = json.loads(path.read_text()) if path.exists() else {}
-    keep = ("bleu", "bleu_lc", "chrf", "sentences", "seconds", "signatures")
+    keep = ("bleu", "bleu_lc", "chrf", "references", "sentences", "seconds", "signatures")
     metrics.setdefault("test", {})[name] = {k: result[k] for k in keep} | {
         "beam": options["beam"], "length_penalty": options["length_penalty"], "src": options["src"],
         "int8": options.get("int8", False)}

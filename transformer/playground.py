@@ -1,125 +1,22 @@
-"""What the app shows, computed without gradio: one translation plus everything its views need.
-
-Every map and every layer input comes from forward hooks (Translator.inspect); nothing is threaded
-through forward's return values. The views (views/) turn these numbers into HTML and Markdown.
+"""What each view of the app shows, computed without gradio from a results.Result: figures, choices, tables.
+The views (views/) turn these into gradio updates.
 """
 from __future__ import annotations
 
 import difflib
-import functools
-import hashlib
-import json
-import threading
-import time
-import uuid
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
-from concurrent.futures import Future
-from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
 from . import mechanics, plots
 from .attribution import METHODS
 from .capture import KINDS, parse_head
-from .decoding import DecodeOptions
 from .errors import InputError
+from .results import Result
 from .timeline import lens_over_epochs, snapshots
-from .translator import Inspection, Translation, Translator
+from .translator import Translation, Translator
 
 KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
               "cross": "cross-attention (decoder -> encoder)"}
-
-
-# The three families panel runs the user's sentence in one batch with this one: the shorter of the two is padded
-NEIGHBOUR = "Two dogs are running through a field of tall grass while a man watches."
-
-
-@functools.lru_cache(maxsize=16)
-def neighbour_translation(translator: Translator) -> Translation:
-    """NEIGHBOUR's greedy translation by this model (the same every time, so made once)."""
-    return translator.translate(NEIGHBOUR)
-
-
-@dataclass
-class Result:
-    """One user's current translation and what the hooks saw; lives in that user's gr.State."""
-
-    pair: str
-    text: str
-    translation: Translation
-    inspection: Inspection
-    options: DecodeOptions = DecodeOptions()
-    batch: list[dict] | None = None  # Translator.inspect_batch of [text, NEIGHBOUR]: masks with padding
-
-    @property
-    def maps(self):
-        return self.inspection.maps
-
-    @property
-    def key(self) -> str:
-        """The same for the same pair, text and decoding options: what caches of its views are keyed by."""
-        return result_key(self.pair, self.text, self.options)
-
-
-def result_key(pair: str, text: str, options: DecodeOptions) -> str:
-    return hashlib.sha1(repr((pair, text, options)).encode("utf-8", "replace")).hexdigest()[:20]
-
-
-class SharedCache:
-    """A bounded map from keys to values that are the same for every user: each is computed once, even when many
-    requests ask for it at the same moment (the others wait for the first); least recently used entries go first,
-    and an entry older than `ttl_s` (when given) is computed again."""
-
-    def __init__(self, size: int, ttl_s: float | None = None):
-        self.size, self.ttl_s = size, ttl_s
-        self.entries: OrderedDict[Hashable, tuple[float, object]] = OrderedDict()  # key -> (made at, value)
-        self.pending: dict[Hashable, Future] = {}
-        self.lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def get(self, key: Hashable, make: Callable[[], object]):
-        with self.lock:
-            entry = self.entries.get(key)
-            if entry is not None and (self.ttl_s is None or time.monotonic() - entry[0] < self.ttl_s):
-                self.entries.move_to_end(key)
-                self.hits += 1
-                return entry[1]
-            future, owner = self.pending.get(key), False
-            if future is None:
-                future, owner = self.pending.setdefault(key, Future()), True
-                self.misses += 1
-        if not owner:
-            return future.result()  # another request is computing it: wait for that one
-        try:
-            value = make()
-        except BaseException as e:
-            with self.lock:
-                self.pending.pop(key, None)
-            future.set_exception(e)
-            raise
-        with self.lock:
-            self.entries[key] = (time.monotonic(), value)
-            self.entries.move_to_end(key)
-            while len(self.entries) > self.size:
-                self.entries.popitem(last=False)
-            self.pending.pop(key, None)
-        future.set_result(value)
-        return value
-
-
-def run(translator: Translator, pair: str, text: str, options: DecodeOptions = DecodeOptions(),
-        cache: SharedCache | None = None) -> Result:
-    """Translate, then hooked teacher-forced passes: the sentence alone (maps, layer inputs, Q/K/V), and the
-    sentence in a padded batch with NEIGHBOUR (the masks as a batch applies them). Beam search keeps its tree.
-    cache: results shared between users (every strategy is repeatable: sampling draws from its seed)."""
-    if cache is not None:
-        return cache.get(result_key(pair, text, options), lambda: run(translator, pair, text, options))
-    translation = translator.translate(text, options, record_tree=options.strategy == "beam")
-    inspection = translator.inspect(text, translation, internals=True)
-    batch = translator.inspect_batch([text, NEIGHBOUR], [translation, neighbour_translation(translator)])
-    return Result(pair, text, translation, inspection, options, batch)
 
 
 # -----------------------------------------------------------------------------
@@ -144,26 +41,6 @@ def attention_figure(result: Result, kind: str, layer: int, head: str, mode: str
     if head == "average":
         return plots.attention_heatmap(weights[layer].mean(0), queries, keys, f"{name}, layer {layer}, mean of heads")
     return plots.attention_heatmap(weights[layer, int(head)], queries, keys, f"{name}, layer {layer}, head {head}")
-
-
-def attention_payload(maps) -> dict:
-    """The maps as nested lists (L, H, query, key) with their token labels, for JSON."""
-    return {k: [[[[round(p, 5) for p in row] for row in head] for head in layer] for layer in getattr(maps, k).tolist()]
-            for k in KINDS} | {"source_tokens": maps.source_tokens, "target_tokens": maps.target_tokens}
-
-
-def write_attention_json(result: Result, folder: str | Path, keep_s: float = 3600.0) -> Path:
-    """Write the maps for download under a fresh name; files older than keep_s are removed first."""
-    folder = Path(folder)
-    for old in folder.glob("attention-*.json"):
-        try:
-            if time.time() - old.stat().st_mtime > keep_s:
-                old.unlink(missing_ok=True)
-        except FileNotFoundError:  # another request pruned it between the listing and the look
-            pass
-    path = folder / f"attention-{uuid.uuid4().hex[:12]}.json"
-    path.write_text(json.dumps(attention_payload(result.maps)))
-    return path
 
 
 # -----------------------------------------------------------------------------
@@ -229,16 +106,6 @@ def rollout_figure(result: Result):
         panels.append((f"{kind}: last layer, mean of heads", last, tokens))
         panels.append((f"{kind}: rollout through all layers", rolled, tokens))
     return plots.rollout_figure(panels, "Attention rollout (Abnar & Zuidema 2020) beside the raw last layer")
-
-
-def write_rollout_json(result: Result, folder: str | Path) -> Path:
-    """The rollout matrices with their tokens, for download (pruned with the attention files)."""
-    payload = {kind: {"last_layer_mean": [[round(p, 5) for p in r] for r in last.tolist()],
-                      "rollout": [[round(p, 5) for p in r] for r in rolled.tolist()], "tokens": tokens}
-               for kind, (last, rolled, tokens) in rollout_maps(result).items()}
-    path = Path(folder) / f"attention-rollout-{uuid.uuid4().hex[:12]}.json"
-    path.write_text(json.dumps(payload))
-    return path
 
 
 # -----------------------------------------------------------------------------
@@ -405,17 +272,3 @@ def continuing_own_words(expl) -> list[int]:
     return [t for t, v in enumerate(expl.source_share["alti_plus"]) if v < LOW_SOURCE_SHARE]
 
 
-def write_used_json(expl, lens, training, folder: str | Path) -> Path:
-    """Every number of the "What the model used" view: the attributions, the deletion test, the source shares,
-    the logit lens (top-1 per layer and step, p of the final token) and the lens over training."""
-    ids, probs = lens.top()
-    payload = expl.to_dict() | {"lens": {
-        "top_ids": ids.tolist(), "top_prob": [[round(float(p), 5) for p in row] for row in probs],
-        "final_token_prob": [[round(float(p), 5) for p in row] for row in lens.chosen_prob()],
-        "first_top1_layer": lens.first_top1_layer()}}
-    if training is not None:
-        stages, shares = training
-        payload["lens_over_training"] = {"stages": stages, "top1_is_final_share": shares.tolist()}
-    path = Path(folder) / f"what-the-model-used-{uuid.uuid4().hex[:12]}.json"
-    path.write_text(json.dumps(payload))
-    return path

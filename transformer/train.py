@@ -1,8 +1,11 @@
-"""Training on Multi30k: Adam with the Noam schedule, label smoothing, bucketed batches (§5).
+"""Training on Multi30k (and Tatoeba): Adam with the Noam schedule, label smoothing, bucketed batches (§5).
 
-Resumable: a training state (weights, Adam moments, position in the epoch) is written atomically at
-most `save_every_s` seconds apart and at each epoch's end, under <out>/train/. Runs under torchrun
-(DDP) unchanged: each rank takes every world_size-th batch and rank 0 writes.
+Resumable exactly: a training state (weights, Adam moments, dropout RNG, position in the epoch) is written
+atomically at most `save_every_s` seconds apart and at each epoch's end, under <out>/train/. Runs under
+torchrun (DDP) unchanged: each rank takes every world_size-th batch and rank 0 writes.
+
+A run may start from a shipped checkpoint (`init_from`): a second stage that keeps its vocabulary and
+weights, numbers its epochs on from the first stage's and keeps that stage's curves and snapshots.
 
 Shape legend: B batch, S source length, T target length, V vocabulary.
 """
@@ -24,14 +27,17 @@ from safetensors.torch import load_file
 from torch import Tensor
 from tqdm import tqdm
 
-from .checkpoint import TIMELINE, atomic_write, int8_rows, save_checkpoint, save_weights, write_json
+from .checkpoint import (TIMELINE, atomic_write, from_int8_rows, int8_rows, load_checkpoint, save_checkpoint,
+                         save_weights, snapshot_epochs, write_json)
 from .config import ModelConfig, TrainConfig
-from .data import bucket_batches, iterate_batches, length_sorted_batches, make_example, pad_batch, read_pair
+from .data import bucket_batches, iterate_batches, length_sorted_batches, make_example, open_corpora, pad_batch
 from .decoding import DecodeOptions, decode
 from .evaluate import score_translations
 from .model import Transformer, count_parameters
 from .schedule import learning_rate
 from .tokenizer import Tokenizer
+
+DROPOUTS = ("dropout", "attn_dropout", "act_dropout")  # the model options a second stage may change
 
 # -----------------------------------------------------------------------------
 # Loss
@@ -80,7 +86,7 @@ def train_step(model, optimizer, src: Tensor, tgt: Tensor, lr: float, label_smoo
 # Training state: safetensors for tensors, JSON for the rest (never pickle)
 
 
-STATE = "state.safetensors"  # weights, Adam moments and, in its metadata, the position: one atomic file
+STATE = "state.safetensors"  # weights, Adam moments, RNG and, in its metadata, the position: one atomic file
 
 
 def save_state(path: Path, model, optimizer, position: dict) -> None:
@@ -88,6 +94,9 @@ def save_state(path: Path, model, optimizer, position: dict) -> None:
     for idx, st in optimizer.state_dict()["state"].items():
         for key, value in st.items():
             tensors[f"adam.{idx}.{key}"] = value if torch.is_tensor(value) else torch.tensor(value)
+    tensors["rng.cpu"] = torch.get_rng_state()  # dropout masks go on where they stopped
+    if torch.cuda.is_available():
+        tensors["rng.cuda"] = torch.cuda.get_rng_state()
     save_weights(path / STATE, tensors, metadata={"position": json.dumps(position)})
 
 
@@ -96,6 +105,10 @@ def load_state(path: Path, model, optimizer) -> dict:
         position = json.loads(f.metadata()["position"])
     tensors = load_file(path / STATE)
     model.load_weights({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
+    if "rng.cpu" in tensors:
+        torch.set_rng_state(tensors["rng.cpu"])
+    if "rng.cuda" in tensors and torch.cuda.is_available():
+        torch.cuda.set_rng_state(tensors["rng.cuda"])
     state: dict[int, dict] = {}
     for name, value in tensors.items():
         if name.startswith("adam."):
@@ -115,7 +128,9 @@ def average_snapshots(paths: list[Path]) -> dict[str, Tensor]:
 
 
 def finish(out_dir: Path, model, tokenizer, metrics: dict, last: int, fp16: bool, val_src, val_tgt) -> None:
-    """Average the last `last` epoch snapshots under <out>/train/, score them on val, write the checkpoint."""
+    """Average the last `last` epoch snapshots under <out>/train/, score them on val, write the checkpoint.
+
+    val_tgt: one reference per source, or reference streams (several references per source)."""
     work = Path(out_dir) / "train"
     epochs = sorted(int(p.stem[len("epoch"):]) for p in work.glob("epoch*.safetensors"))[-last:]
     model.load_weights(average_snapshots([work / f"epoch{e}.safetensors" for e in epochs]))
@@ -150,8 +165,8 @@ def translate_all(model, tokenizer, src: list[str], beam: int, device, batch_siz
     return hyps
 
 
-def bleu_of(model, tokenizer, src: list[str], refs: list[str], beam: int, device, batch_size: int = 64) -> float:
-    """Cased corpus BLEU of translate_all's output."""
+def bleu_of(model, tokenizer, src: list[str], refs: list, beam: int, device, batch_size: int = 64) -> float:
+    """Cased corpus BLEU of translate_all's output; refs: one per source, or reference streams."""
     return score_translations(translate_all(model, tokenizer, src, beam, device, batch_size), refs)["bleu"]
 
 
@@ -178,8 +193,39 @@ def validation_loss(model, examples, max_tokens: int, device) -> float:
     return nll_sum / n
 
 
-def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool = False, limit: int = 0) -> dict:
-    """Train a model and write the checkpoint directory `out`; returns the metrics it saved."""
+def oversampling(spec: str) -> dict[str, int]:
+    """"multi30k:2,tatoeba:1" -> {"multi30k": 2, "tatoeba": 1}: how many times each corpus is seen per epoch."""
+    out = {}
+    for item in filter(None, (x.strip() for x in spec.split(","))):
+        name, _, times = item.partition(":")
+        out[name] = int(times or 1)
+    return out
+
+
+def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transformer, Tokenizer, dict, list[dict]]:
+    """The checkpoint a second stage starts from: (model, tokenizer, its summary, its epoch rows).
+
+    Its rows keep their curves; their translations are redone for this run's timeline sentences from the
+    snapshots it kept (other epochs lose theirs), and its last row gets the shipped model's own."""
+    model, tokenizer, metrics = load_checkpoint(init_from, device)
+    rows = [dict(row, translations=[]) for row in metrics.get("epochs", [])]
+    kept = set(snapshot_epochs(init_from))
+    for row in rows:
+        if row["epoch"] in kept and timeline_src:
+            snap = Transformer(model.cfg).to(device)
+            snap.load_weights(from_int8_rows(load_file(Path(init_from) / TIMELINE / f"epoch{row['epoch']}.safetensors")))
+            row["translations"] = translate_all(snap, tokenizer, timeline_src, 1, device)
+    if rows and timeline_src:
+        rows[-1]["translations"] = translate_all(model, tokenizer, timeline_src, 1, device)
+    summary = {k: metrics.get(k) for k in ("command", "train_config", "test", "averaged_epochs", "train_wall_s")}
+    return model, tokenizer, {"from": str(init_from), **summary}, rows
+
+
+def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool = False,
+          limit: int = 0) -> dict:
+    """Train a model and write the checkpoint directory `out`; returns the metrics it saved.
+
+    data_dir: one folder or several (Multi30k's layout, or Tatoeba's with a held-out split of our own)."""
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     rank, world = 0, 1
     if distributed:
@@ -193,14 +239,30 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
     work.mkdir(parents=True, exist_ok=True)
     src_lang, tgt_lang = tcfg.pair.split("-")
 
-    # Data and the joint sentencepiece vocabulary (trained on the training side of both languages)
-    train_src, train_tgt = read_pair(data_dir, "train", src_lang, tgt_lang)
-    val_src, val_tgt = read_pair(data_dir, "val", src_lang, tgt_lang)
-    if limit:
-        train_src, train_tgt = train_src[:limit], train_tgt[:limit]
-        val_src, val_tgt = val_src[: max(limit // 10, 8)], val_tgt[: max(limit // 10, 8)]
+    # Data: every corpus's training pairs (some seen several times an epoch), each corpus's own val split
+    corpora = open_corpora(data_dir, tcfg.pair)
+    repeats = oversampling(tcfg.oversample)
+    train_src, train_tgt, val_src, val_tgt, val_sets = [], [], [], [], {}
+    for corpus in corpora:
+        src, tgt = corpus.pairs("train")
+        vsrc, vtgt = corpus.pairs("val")
+        if limit:
+            src, tgt, vsrc, vtgt = src[:limit], tgt[:limit], vsrc[: max(limit // 10, 8)], vtgt[: max(limit // 10, 8)]
+        train_src += src * repeats.get(corpus.name, 1)
+        train_tgt += tgt * repeats.get(corpus.name, 1)
+        val_src, val_tgt = val_src + vsrc, val_tgt + vtgt
+        val_sets[corpus.name] = corpus.split("val") if not limit else (vsrc, [vtgt])
+
+    # The joint sentencepiece vocabulary (trained on the training side of both languages), or the first stage's
+    timeline_src = read_timeline_sources(tcfg)
     spm_path = work / "spm.model"
-    if rank == 0 and not spm_path.exists():
+    init_model, stage = None, None
+    if tcfg.init_from:
+        init_model, tokenizer, stage, history = first_stage(tcfg.init_from, timeline_src, device)
+        mcfg = ModelConfig.from_dict({**init_model.cfg.to_dict(), **{k: getattr(mcfg, k) for k in DROPOUTS}})
+        if rank == 0 and not spm_path.exists():
+            atomic_write(spm_path, tokenizer.save)
+    elif rank == 0 and not spm_path.exists():
         atomic_write(spm_path, Tokenizer.train(train_src + train_tgt, tcfg.vocab_size).save)
     if distributed:
         dist.barrier()  # every rank reads the one vocabulary rank 0 wrote
@@ -218,12 +280,22 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         return [make_example(s, t, mcfg.max_len) for s, t in zip(srcs, tgts)]
 
     train_ex, val_ex = encode(train_src, train_tgt), encode(val_src, val_tgt)
-    timeline_src = read_timeline_sources(tcfg)
     keep_epochs = {int(e) for e in tcfg.snapshot_epochs.split(",") if e.strip()}
 
     model = Transformer(mcfg).to(device)
+    first = 1  # a second stage numbers its epochs on from the first stage's
+    if init_model is not None:
+        model.load_weights(init_model.state_dict())
+        first = history[-1]["epoch"] + 1 if history else 1
+        if rank == 0:
+            for e in snapshot_epochs(tcfg.init_from):  # its snapshots, and its shipped model as its last epoch
+                atomic_write(out_dir / TIMELINE / f"epoch{e}.safetensors",
+                             lambda tmp, e=e: Path(tmp).write_bytes((Path(tcfg.init_from) / TIMELINE / f"epoch{e}.safetensors").read_bytes()))
+            if history:
+                save_weights(out_dir / TIMELINE / f"epoch{first - 1}.safetensors", int8_rows(init_model.state_dict()))
+    last_epoch = first - 1 + tcfg.epochs
     optimizer = make_optimizer(model, tcfg.weight_decay)
-    position = {"epoch": 1, "batch": 0, "step": 0, "elapsed_s": 0.0}
+    position = {"epoch": first, "batch": 0, "step": 0, "elapsed_s": 0.0}
     metrics = {
         "command": "python -m transformer " + shlex.join(sys.argv[1:]),
         "hardware": hardware(),
@@ -233,14 +305,16 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         "model_config": mcfg.to_dict(),
         "train_config": tcfg.to_dict(),
         "timeline_sources": timeline_src,
-        "epochs": [],
+        "epochs": history if init_model is not None else [],
     }
+    if stage:
+        metrics["first_stage"] = stage
     for stale in work.glob(".*.tmp"):  # a write cut short by a crash; the file it was meant to replace is intact
         stale.unlink()
     if resume and (work / STATE).exists():
         position = load_state(work, model, optimizer)
         done = json.loads((work / "metrics.json").read_text())["epochs"] if (work / "metrics.json").exists() else []
-        metrics["epochs"] = [row for row in done if row["epoch"] < position["epoch"]]
+        metrics["epochs"] = [row for row in done if row["epoch"] < position["epoch"]] or metrics["epochs"]
         if rank == 0:
             print(f"resumed at epoch {position['epoch']}, batch {position['batch']}, step {position['step']}")
     ddp_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
@@ -249,10 +323,10 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
     last_save = time.time()
     drawer = ThreadPoolExecutor(1) if tcfg.spm_alpha else None  # draws the next epoch's segmentation meanwhile
     next_ex = drawer.submit(sampled_train_examples, position["epoch"]) if drawer else None
-    for epoch in range(position["epoch"], tcfg.epochs + 1):
+    for epoch in range(position["epoch"], last_epoch + 1):
         if drawer:
             train_ex = next_ex.result()
-            next_ex = drawer.submit(sampled_train_examples, epoch + 1) if epoch < tcfg.epochs else None
+            next_ex = drawer.submit(sampled_train_examples, epoch + 1) if epoch < last_epoch else None
         batches = bucket_batches(train_ex, tcfg.max_tokens, seed=tcfg.seed + epoch)
         batches = batches[: len(batches) // world * world][rank::world]  # equal counts, or all-reduce would hang
         start_batch = position["batch"] if epoch == position["epoch"] else 0
@@ -267,7 +341,7 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         for b, (src, tgt) in enumerate(bar, start=start_batch):
             src, tgt = src.to(device), tgt.to(device)
             position["step"] += 1
-            lr = learning_rate(position["step"], epoch - 1 + b / len(batches), mcfg.d_model, tcfg)
+            lr = learning_rate(position["step"], epoch - first + b / len(batches), mcfg.d_model, tcfg)
             loss, n_tokens = train_step(ddp_model, optimizer, src, tgt, lr, tcfg.label_smoothing, mcfg.pad_id,
                                         tcfg.clip_norm)
             loss_sum, tok_sum = loss_sum + loss, tok_sum + n_tokens
@@ -287,9 +361,10 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         if epoch in keep_epochs:
             save_weights(out_dir / TIMELINE / f"epoch{epoch}.safetensors", int8_rows(model.state_dict()))
         val_loss = validation_loss(model, val_ex, tcfg.max_tokens, device)
-        val_bleu = None  # measured every val_bleu_every epochs, and at the last
-        if epoch % tcfg.val_bleu_every == 0 or epoch == tcfg.epochs:
-            val_bleu = bleu_of(model, tokenizer, val_src, val_tgt, tcfg.val_beam, device, batch_size=256)
+        val_bleu = {}  # per corpus, measured every val_bleu_every epochs, and at the last
+        if (epoch - first + 1) % tcfg.val_bleu_every == 0 or epoch == last_epoch:
+            val_bleu = {name: bleu_of(model, tokenizer, vsrc, vrefs, tcfg.val_beam, device, batch_size=256)
+                        for name, (vsrc, vrefs) in val_sets.items()}
         translations = translate_all(model, tokenizer, timeline_src, 1, device) if timeline_src else []
         model.train()
         row = {
@@ -297,7 +372,8 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
             "step": position["step"],
             "train_loss": loss_sum / tok_sum,
             "val_loss": val_loss,
-            "val_bleu": val_bleu,
+            "val_bleu": next(iter(val_bleu.values()), None),  # the first corpus's (the curve the app draws)
+            "val_bleu_by_corpus": val_bleu,
             "lr": lr,
             "tokens_per_s": tok_sum * world / epoch_s,
             "epoch_s": epoch_s,
@@ -306,7 +382,7 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         }
         metrics["epochs"].append(row)
         tqdm.write(json.dumps(row))
-        write_json(work / "metrics.json", {"epochs": metrics["epochs"]})
+        write_json(work / "metrics.json", {"epochs": metrics["epochs"], "first_stage": stage})
         position.update(epoch=epoch + 1, batch=0)
         save_state(work, model, optimizer, position)
         last_save = time.time()
@@ -315,7 +391,8 @@ def train(data_dir: str, out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume:
         drawer.shutdown()
     if rank == 0:
         metrics["train_wall_s"] = position["elapsed_s"]
-        finish(out_dir, model, tokenizer, metrics, tcfg.average_last, tcfg.fp16_weights, val_src, val_tgt)
+        vsrc, vrefs = next(iter(val_sets.values()))
+        finish(out_dir, model, tokenizer, metrics, tcfg.average_last, tcfg.fp16_weights, vsrc, vrefs)
     if distributed:
         dist.destroy_process_group()
     return metrics

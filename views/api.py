@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from transformer import playground
+from transformer import downloads
 from transformer.capture import parse_head
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
@@ -39,7 +39,7 @@ def register(ctx: Context) -> None:
         """Attention maps (L, H, query, key) of `text` and its greedy translation (or the one given),
         with the heads in `ablate` switched off."""
         t, off = ctx.translator(pair), heads_off(ablate)
-        return playground.attention_payload(t.attention(text, translation or t.translate(text, ablate=off), ablate=off))
+        return downloads.attention_payload(t.attention(text, translation or t.translate(text, ablate=off), ablate=off))
 
     gr.api(translate, api_name="translate")
     gr.api(attention, api_name="attention")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from transformer import playground
+from transformer import downloads, playground
 
 from .common import EXPLAIN, Context, View, friendly, kind_radio, layer_choices, need
 
@@ -31,7 +31,7 @@ class AttentionView(View):
         return playground.attention_figure(result, kind, layer, head, mode)
 
     def fill(self, result, values: dict) -> dict:
-        path = playground.write_attention_json(result, self.ctx.downloads)
+        path = downloads.write(self.ctx.downloads, "attention", downloads.attention_payload(result.maps))
         return {self.plot: self.figure(result, *(values[c] for c in self.controls)),
                 self.download: gr.update(value=str(path), visible=True)}
 

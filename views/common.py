@@ -5,13 +5,14 @@ import functools
 import html
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import gradio as gr
 import plotly.graph_objects as go
 
 from transformer import Translator
+from transformer.cache import SharedCache
 from transformer.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,8 +26,9 @@ class Context:
     """The server's read-only state: every checkpoint, loaded once, and where downloads go."""
 
     translators: dict[str, Translator]
-    downloads: Path  # attention JSON files, pruned hourly
+    downloads: Path  # every download of the page (transformer.downloads: one writer, pruned hourly)
     bertviz_scripts: str | list[str] = "inline"  # bertviz_document's scripts: "inline", "cdn" or their URLs
+    drawn: SharedCache = field(default_factory=lambda: SharedCache(256, ttl_s=1800))  # views' updates, successes only
 
     @property
     def pairs(self) -> list[str]:
@@ -77,10 +79,21 @@ def restore_hint(path: Path | None) -> str:
             f"--data-dir ../shared/data/multi30k --pair {path.name} --out {shown}`.")
 
 
+class PartlyDrawn(Exception):
+    """Raised by a view drawn but for one part: its updates, and a sentence on the part that failed. The page shows
+    both and keeps neither in its cache, so the next request tries that part again."""
+
+    def __init__(self, updates: dict, message: str):
+        super().__init__(message)
+        self.updates, self.message = updates, message
+
+
 class View:
     """One view of the page. `controls`: what `fill` reads; `outputs`: what it sets for a new translation;
     `pair_inputs` and `pair_outputs`: the same for `on_pair`, a newly chosen checkpoint. `problem` is the view's own
-    notice: a view that fails says so there, and the rest of the page goes on working."""
+    notice: a view that fails says so there, and the rest of the page goes on working. `shown` is the view's own
+    per-user state, {"pair": ..., "fill": result key}: what it shows now; only a handler that draws the view reads
+    and writes it."""
 
     name: str = ""  # set by the page: its key among the views
     controls: list = []
@@ -90,32 +103,38 @@ class View:
 
     @property
     def reads(self) -> list:
-        """Every component its fill and on_pair read."""
-        return self.controls + self.pair_inputs
+        """Every component its fill and on_pair read, its own state included."""
+        return self.controls + self.pair_inputs + [self.shown]
 
     @property
     def draws(self) -> list:
-        """Every component its fill and on_pair may set, its notice included."""
-        return self.outputs + self.pair_outputs + [self.problem]
+        """Every component its fill and on_pair may set, its notice and its state included."""
+        return self.outputs + self.pair_outputs + [self.problem, self.shown]
 
     def notice(self) -> gr.Markdown:
-        """The view's problem notice, hidden until something fails; call it inside the view's tab."""
+        """The view's problem notice, hidden until something fails, and its state; call it inside the view's tab."""
         self.problem = gr.Markdown(visible=False, elem_classes="problem")
+        self.shown = gr.State(None)
         return self.problem
 
-    def guarded(self, make, translator: Translator | None = None) -> dict:
-        """make()'s updates with the notice hidden; if it fails, only the notice, saying what went wrong."""
+    def guarded(self, make, translator: Translator | None = None) -> tuple[dict, str]:
+        """(make()'s updates, "") or, if it fails, ({}, a sentence saying what went wrong): the caller shows it in
+        the view's notice, and nothing that failed is kept as drawn."""
+        unavailable = "**This view is unavailable:** "
         try:
-            out = make()
+            return make(), ""
+        except PartlyDrawn as e:
+            return serialized(e.updates), e.message
         except InputError as e:
-            message = str(e)
+            return {}, unavailable + str(e)
         except Exception as e:  # a broken file or a bug: the log has the traceback, the page one sentence
             log.exception("%s failed", type(self).__name__)
             hint = restore_hint(getattr(translator, "path", None))
-            message = f"this view could not be drawn ({type(e).__name__}: {str(e)[:300]}). {hint}"
-        else:
-            return out | {self.problem: gr.update(value="", visible=False)}
-        return {self.problem: gr.update(value=f"**This view is unavailable:** {message}", visible=True)}
+            return {}, unavailable + f"this view could not be drawn ({type(e).__name__}: {str(e)[:300]}). {hint}"
+
+    def notice_update(self, problems: list[str]) -> dict:
+        """The notice showing every part's failure (both of on_pair and fill), or hidden when none failed."""
+        return {self.problem: gr.update(value=" ".join(problems), visible=bool(problems))}
 
 
 KIND_CHOICES = [("Encoder self", "encoder"), ("Decoder self (masked)", "decoder"), ("Cross", "cross")]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from transformer import playground
+from transformer import downloads, playground
 
 from .common import EXPLAIN, Context, View
 
@@ -19,5 +19,5 @@ class RolloutView(View):
         self.outputs = [self.plot, self.download]
 
     def fill(self, result, values: dict) -> dict:
-        path = playground.write_rollout_json(result, self.ctx.downloads)
+        path = downloads.write(self.ctx.downloads, "attention-rollout", downloads.rollout_payload(playground.rollout_maps(result)))
         return {self.plot: playground.rollout_figure(result), self.download: gr.update(value=str(path), visible=True)}

@@ -6,10 +6,10 @@ import html
 
 import gradio as gr
 
-from transformer import playground
+from transformer import downloads, playground
 from transformer.attribution import IG_STEPS, METHODS
 
-from .common import EXPLAIN, Context, View, copied, friendly, log, need, restore_hint, serialized
+from .common import EXPLAIN, Context, PartlyDrawn, View, copied, friendly, log, need, restore_hint, serialized
 
 
 def summary(expl, translator_piece) -> str:
@@ -62,7 +62,6 @@ def deletion_table(d) -> str:
 class UsedView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        self.cache = playground.SharedCache(64, ttl_s=1800)  # one token's figures, for every user who asks the same
         with gr.Tab("What the model used") as self.tab:
             gr.Markdown(EXPLAIN["used"])
             self.notice()
@@ -78,36 +77,34 @@ class UsedView(View):
             self.shares = gr.Plot(label="Source share", elem_id="used-shares")
             self.lens = gr.Plot(label="Logit lens", elem_id="used-lens")
             self.training = gr.Plot(label="Logit lens over training", elem_id="used-lens-training")
-            self.training_note = gr.Markdown(visible=False, elem_classes="problem")
             self.download = gr.DownloadButton("Download every number (JSON)", visible=False)
         self.controls = [self.ig_steps]
         self.token_outputs = [self.step, self.alternative, self.summary, self.attributions, self.deletion, self.shares,
                               self.download]
-        self.outputs = self.token_outputs + [self.lens, self.training, self.training_note]
+        self.outputs = self.token_outputs + [self.lens, self.training]
 
     def lenses(self, result):
-        """The logit lens of this translation, and over the training snapshots (None without snapshots, or when a
-        snapshot cannot be read: then a sentence says why, and the rest of the view works)."""
+        """The logit lens of this translation, and over the training snapshots: (lens, training, problem). training
+        is None without snapshots, or when a snapshot cannot be read: then `problem` says why in a sentence (never
+        cached: the next request tries again), and the rest of the view works."""
         translator = self.ctx.translator(result.pair)
-
-        def make():
-            try:
-                training, problem = playground.lens_over_training(translator, result), ""
-            except Exception as e:
-                log.exception("the lens over training failed")
-                training = None
-                problem = (f"**The lens over training is unavailable:** a snapshot could not be read "
-                           f"({type(e).__name__}). {restore_hint(translator.path)}")
-            return playground.lens_of(translator, result), training, problem
-
-        return self.cache.get(("lens", result.key), make)
+        lens = self.ctx.drawn.get(("used lens", result.key), lambda: playground.lens_of(translator, result))
+        try:
+            training = self.ctx.drawn.get(("used lens over training", result.key),
+                                          lambda: playground.lens_over_training(translator, result))
+        except Exception as e:
+            log.exception("the lens over training failed")
+            return lens, None, (f"**The lens over training is unavailable:** a snapshot could not be read "
+                                f"({type(e).__name__}). {restore_hint(translator.path)}")
+        return lens, training, ""
 
     def token_updates(self, result, step: int, alternative: int, ig_steps: int) -> dict:
+        translator = self.ctx.translator(result.pair)
+        lens, training, _ = self.lenses(result)
+
         def make() -> dict:
-            translator = self.ctx.translator(result.pair)
-            lens, training, _ = self.lenses(result)
             expl = playground.explanation(translator, result, step, alternative, ig_steps)
-            path = playground.write_used_json(expl, lens, training, self.ctx.downloads)
+            path = downloads.write(self.ctx.downloads, "what-the-model-used", downloads.used_payload(expl, lens, training))
             return serialized({
                 self.step: gr.update(choices=playground.output_choices(result), value=step),
                 self.alternative: gr.update(choices=playground.alternative_choices(translator, lens, step),
@@ -118,16 +115,18 @@ class UsedView(View):
                 self.shares: playground.source_share_figure(expl),
                 self.download: gr.update(value=str(path), visible=True)})
 
-        return copied(self.cache.get(("token", result.key, step, alternative, ig_steps), make))
+        return copied(self.ctx.drawn.get(("used token", result.key, step, alternative, ig_steps), make))
 
     def fill(self, result, values: dict) -> dict:
         translator = self.ctx.translator(result.pair)
         lens, training, problem = self.lenses(result)
         figures = {self.lens: playground.lens_figure(translator, result, lens),
                    self.training: gr.update(value=training and playground.lens_training_figure(training),
-                                            visible=training is not None),
-                   self.training_note: gr.update(value=problem, visible=bool(problem))}
-        return self.token_updates(result, 0, -1, int(values[self.ig_steps])) | figures
+                                            visible=training is not None)}
+        updates = self.token_updates(result, 0, -1, int(values[self.ig_steps])) | figures
+        if problem:
+            raise PartlyDrawn(updates, problem)  # shown, never cached: the next request tries the snapshots again
+        return updates
 
     @friendly
     def pick_step(self, result, step, alternative, ig_steps) -> dict:

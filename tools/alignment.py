@@ -4,18 +4,22 @@ Copy's output i is source token i; reverse's is source token n - 1 - i. A tiny m
 live view's trainer (to >= 95 % held-out exact match), then each method's top-1 source token is compared with the
 true one at every output position of held-out sequences, read teacher-forced with the correct target.
 
-    python -m transformer.alignment            # the README's table (both tasks, 100 sequences each)
+    python tools/alignment.py            # the README's table (both tasks, 100 sequences each)
 """
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import torch
 
-from . import toy
-from .attribution import METHODS, contributions, gradient_x_input, integrated_gradients
-from .live import ToySettings, train_toy
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from transformer import toy  # noqa: E402
+from transformer.attribution import METHODS, attribute, contributions  # noqa: E402
+from transformer.live import ToySettings, train_toy  # noqa: E402
 
 TRUE_SOURCE = {"copy": lambda n, i: i, "reverse": lambda n, i: n - 1 - i}  # (length, output position) -> source
 
@@ -31,14 +35,10 @@ def top_sources(model, seq: list[int], task: str, ig_steps: int = 32) -> dict[st
     among the symbols only."""
     src, tgt = toy.make_batch(task, [seq])  # (1, n + 1), (1, n + 2)
     tgt_in = tgt[:, :-1]  # <s> and the target
-    rolled = contributions(model, src, tgt_in)
+    rolled = contributions(model, src, tgt_in)  # one hooked pass serves every position
     tops: dict[str, list[tuple[int, int]]] = {m: [] for m in METHODS}
     for i in range(len(seq)):
-        token = int(tgt[0, i + 1])
-        found = {m: rolled.attribution(m, i) for m in ("attention", "attention_norm", "alti_plus", "rollout")}
-        ig = integrated_gradients(model, src, tgt_in, i, token, n_steps=ig_steps)
-        found |= {"gradient_x_input": gradient_x_input(model, src, tgt_in, i, token),
-                  "integrated_gradients": ig.attribution}
+        found, _ = attribute(model, src, tgt_in, i, int(tgt[0, i + 1]), ig_steps=ig_steps, rolled=rolled)
         for m, a in found.items():
             tops[m].append((int(a.source.argmax()), int(a.source[: len(seq)].argmax())))
     return tops
