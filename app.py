@@ -238,7 +238,8 @@ def listen(trigger, handler, inputs: set, outputs: set, js: str | None = None, *
     ordered = [page_open] + sorted(inputs - {page_open}, key=id)
 
     def fn(*args):
-        return handler(dict(zip(ordered, args)), args[-1])
+        out = handler(dict(zip(ordered, args)), args[-1])
+        return out or {next(iter(outputs)): gr.skip()}  # nothing to send: gradio needs one component named
 
     # gradio passes the request to a positional parameter annotated gr.Request: one per input, then the request
     fn.__signature__ = inspect.Signature(

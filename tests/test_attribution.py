@@ -297,3 +297,38 @@ def test_translator_explain_labels_every_token(translator):
     assert expl.labels["output_tokens"] == out.target_tokens + ["</s>"]
     assert expl.labels["decoder_inputs"][0] == "<s>" and len(expl.methods["alti_plus"].prefix) == 2
     assert expl.alternative == translator.tokenizer.sp.piece_to_id(out.steps[1].alternatives[1][0])
+
+
+def test_at_the_longest_output_every_projection_is_one_position_per_row_within_the_token_budget():
+    """The page allows max_len - 1 decoder inputs: the gradient passes project only the position each row asks about,
+    in batches of at most TOKEN_BUDGET tokens, and never write the model's .grad."""
+    from transformer.attribution import TOKEN_BUDGET
+    from transformer.capture import capture_calls
+
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(max_len=64)).eval()
+    src, tgt = random_tokens(1, 20, 40), random_tokens(1, 63, 40, seed=1)
+    tgt[0, 0] = 1
+    chosen = tgt[0, 1:].tolist() + [2]
+    with capture_calls([model.output]) as calls:
+        expl = explain(model, src, tgt, chosen, step=62, ig_steps=256)
+    assert len(expl.source_share["gradient_x_input"]) == 63 and expl.integrated.completeness_error < 1.0
+    shapes = [x.shape for x, _ in calls[0]]
+    assert shapes and all(len(s) == 2 for s in shapes if s[0] > 1)  # (rows, D): one position per row
+    assert max(s[0] for s in shapes) * (20 + 63) <= TOKEN_BUDGET
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_an_int8_model_explains_what_it_can_and_says_what_it_cannot():
+    from transformer.translator import quantize_int8
+
+    torch.manual_seed(0)
+    model = quantize_int8(Transformer(tiny_config()).eval())
+    src, tgt = random_tokens(1, 7, 40), random_tokens(1, 5, 40, seed=1)
+    tgt[0, 0] = 1
+    expl = explain(model, src, tgt, tgt[0, 1:].tolist() + [2], step=2)
+    assert set(expl.methods) == {"attention", "attention_norm", "alti_plus", "rollout"} and expl.integrated is None
+    assert "without --int8" in expl.unavailable and set(expl.source_share) == {"alti_plus"}
+    assert json.loads(json.dumps(expl.to_dict()))["integrated_gradients"] is None
+    with pytest.raises(InputError, match="int8 layers do not have"):
+        gradient_x_input(model, src, tgt, 2, 7)

@@ -158,6 +158,25 @@ def test_a_tab_opened_after_a_translation_draws_that_translation(page):
     assert not page.blocked and not page.dialogs  # bertviz's scripts came from this server
 
 
+def test_translate_and_a_tab_clicked_at_once_always_end_on_the_newest_translation(page, translators):
+    """Translate, then at once another tab, round after round without waiting: whatever order the answers come back
+    in, the page ends on the newest translation and the open tab shows it (a late answer for an older one is
+    dropped)."""
+    animals = ["zebra", "camel", "horse", "goat", "elephant", "donkey"]
+    tabs = ["Attention", "Inside attention", "Step by step", "Inside attention", "Step by step", "Attention"]
+    for animal, tab in zip(animals, tabs):
+        page.locator("#source-text textarea").fill(f"A {animal} walks beside a yellow tractor.")
+        page.click("#translate-button")
+        page.get_by_role("tab", name=tab, exact=True).click()  # no wait: the translation is still running
+    ticks = "() => [...document.querySelectorAll('#attention-plot .xtick text')].map(e => e.textContent).join(' ')"
+    page.wait_for_function(f"() => ({ticks})().includes('donkey')", timeout=60_000)
+    page.wait_for_timeout(3000)  # every answer still on its way lands by now: none may bring an older sentence
+    shown = page.evaluate(ticks)
+    assert "donkey" in shown and not any(a in shown for a in animals[:-1]), shown
+    newest = translators["en-de"].translate("A donkey walks beside a yellow tractor.").text
+    assert page.locator("#translation textarea").input_value() == newest
+
+
 def test_bertviz_model_view_and_ablation(page):
     translate_example(page, EXAMPLES[4])
     page.get_by_role("tab", name="bertviz").click()

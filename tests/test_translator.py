@@ -196,3 +196,11 @@ def test_huge_text_is_cut_before_any_per_character_work(translator, monkeypatch)
     assert seen and all(n <= 2 * limit for _, n in seen) and all(n <= limit for what, n in seen if what == "encode")
     assert out.truncated and len(out.source_tokens) == translator.cfg.max_len
     assert len(maps.target_tokens) == translator.cfg.max_len  # <s> and the translation, cut to the positions
+
+
+def test_text_far_from_what_the_model_knows_gets_a_plain_warning(translator):
+    assert translator.unfamiliar("a man walks in the park") == ""  # the toy vocabulary's own words
+    unseen = translator.unfamiliar("a man walks 東京 the park")
+    assert "characters the model has never seen" in unseen and "<unk>" in unseen
+    broken = translator.unfamiliar("mwkbtp lrdgnh")  # letters it knows, in no word it knows
+    assert "small pieces" in broken and "per word" in broken

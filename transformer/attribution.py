@@ -103,13 +103,42 @@ def _per_key(block, seen) -> Tensor:
 
 
 # -----------------------------------------------------------------------------
-# Gradients
+# Gradients: torch.autograd.grad with respect to the embeddings (the model's .grad is never written, so concurrent
+# requests on the served model cannot see each other's), projecting only the position each row asks about
+
+TOKEN_BUDGET = 4096  # rows x (source + target) tokens in one batched gradient pass: bounds its memory
 
 
-def _log_prob_gap(log_probs: Tensor, step: int, token: int, alternative: int | None) -> Tensor:
-    """(B,) log p(token), or log p(token) - log p(alternative) for the contrastive question."""
-    out = log_probs[:, step, token]
-    return out if alternative is None else out - log_probs[:, step, alternative]
+def has_gradients(model) -> bool:
+    """False for a model with int8 (dynamically quantized) layers: their kernels have no gradient."""
+    return not any(type(m).__module__.startswith("torch.ao.nn.quantized") for m in model.modules())
+
+
+def _check_gradients(model) -> None:
+    if not has_gradients(model):
+        raise InputError("gradient × input and integrated gradients need gradients, which the int8 layers do not "
+                         "have; run without --int8 to see them")
+
+
+def _log_prob_gap(log_probs: Tensor, token: int, alternative: int | None) -> Tensor:
+    """(B,) log p(token), or log p(token) - log p(alternative) for the contrastive question; log_probs (B, V)."""
+    out = log_probs[:, token]
+    return out if alternative is None else out - log_probs[:, alternative]
+
+
+def _rows(budget_rows: int, n: int) -> list[Tensor]:
+    return list(torch.arange(n).split(max(1, budget_rows)))
+
+
+def _grad_x_input(model, src: Tensor, tgt_in: Tensor, at: Tensor, objective) -> tuple[Tensor, Tensor]:
+    """||d objective / d embedding (*) embedding|| per embedded token, for N rows that each ask about decoder position
+    at[n]: objective maps the (N, V) log-probabilities to (N,). Returns (N, S) and (N, T), fp32 on the CPU."""
+    N = at.numel()
+    embedded = [x.expand(N, -1, -1).clone().requires_grad_() for x in _embeddings(model, src, tgt_in)]
+    with torch.enable_grad(), replace_outputs(model.embed, embedded):
+        log_probs = model.log_probs_at(src.expand(N, -1), tgt_in.expand(N, -1), at.to(src.device))  # (N, V)
+        grads = torch.autograd.grad(objective(log_probs).sum(), embedded)
+    return tuple((g * e).detach().norm(dim=-1).float().cpu() for g, e in zip(grads, embedded))  # (N, S), (N, T)
 
 
 def gradient_x_input(model, src: Tensor, tgt_in: Tensor, step: int, token: int,
@@ -117,49 +146,49 @@ def gradient_x_input(model, src: Tensor, tgt_in: Tensor, step: int, token: int,
     """||grad (*) input|| of log p(token) (minus log p(alternative)) at decoder position `step`, per embedded
     source and decoder token."""
     _check_step(src, tgt_in, step)
-    try:
-        with torch.enable_grad(), capture_outputs([model.embed], keep_graph=True) as outs:
-            _log_prob_gap(model(src, tgt_in), step, token, alternative).sum().backward()
-    finally:
-        model.zero_grad(set_to_none=True)
-    embedded = outs[0]  # encode() embeds the source first, then the decoder its inputs: (1, S, D), (1, T, D)
-    source, target = ((e.grad * e).detach()[0].norm(dim=-1).float().cpu() for e in embedded)  # (S,), (T,)
-    return _normalised(source, target[: step + 1])
+    _check_gradients(model)
+    source, target = _grad_x_input(model, src, tgt_in, torch.tensor([step]),
+                                   lambda lp: _log_prob_gap(lp, token, alternative))
+    return _normalised(source[0], target[0, : step + 1])
 
 
 def gradient_source_shares(model, src: Tensor, tgt_in: Tensor, chosen: list[int]) -> Tensor:
-    """(T,): every step's source share by gradient x input, in one backward pass: row t of a batch of T copies
-    answers for step t (rows do not interact, so each row's gradient is that step's own)."""
+    """(T,): every step's source share by gradient x input. Row t of a batch of copies answers for step t (rows do
+    not interact, so each row's gradient is that step's own), in as few passes as TOKEN_BUDGET allows."""
+    _check_gradients(model)
     T = tgt_in.size(1)
-    steps = torch.arange(T, device=src.device)
-    try:
-        with torch.enable_grad(), capture_outputs([model.embed], keep_graph=True) as outs:
-            log_probs = model(src.expand(T, -1), tgt_in.expand(T, -1))  # (T, T, V)
-            log_probs[steps, steps, torch.tensor(chosen, device=src.device)].sum().backward()
-    finally:
-        model.zero_grad(set_to_none=True)
-    source, target = ((e.grad * e).detach().norm(dim=-1).float().cpu() for e in outs[0])  # (T, S), (T, T)
-    prefix = target.tril().sum(dim=-1)  # row t: the decoder inputs 0..t
-    return source.sum(dim=-1) / (source.sum(dim=-1) + prefix).clamp_min(1e-12)
+    chosen_ids = torch.tensor(chosen, device=src.device)
+    shares = []
+    for rows in _rows(TOKEN_BUDGET // (src.size(1) + T), T):
+        source, target = _grad_x_input(model, src, tgt_in, rows,
+                                       lambda lp, rows=rows: lp[torch.arange(len(rows)), chosen_ids[rows]])
+        prefix = (target * (torch.arange(T)[None, :] <= rows[:, None])).sum(dim=-1)  # row t: decoder inputs 0..t
+        shares.append(source.sum(dim=-1) / (source.sum(dim=-1) + prefix).clamp_min(1e-12))
+    return torch.cat(shares)
 
 
 @dataclass
 class IntegratedGradients:
     attribution: Attribution
     total: float  # the attributions' sum: by completeness, f(input) - f(baseline)
-    gap: float  # f(input) - f(baseline), f = log p(token) (- log p(alternative))
+    delta: float  # Captum's convergence delta: total - (f(input) - f(baseline))
     steps: int
 
     @property
+    def gap(self) -> float:
+        """f(input) - f(baseline), f = log p(token) (- log p(alternative))."""
+        return self.total - self.delta
+
+    @property
     def completeness_error(self) -> float:
-        return abs(self.total - self.gap)
+        return abs(self.delta)
 
 
 @torch.no_grad()
 def _embeddings(model, src: Tensor, tgt_in: Tensor) -> tuple[Tensor, Tensor]:
     """The embedded source (1, S, D) and decoder inputs (1, T, D), read by a hook in one forward pass."""
     with capture_outputs([model.embed]) as outs:
-        model(src, tgt_in)
+        model.log_probs_at(src, tgt_in, torch.zeros(src.size(0), dtype=torch.long, device=src.device))
     return outs[0][0].to(src.device), outs[0][1].to(src.device)
 
 
@@ -167,10 +196,12 @@ def integrated_gradients(model, src: Tensor, tgt_in: Tensor, step: int, token: i
                          n_steps: int = 64) -> IntegratedGradients:
     """Integrated gradients of log p(token) (minus log p(alternative)) from the all-zero embedding, by Captum's
     IntegratedGradients (Gauss-Legendre points); the model reads the interpolated embeddings through a hook on its
-    embedding module, so the positional encoding and everything after it are the model's own."""
+    embedding module, so the positional encoding and everything after it are the model's own. Only position `step`
+    is projected, and the interpolation points go through in batches within TOKEN_BUDGET."""
     from captum.attr import IntegratedGradients as CaptumIG
 
     _check_step(src, tgt_in, step)
+    _check_gradients(model)
     if not IG_STEPS[0] <= int(n_steps) <= IG_STEPS[1]:
         raise InputError(f"integrated gradients take between {IG_STEPS[0]} and {IG_STEPS[1]} steps (got {n_steps})")
     tgt_in = tgt_in[:, : step + 1]  # positions after `step` cannot change its prediction
@@ -178,24 +209,20 @@ def integrated_gradients(model, src: Tensor, tgt_in: Tensor, step: int, token: i
     def forward(src_emb: Tensor, tgt_emb: Tensor) -> Tensor:  # (N, S, D), (N, T, D) -> (N,)
         N = src_emb.size(0)
         with replace_outputs(model.embed, [src_emb, tgt_emb]):
-            log_probs = model(src.expand(N, -1), tgt_in.expand(N, -1))  # (N, T, V)
-        return _log_prob_gap(log_probs, step, token, alternative)
+            log_probs = model.log_probs_at(src.expand(N, -1), tgt_in.expand(N, -1),
+                                           torch.full((N,), step, device=src.device))  # (N, V)
+        return _log_prob_gap(log_probs, token, alternative)
 
     inputs = _embeddings(model, src, tgt_in)
     baselines = tuple(torch.zeros_like(x) for x in inputs)
-    try:
-        with torch.enable_grad():
-            (src_attr, tgt_attr), delta = CaptumIG(forward).attribute(
-                inputs, baselines, n_steps=int(n_steps), internal_batch_size=int(n_steps),
-                return_convergence_delta=True)
-        with torch.inference_mode():
-            gap = float(forward(*inputs) - forward(*baselines))
-    finally:
-        model.zero_grad(set_to_none=True)
+    batch = max(1, min(int(n_steps), TOKEN_BUDGET // (src.size(1) + step + 1)))
+    with torch.enable_grad():
+        (src_attr, tgt_attr), delta = CaptumIG(forward).attribute(
+            inputs, baselines, n_steps=int(n_steps), internal_batch_size=batch, return_convergence_delta=True)
     total = float(src_attr.sum() + tgt_attr.sum())
     per_token = [x[0].sum(dim=-1).abs().detach().float().cpu() for x in (src_attr, tgt_attr)]  # (S,), (T,)
     shares = _normalised(*per_token)  # each token's |sum over d_model|: the sums are what completeness adds up
-    return IntegratedGradients(shares, total, gap, int(n_steps))
+    return IntegratedGradients(shares, total, float(delta.sum()), int(n_steps))
 
 
 # -----------------------------------------------------------------------------
@@ -407,8 +434,9 @@ def deletion_test(model, src: Tensor, tgt_in: Tensor, step: int, token: int, ran
     keep = torch.stack(masks).to(src.device)  # (N, S)
     N = keep.size(0)
     with hide_source(model, keep):
-        log_probs = model(src.expand(N, -1), tgt_in[:, : step + 1].expand(N, -1))  # (N, t + 1, V)
-    probs = log_probs[:, step, token].exp().float().cpu()  # (N,)
+        log_probs = model.log_probs_at(src.expand(N, -1), tgt_in[:, : step + 1].expand(N, -1),
+                                       torch.full((N,), step, device=src.device))  # (N, V)
+    probs = log_probs[:, token].exp().float().cpu()  # (N,)
     drops = (probs[0] - probs[1:]).tolist()
     n_k = len(ks)
     by_method = {m: drops[i * n_k : (i + 1) * n_k] for i, m in enumerate(rankings)}
@@ -429,32 +457,37 @@ class Explanation:
     token: int
     alternative: int | None
     methods: dict[str, Attribution]
-    integrated: IntegratedGradients
+    integrated: IntegratedGradients | None  # None on a model without gradients (int8)
     deletion: Deletion
-    source_share: dict[str, list[float]]  # "alti_plus", "gradient_x_input": per step (T,)
+    source_share: dict[str, list[float]]  # "alti_plus" and, with gradients, "gradient_x_input": per step (T,)
     labels: dict[str, list[str]] = field(default_factory=dict)  # "source", "target": the tokens, when known
+    unavailable: str = ""  # a sentence on the methods this model cannot give, or ""
 
     def to_dict(self) -> dict:
+        ig = self.integrated
         return {"step": self.step, "token": self.token, "alternative": self.alternative, **self.labels,
                 "methods": {m: a.to_dict() for m, a in self.methods.items()},
-                "integrated_gradients": {"steps": self.integrated.steps, "sum": round(self.integrated.total, 6),
-                                         "gap": round(self.integrated.gap, 6),
-                                         "completeness_error": round(self.integrated.completeness_error, 6)},
+                "integrated_gradients": ig and {"steps": ig.steps, "sum": round(ig.total, 6), "gap": round(ig.gap, 6),
+                                                "completeness_error": round(ig.completeness_error, 6)},
+                "unavailable": self.unavailable,
                 "deletion": self.deletion.to_dict(),
                 "source_share": {m: [round(v, 5) for v in vs] for m, vs in self.source_share.items()}}
 
 
 def attribute(model, src: Tensor, tgt_in: Tensor, step: int, token: int, alternative: int | None = None,
               ig_steps: int = 64, rolled: Contributions | None = None) -> tuple[dict[str, Attribution],
-                                                                               IntegratedGradients]:
-    """The six methods of METHODS for the token predicted at `step`, in the page's order, and IG's details.
+                                                                               IntegratedGradients | None]:
+    """The six methods of METHODS for the token predicted at `step`, in the page's order, and IG's details; on a
+    model without gradients (int8) the four that need none, and None.
     rolled: the sentence's contributions() when the caller has them already (one hooked pass serves every step)."""
     rolled = rolled or contributions(model, src, tgt_in)
-    ig = integrated_gradients(model, src, tgt_in, step, token, alternative, ig_steps)
     methods = {m: rolled.attribution(m, step) for m in ("attention", "attention_norm", "alti_plus", "rollout")}
-    methods |= {"gradient_x_input": gradient_x_input(model, src, tgt_in, step, token, alternative),
-                "integrated_gradients": ig.attribution}
-    return {m: methods[m] for m in METHODS}, ig
+    ig = None
+    if has_gradients(model):
+        ig = integrated_gradients(model, src, tgt_in, step, token, alternative, ig_steps)
+        methods |= {"gradient_x_input": gradient_x_input(model, src, tgt_in, step, token, alternative),
+                    "integrated_gradients": ig.attribution}
+    return {m: methods[m] for m in METHODS if m in methods}, ig
 
 
 def explain(model, src: Tensor, tgt_in: Tensor, chosen: list[int], step: int, alternative: int | None = None,
@@ -469,6 +502,9 @@ def explain(model, src: Tensor, tgt_in: Tensor, chosen: list[int], step: int, al
     rolled = contributions(model, src, tgt_in)
     methods, ig = attribute(model, src, tgt_in, step, token, alternative, ig_steps, rolled)
     deletion = deletion_test(model, src, tgt_in, step, token, {m: a.source for m, a in methods.items()})
-    shares = {"alti_plus": rolled.source_share("alti_plus").tolist(),
-              "gradient_x_input": gradient_source_shares(model, src, tgt_in, chosen).tolist()}
-    return Explanation(step, token, alternative, methods, ig, deletion, shares)
+    shares = {"alti_plus": rolled.source_share("alti_plus").tolist()}
+    if ig is not None:
+        shares["gradient_x_input"] = gradient_source_shares(model, src, tgt_in, chosen).tolist()
+    unavailable = "" if ig is not None else ("Gradient × input and integrated gradients need gradients, which this "
+                                             "model's int8 layers do not have: run the app without --int8 to see them.")
+    return Explanation(step, token, alternative, methods, ig, deletion, shares, unavailable=unavailable)

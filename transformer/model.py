@@ -393,13 +393,22 @@ class Transformer(nn.Module):
         """Pre-softmax linear transformation with the shared embedding matrix, then log-softmax (§3.4)."""
         return F.log_softmax(self.output(x), dim=-1)  # (B, T, V)
 
-    def decode(self, tgt: Tensor, memory: Tensor, src: Tensor) -> Tensor:
-        """Teacher-forced decoder: tgt (B, T) -> log-probabilities (B, T, V) of the next token at each position."""
+    def decode_states(self, tgt: Tensor, memory: Tensor, src: Tensor) -> Tensor:
+        """Teacher-forced decoder stack: tgt (B, T) -> its output (B, T, D) at each position, before the projection."""
         T = tgt.size(1)
         tgt_mask = self.causal_mask(T, tgt.device) & tgt.ne(self.cfg.pad_id)[:, None, None, :]  # (B, 1, T, T)
         # (padded target keys are masked too, so a query never attends to padding)
-        x = self.decoder(self.positional(self.embed(tgt)), memory, self.src_mask(src), tgt_mask)
-        return self.generator(x)
+        return self.decoder(self.positional(self.embed(tgt)), memory, self.src_mask(src), tgt_mask)
+
+    def decode(self, tgt: Tensor, memory: Tensor, src: Tensor) -> Tensor:
+        """Teacher-forced decoder: tgt (B, T) -> log-probabilities (B, T, V) of the next token at each position."""
+        return self.generator(self.decode_states(tgt, memory, src))
+
+    def log_probs_at(self, src: Tensor, tgt: Tensor, at: Tensor) -> Tensor:
+        """Teacher-forced, projecting only position at[b] of row b: (B, V). Attributions ask one step per row;
+        forward would project every position, (B, T, V)."""
+        x = self.decode_states(tgt, self.encode(src), src)  # (B, T, D)
+        return self.generator(x[torch.arange(x.size(0), device=x.device), at])  # (B, D) -> (B, V)
 
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
         return self.decode(tgt, self.encode(src), src)

@@ -262,7 +262,8 @@ def attribution_figure(expl):
 
 
 def source_share_figure(expl):
-    shares = {"ALTI+": expl.source_share["alti_plus"], "gradient × input": expl.source_share["gradient_x_input"]}
+    labels = {"alti_plus": "ALTI+", "gradient_x_input": "gradient × input"}
+    shares = {labels[m]: v for m, v in expl.source_share.items()}
     return plots.source_shares(expl.labels["output_tokens"], shares, LOW_SOURCE_SHARE, expl.step,
                                "How much of each token comes from the source (the rest: the target prefix)")
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 from dataclasses import replace
 
@@ -82,12 +83,15 @@ class TranslatePanel:
         return DecodeOptions(*(values[c] for c in self.decoding))
 
     def fill(self, result, values: dict) -> dict:
-        """The translation, a notice when the source was cut, and more samples side by side when asked for."""
-        notice = "The text was longer than the model's positions and was cut to fit." if result.translation.truncated else ""
+        """The translation, notices when the source was cut or lies far from what the model knows, and more samples
+        side by side when asked for."""
+        translator = self.ctx.translator(result.pair)
+        notices = ["The text was longer than the model's positions and was cut to fit."] if result.translation.truncated else []
+        notice = html.escape(" ".join(notices + [translator.unfamiliar(result.text)]).strip())
         samples = ""
         n = int(values[self.n_samples] or 1)
         if result.options.strategy == "sample" and n > 1:
-            more = self.ctx.translator(result.pair).translate_batch([result.text] * n, result.options)
+            more = translator.translate_batch([result.text] * n, result.options)
             samples = cards([(f"sample {i + 1}", s.text) for i, s in enumerate(more)])
         return {self.translation: result.translation.text, self.notice: notice, self.samples: samples}
 

@@ -21,10 +21,13 @@ def summary(expl, translator_piece) -> str:
     if expl.alternative is not None:
         lines.append(f"Contrastive: the gradient rows explain log p({esc(tokens[expl.step])}) − "
                      f"log p({esc(translator_piece(expl.alternative))}); the other rows do not depend on the question.")
-    relative = ig.completeness_error / max(abs(ig.gap), 1e-12)
-    lines.append(f"Integrated gradients ({ig.steps} steps): the attributions sum to {ig.total:.3f} against "
-                 f"{ig.gap:.3f} from the baseline, a completeness error of {ig.completeness_error:.3f} "
-                 f"({relative:.0%}){'; more steps bring it closer' if relative > 0.05 else ''}.")
+    if ig is None:
+        lines.append(esc(expl.unavailable))
+    else:
+        relative = ig.completeness_error / max(abs(ig.gap), 1e-12)
+        lines.append(f"Integrated gradients ({ig.steps} steps): the attributions sum to {ig.total:.3f} against "
+                     f"{ig.gap:.3f} from the baseline, a completeness error of {ig.completeness_error:.3f} "
+                     f"({relative:.0%}){'; more steps bring it closer' if relative > 0.05 else ''}.")
     lines.append(deletion_verdict(d))
     low = playground.continuing_own_words(expl)
     marked = ", ".join(f"{t} {esc(tokens[t])}" for t in low) or "none"
