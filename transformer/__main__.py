@@ -1,4 +1,4 @@
-"""python -m transformer <train|average|translate|evaluate|bench|export|space> ..."""
+"""python -m transformer <train|average|translate|evaluate|bench|export|import-marian|space> ..."""
 from __future__ import annotations
 
 import argparse
@@ -80,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="folder to write, e.g. exports/en-de-ct2")
     p.add_argument("--quantization", default=None, help="store the weights as int8, int8_float32, int16 or float16")
 
+    p = sub.add_parser("import-marian", help="an OPUS-MT (Marian) model as a checkpoint of ours")
+    p.add_argument("source", help="a folder written by MarianMTModel.save_pretrained (with its tokenizer's files), "
+                                  "or a Hub name such as Helsinki-NLP/opus-mt-en-de (needs a network)")
+    p.add_argument("out", help="the checkpoint directory to write, e.g. checkpoints/en-de-opus-mt")
+
     p = sub.add_parser("space", help="create a Hugging Face Space (Gradio SDK) and upload the app to it")
     p.add_argument("--repo", required=True, help="USER/NAME of the Space")
     p.add_argument("--dry-run", action="store_true", help="list every file it would send, with its size")
@@ -96,6 +101,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{sum(s for _, s in files):>10,}  bytes in {len(files)} files to {args.repo}")
         else:
             print(space.upload(args.repo, args.private))
+        return 0
+    if args.command == "import-marian":
+        from .errors import InputError
+        from .marian import import_marian
+
+        try:
+            print(f"wrote {import_marian(args.source, args.out)}")
+        except InputError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         return 0
     import torch
 

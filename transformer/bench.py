@@ -97,27 +97,13 @@ def marian_copy(model: Transformer):
     hf = MarianMTModel(config).eval()
     if c.norm_first:  # Marian is post-norm: same sizes and cost, but our pre-norm weights would not fit
         return hf
+    from .marian import parameter_names
+
     ours = model.state_dict()
-    state = {"model.shared.weight": ours["embed.table.weight"]}
-    for side, n in (("encoder", c.n_encoder_layers), ("decoder", c.n_decoder_layers)):
+    state = {theirs: ours[name] for name, theirs in parameter_names(c).items() if name in ours}
+    for side in ("encoder", "decoder"):
         state[f"model.{side}.embed_tokens.weight"] = ours["embed.table.weight"]
         state[f"model.{side}.embed_positions.weight"] = model.positional.pe[: c.max_len]
-        blocks = [("self_attn", "self_attn", "norm_1", "self_attn_layer_norm")]
-        if side == "decoder":
-            blocks.append(("cross_attn", "encoder_attn", "norm_2", "encoder_attn_layer_norm"))
-        final = "norm_2" if side == "encoder" else "norm_3"
-        for i in range(n):
-            a, b = f"{side}.layers.{i}.", f"model.{side}.layers.{i}."
-            for ours_attn, hf_attn, ours_norm, hf_norm in blocks:
-                for w_ours, w_hf in (("w_q", "q_proj"), ("w_k", "k_proj"), ("w_v", "v_proj"), ("w_o", "out_proj")):
-                    for p in ("weight", "bias"):
-                        state[f"{b}{hf_attn}.{w_hf}.{p}"] = ours[f"{a}{ours_attn}.{w_ours}.{p}"]
-                for p in ("weight", "bias"):
-                    state[f"{b}{hf_norm}.{p}"] = ours[f"{a}{ours_norm}.{p}"]
-            for p in ("weight", "bias"):
-                state[f"{b}fc1.{p}"] = ours[f"{a}feed_forward.w_1.{p}"]
-                state[f"{b}fc2.{p}"] = ours[f"{a}feed_forward.w_2.{p}"]
-                state[f"{b}final_layer_norm.{p}"] = ours[f"{a}{final}.{p}"]
     state["lm_head.weight"] = ours["embed.table.weight"]
     missing, unexpected = hf.load_state_dict(state, strict=False)
     assert not unexpected and set(missing) <= {"final_logits_bias"}, (missing, unexpected)

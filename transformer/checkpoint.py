@@ -18,6 +18,7 @@ from .model import Transformer
 from .tokenizer import Tokenizer
 
 CONFIG, WEIGHTS, SPM, METRICS = "config.json", "model.safetensors", "spm.model", "metrics.json"
+MARIAN_VOCAB = "vocab.json"  # instead of spm.model: Marian's tokenizer (transformer.marian.MarianVocab)
 
 
 def atomic_write(path: str | Path, write) -> None:
@@ -115,7 +116,8 @@ class CheckpointError(ValueError):
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[Transformer, Tokenizer, dict]:
     """(model in eval mode, tokenizer, metrics) from a checkpoint directory."""
     path = Path(path)
-    for name in (CONFIG, WEIGHTS, SPM):
+    marian = (path / MARIAN_VOCAB).is_file()  # an imported OPUS-MT model keeps Marian's tokenizer files
+    for name in (CONFIG, WEIGHTS) + (() if marian else (SPM,)):
         if not (path / name).is_file():
             raise CheckpointError(f"{path / name} is missing")
     try:
@@ -123,7 +125,12 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
         model = Transformer(cfg)
         state = load_file(path / WEIGHTS)
         model.load_weights({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
-        tokenizer = Tokenizer.load(path / SPM)
+        if marian:
+            from .marian import MarianVocab
+
+            tokenizer = MarianVocab.load(path)
+        else:
+            tokenizer = Tokenizer.load(path / SPM)
         metrics = json.loads((path / METRICS).read_text()) if (path / METRICS).is_file() else {}
     except Exception as e:  # a corrupt file of any kind: say which checkpoint, keep the reason
         raise CheckpointError(f"{path} could not be loaded: {type(e).__name__}: {e}") from e

@@ -9,6 +9,9 @@ from pathlib import Path
 from .errors import InputError
 
 
+ACTIVATIONS = ("relu", "silu", "gelu")
+
+
 @dataclass
 class ModelConfig:
     """Sizes of the encoder-decoder Transformer (Vaswani et al. 2017, Table 3 names)."""
@@ -25,13 +28,23 @@ class ModelConfig:
     max_len: int = 256  # positions in the sinusoidal table, per side
     norm_first: bool = False  # False: post-norm as in the paper; True: pre-norm + final LayerNorm
     pad_id: int = 0
-    bos_id: int = 1
+    bos_id: int = 1  # the decoder's first input (an imported Marian model starts from <pad>: bos_id = pad_id)
     eos_id: int = 2
     unk_id: int = 3
+    # What imported models (OPUS-MT, transformer.marian) need; the defaults are the paper's and ours
+    activation: str = "relu"  # inside the feed-forward: "relu" (§3.3), "silu" (Marian's swish) or "gelu"
+    positional_layout: str = "interleaved"  # sin on even dims, cos on odd (§3.5); "halves": sin, then cos (Marian)
+    scale_embedding: bool = True  # embeddings times sqrt(d_model) (§3.4)
+    output_bias: bool = False  # a bias on the output projection (Marian's final_logits_bias)
+    src_vocab_size: int = 0  # 0: one vocabulary for both sides; else the source side's own embedding table
 
     def __post_init__(self) -> None:
         if self.d_model % self.n_heads:
             raise InputError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        if self.activation not in ACTIVATIONS:
+            raise InputError(f"activation must be one of {', '.join(ACTIVATIONS)}; got {self.activation!r}")
+        if self.positional_layout not in ("interleaved", "halves"):
+            raise InputError(f"positional_layout must be 'interleaved' or 'halves'; got {self.positional_layout!r}")
 
     @property
     def d_head(self) -> int:

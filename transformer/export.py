@@ -35,6 +35,8 @@ MODEL_CONFIG = "model_config.json"  # our ModelConfig, beside CTranslate2's own 
 MAPPED = {"vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len",
           "norm_first", "pad_id", "bos_id", "eos_id", "unk_id"}
 TRAINING_ONLY = {"dropout", "attn_dropout", "act_dropout"}  # inert at inference
+AS_OURS = {"activation": "relu", "positional_layout": "interleaved", "scale_embedding": True, "output_bias": False,
+           "src_vocab_size": 0}  # an imported model's options: exported only where they are our own models' values
 
 
 class ExportError(ValueError):
@@ -45,9 +47,12 @@ def problems(model: Transformer, tokenizer: Tokenizer) -> list[str]:
     """Why this model cannot be written as a CTranslate2 TransformerSpec (empty: it can)."""
     cfg = model.cfg
     found = []
-    unknown = {f.name for f in dataclasses.fields(ModelConfig)} - MAPPED - TRAINING_ONLY
+    unknown = {f.name for f in dataclasses.fields(ModelConfig)} - MAPPED - TRAINING_ONLY - set(AS_OURS)
     if unknown:
         found.append(f"the exporter does not know how to express the config fields {sorted(unknown)}")
+    for name, ours in AS_OURS.items():
+        if getattr(cfg, name) != ours:
+            found.append(f"{name} = {getattr(cfg, name)!r} (an imported model's option) is not exported yet")
     if len(tokenizer) != cfg.vocab_size:
         found.append(f"the tokenizer has {len(tokenizer)} pieces but the model {cfg.vocab_size} embeddings")
     named = {"<s>": cfg.bos_id, "</s>": cfg.eos_id, "<unk>": cfg.unk_id}

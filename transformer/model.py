@@ -177,16 +177,17 @@ class MultiHeadAttention(nn.Module):
 
 
 class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (§3.3)."""
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (§3.3); an imported model may use another activation than max(0, .)."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.w_1 = nn.Linear(cfg.d_model, cfg.d_ff)
         self.w_2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.activation = {"relu": F.relu, "silu": F.silu, "gelu": F.gelu}[cfg.activation]
         self.act_dropout = cfg.act_dropout
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.w_2(dropout(F.relu(self.w_1(x)), self.act_dropout, self.training))
+        return self.w_2(dropout(self.activation(self.w_1(x)), self.act_dropout, self.training))
 
 
 # -----------------------------------------------------------------------------
@@ -275,15 +276,18 @@ class DecoderLayer(Layer):
 
 
 class PositionalEncoding(nn.Module):
-    """PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(pos / 10000^(2i/D)) (§3.5), not learned."""
+    """PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(pos / 10000^(2i/D)) (§3.5), not learned.
+    Layout "halves" (Marian): the same sines in dims 0 .. D/2 - 1, the cosines in D/2 .. D - 1."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         position = torch.arange(cfg.max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
         div_term = torch.pow(10000.0, torch.arange(0, cfg.d_model, 2, dtype=torch.float64) / cfg.d_model)  # (D/2,)
         pe = torch.zeros(cfg.max_len, cfg.d_model, dtype=torch.float64)
-        pe[:, 0::2] = torch.sin(position / div_term)
-        pe[:, 1::2] = torch.cos(position / div_term)
+        sines, cosines = (slice(0, None, 2), slice(1, None, 2)) if cfg.positional_layout == "interleaved" else (
+            slice(0, cfg.d_model // 2), slice(cfg.d_model // 2, None))
+        pe[:, sines] = torch.sin(position / div_term)
+        pe[:, cosines] = torch.cos(position / div_term)
         self.register_buffer("pe", pe.float(), persistent=False)  # rebuilt from the config, never saved
         self.dropout = cfg.dropout
 
@@ -293,18 +297,22 @@ class PositionalEncoding(nn.Module):
 
 
 class Embeddings(nn.Module):
-    """Token embedding times sqrt(D) (§3.4); the same matrix serves encoder, decoder and output projection."""
+    """Token embedding times sqrt(D) (§3.4); the same matrix serves encoder, decoder and output projection.
+    An imported model may keep a source table of its own (src_vocab_size): then `table` is the target side's."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.table = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
-        nn.init.normal_(self.table.weight, mean=0.0, std=cfg.d_model**-0.5)  # so that sqrt(D) * E has unit scale
+        self.source_table = nn.Embedding(cfg.src_vocab_size, cfg.d_model) if cfg.src_vocab_size else None
+        for table in filter(None, (self.table, self.source_table)):
+            nn.init.normal_(table.weight, mean=0.0, std=cfg.d_model**-0.5)  # so that sqrt(D) * E has unit scale
         with torch.no_grad():
             self.table.weight[cfg.pad_id].zero_()
-        self.scale = math.sqrt(cfg.d_model)
+        self.scale = math.sqrt(cfg.d_model) if cfg.scale_embedding else 1.0
 
-    def forward(self, tokens: Tensor) -> Tensor:
-        return self.table(tokens) * self.scale  # (B, N, D)
+    def forward(self, tokens: Tensor, source: bool = False) -> Tensor:
+        table = self.source_table if source and self.source_table is not None else self.table
+        return table(tokens) * self.scale  # (B, N, D)
 
 
 # -----------------------------------------------------------------------------
@@ -345,7 +353,7 @@ class Transformer(nn.Module):
         self.positional = PositionalEncoding(cfg)
         self.encoder = Encoder(cfg)
         self.decoder = Decoder(cfg)
-        self.output = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)  # pre-softmax linear transformation
+        self.output = nn.Linear(cfg.d_model, cfg.vocab_size, bias=cfg.output_bias)  # pre-softmax linear transformation
         self.output.weight = self.embed.table.weight  # one matrix shared three ways (§3.4)
         for name, p in self.named_parameters():  # a shared parameter is listed once, as embed.table.weight
             if p.dim() > 1 and not name.startswith("embed."):
@@ -362,9 +370,11 @@ class Transformer(nn.Module):
                 nn.init.xavier_uniform_(module.weight, generator=generator)
                 if module.bias is not None:
                     module.bias.zero_()
-        table = self.embed.table.weight
-        table.normal_(0.0, self.cfg.d_model**-0.5, generator=generator)
-        table[self.cfg.pad_id].zero_()
+        for table in filter(None, (self.embed.table, self.embed.source_table)):
+            table.weight.normal_(0.0, self.cfg.d_model**-0.5, generator=generator)
+        self.embed.table.weight[self.cfg.pad_id].zero_()
+        if self.output.bias is not None:
+            self.output.bias.zero_()
 
     def load_weights(self, state: dict[str, Tensor]) -> None:
         """load_state_dict that accepts files without the tied output.weight (it is the embedding)."""
@@ -387,7 +397,7 @@ class Transformer(nn.Module):
 
     def encode(self, src: Tensor) -> Tensor:
         """src (B, S) token ids -> memory (B, S, D)."""
-        return self.encoder(self.positional(self.embed(src)), self.src_mask(src))
+        return self.encoder(self.positional(self.embed(src, source=True)), self.src_mask(src))
 
     def generator(self, x: Tensor) -> Tensor:
         """Pre-softmax linear transformation with the shared embedding matrix, then log-softmax (§3.4)."""
@@ -396,7 +406,9 @@ class Transformer(nn.Module):
     def decode_states(self, tgt: Tensor, memory: Tensor, src: Tensor) -> Tensor:
         """Teacher-forced decoder stack: tgt (B, T) -> its output (B, T, D) at each position, before the projection."""
         T = tgt.size(1)
-        tgt_mask = self.causal_mask(T, tgt.device) & tgt.ne(self.cfg.pad_id)[:, None, None, :]  # (B, 1, T, T)
+        real = tgt.ne(self.cfg.pad_id)
+        real[:, 0] = True  # the start token, even where it is <pad> (Marian starts from <pad>)
+        tgt_mask = self.causal_mask(T, tgt.device) & real[:, None, None, :]  # (B, 1, T, T)
         # (padded target keys are masked too, so a query never attends to padding)
         return self.decoder(self.positional(self.embed(tgt)), memory, self.src_mask(src), tgt_mask)
 

@@ -216,7 +216,7 @@ def alternative_choices(translator: Translator, lens, step: int) -> list[tuple[s
     question; -1 asks no contrastive question."""
     log_probs = lens.log_probs[-1, step]  # (V,)
     best = [i for i in log_probs.topk(6).indices.tolist() if i != lens.chosen[step]][:5]
-    piece = translator.tokenizer.sp.id_to_piece
+    piece = translator.tokenizer.id_to_piece
     return [("none", -1)] + [(f"{piece(i)} (p = {float(log_probs[i].exp()):.2f})", i) for i in best]
 
 

@@ -11,7 +11,13 @@ PAD, BOS, EOS, UNK = 0, 1, 2, 3  # the ids every checkpoint's ModelConfig repeat
 
 
 class Tokenizer:
-    """text <-> ids <-> pieces. Ids exclude <s>/</s>; the model code adds them."""
+    """text <-> ids <-> pieces. Ids exclude <s>/</s>; the model code adds them.
+
+    The interface every tokenizer of a checkpoint offers (an imported model's too, transformer.marian): encode
+    (source text), encode_source, decode (target ids), pieces (target ids), source_pieces, id_to_piece,
+    piece_to_id, len(), and the special ids below."""
+
+    pad_id, bos_id, eos_id, unk_id = PAD, BOS, EOS, UNK
 
     def __init__(self, model_proto: bytes):
         self.proto = model_proto
@@ -49,7 +55,7 @@ class Tokenizer:
 
     def encode_source(self, text: str, max_len: int) -> list[int]:
         """The encoder's input for a model with `max_len` positions: the pieces, cut to leave room for </s>, then </s>."""
-        return self.encode(text)[: max_len - 1] + [EOS]
+        return self.encode(text)[: max_len - 1] + [self.eos_id]
 
     def sample(self, texts: list[str], alpha: float, seed: int) -> list[list[int]]:
         """One segmentation of each text drawn from all of the unigram model's (Kudo 2018), repeatable by seed.
@@ -65,3 +71,12 @@ class Tokenizer:
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.sp.id_to_piece(int(i)) for i in ids]
+
+    def source_pieces(self, ids: Iterable[int]) -> list[str]:
+        return self.pieces(ids)  # one vocabulary for both sides
+
+    def id_to_piece(self, i: int) -> str:
+        return self.sp.id_to_piece(int(i))
+
+    def piece_to_id(self, piece: str) -> int:
+        return self.sp.piece_to_id(piece)

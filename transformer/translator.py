@@ -18,7 +18,7 @@ from .data import length_sorted_batches, pad_batch
 from .decoding import DecodeOptions
 from .errors import InputError
 from .model import Transformer
-from .tokenizer import BOS, EOS, Tokenizer
+from .tokenizer import Tokenizer
 
 CHARS_PER_POSITION = 16  # more characters than any subword needs; the rest cannot fit in the positions
 FAR_PIECES_PER_WORD = 4.0  # held-out Tatoeba: 99 % of sentences under 3.7 pieces a word; nonsense words 4.5-6
@@ -144,7 +144,7 @@ class Translator:
         ids, cut = self._bounded_ids(text, self.cfg.max_len - 1)  # one position is kept for </s>
         if not ids:
             raise InputError("there is no text to translate: type a sentence first")
-        return ids + [EOS], cut
+        return ids + [self.cfg.eos_id], cut
 
     def unfamiliar(self, text: str) -> str:
         """A plain sentence when `text` lies far outside what the model was trained on (characters its vocabulary
@@ -196,13 +196,13 @@ class Translator:
         return results
 
     def _to_translation(self, source: tuple[list[int], bool], hyp: decoding.Hypothesis) -> Translation:
-        piece = self.tokenizer.sp.id_to_piece
+        piece = self.tokenizer.id_to_piece
         steps = [
             TokenStep(piece(s.token), s.prob, [(piece(a), p) for a, p in s.alternatives]) for s in hyp.steps
         ]
         return Translation(
             text=self.tokenizer.decode(hyp.tokens),
-            source_tokens=self.tokenizer.pieces(source[0]),
+            source_tokens=self.tokenizer.source_pieces(source[0]),
             target_tokens=self.tokenizer.pieces(hyp.tokens),
             target_ids=hyp.tokens,
             steps=steps,
@@ -229,7 +229,7 @@ class Translator:
                 capture_inputs(self.model) as inputs, inner as inside:
             self.model(src, tgt)
         maps = recorder.sentence(0)
-        maps.source_tokens = self.tokenizer.pieces(src[0].tolist())
+        maps.source_tokens = self.tokenizer.source_pieces(src[0].tolist())
         maps.target_tokens = self.tokenizer.pieces(tgt[0].tolist())
         (src_emb, src_in), (tgt_emb, tgt_in_x) = inputs  # encode() runs first, then the decoder
         return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in_x[0], inside and inside.sentence(0))
@@ -240,7 +240,7 @@ class Translator:
         from .lens import logit_lens
 
         src, tgt = self._pair_tensors(text, translation)
-        chosen = tgt[0, 1:].tolist() + [EOS]  # what followed each position: the translation, then </s>
+        chosen = tgt[0, 1:].tolist() + [self.cfg.eos_id]  # what followed each position: the translation, then </s>
         return logit_lens(self.model, src, tgt, chosen)
 
     def explain(self, text: str, translation: str | Translation, step: int = 0, alternative: str | int | None = None,
@@ -252,11 +252,11 @@ class Translator:
         from .attribution import explain
 
         src, tgt = self._pair_tensors(text, translation)
-        chosen = tgt[0, 1:].tolist() + [EOS]  # what followed each position: the translation, then </s>
+        chosen = tgt[0, 1:].tolist() + [self.cfg.eos_id]  # what followed each position: the translation, then </s>
         if isinstance(alternative, str):
-            alternative = self.tokenizer.sp.piece_to_id(alternative)
+            alternative = self.tokenizer.piece_to_id(alternative)
         out = explain(self.model, src, tgt, chosen, int(step), alternative, int(ig_steps))
-        out.labels = {"source_tokens": self.tokenizer.pieces(src[0].tolist()),
+        out.labels = {"source_tokens": self.tokenizer.source_pieces(src[0].tolist()),
                       "decoder_inputs": self.tokenizer.pieces(tgt[0].tolist()),
                       "output_tokens": self.tokenizer.pieces(chosen)}
         return out
@@ -275,7 +275,7 @@ class Translator:
             tgt_ids = self._bounded_ids(translation, self.cfg.max_len - 1)[0]
         else:
             raise InputError(f"the translation must be a string or a Translation, not {type(translation).__name__}")
-        return [BOS] + tgt_ids[: self.cfg.max_len - 1]
+        return [self.cfg.bos_id] + tgt_ids[: self.cfg.max_len - 1]
 
     @torch.inference_mode()
     def inspect_batch(self, texts: Sequence[str], translations: Sequence[str | Translation]) -> list[dict]:
@@ -288,7 +288,7 @@ class Translator:
             self.model(src, tgt)
         pad = self.cfg.pad_id
         return [inside.sentence(b) | {"source_pad": src[b].eq(pad).cpu(), "target_pad": tgt[b].eq(pad).cpu(),
-                                      "source_tokens": self.tokenizer.pieces(src[b].tolist()),
+                                      "source_tokens": self.tokenizer.source_pieces(src[b].tolist()),
                                       "target_tokens": self.tokenizer.pieces(tgt[b].tolist())}
                 for b in range(len(texts))]
 

@@ -1,0 +1,150 @@
+"""OPUS-MT (Marian) models in our module tree: tiny random MarianMTModels built with transformers, saved, imported,
+and compared with MarianMTModel itself: logits to 1e-4, greedy and beam search token for token."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import sentencepiece as spm
+import torch
+
+from transformer import Translator
+from transformer.decoding import DecodeOptions, decode
+from transformer.errors import InputError
+from transformer.marian import MarianVocab, import_marian
+
+from conftest import ROOT, synthetic_pairs
+
+transformers = pytest.importorskip("transformers")
+
+
+def train_spm(texts: list[str], folder, name: str, size: int) -> list[str]:
+    """A small sentencepiece model at folder/name; returns its pieces."""
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), model_prefix=str(folder / name), vocab_size=size,
+                                   character_coverage=1.0, minloglevel=2, num_threads=1)
+    (folder / f"{name}.model").rename(folder / name)
+    sp = spm.SentencePieceProcessor(model_file=str(folder / name))
+    return [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+
+
+def vocab_of(pieces: list[str]) -> dict[str, int]:
+    """Marian's layout: </s> 0, <unk> 1, the pieces, <pad> last."""
+    vocab = {"</s>": 0, "<unk>": 1}
+    for p in pieces:
+        if p not in vocab and p not in ("<s>", "<pad>"):
+            vocab[p] = len(vocab)
+    vocab["<pad>"] = len(vocab)
+    return vocab
+
+
+def tiny_marian(folder, shared: bool = True, activation: str = "swish", seed: int = 0):
+    """A random MarianMTModel and its tokenizer files, as save_pretrained leaves them in `folder`."""
+    src, tgt = synthetic_pairs(300)
+    source_pieces = train_spm(src, folder, "source.spm", 40)
+    target_pieces = train_spm(tgt, folder, "target.spm", 40)
+    if shared:
+        vocab = target_vocab = vocab_of(source_pieces + target_pieces)
+    else:
+        vocab, target_vocab = vocab_of(source_pieces), vocab_of(target_pieces)
+        (folder / "target_vocab.json").write_text(json.dumps(target_vocab))
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    pad = target_vocab["<pad>"]
+    config = transformers.MarianConfig(
+        vocab_size=len(vocab), decoder_vocab_size=len(target_vocab), d_model=16, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
+        activation_function=activation, max_position_embeddings=64, scale_embedding=True, pad_token_id=pad,
+        eos_token_id=0, decoder_start_token_id=pad, forced_eos_token_id=None, dropout=0.0, attention_dropout=0.0,
+        activation_dropout=0.0, share_encoder_decoder_embeddings=shared, tie_word_embeddings=True)
+    torch.manual_seed(seed)
+    model = transformers.MarianMTModel(config).eval()
+    with torch.no_grad():  # random values where a fresh model has zeros, so that every tensor is checked
+        model.final_logits_bias.normal_(0, 0.5)
+        for name, p in model.named_parameters():
+            if name.endswith(("bias", "layer_norm.weight")):
+                p.add_(torch.randn_like(p) * 0.1)
+    model.save_pretrained(folder)
+    return model, src
+
+
+def generate(hf, src: torch.Tensor, n: int, beams: int) -> list[list[int]]:
+    """MarianMTModel.generate's tokens after the start token, up to </s> (excluded), exactly as OPUS-MT configures it:
+    <pad> never generated."""
+    pad, eos = hf.config.pad_token_id, hf.config.eos_token_id
+    out = hf.generate(src, attention_mask=src.ne(pad), max_new_tokens=n, num_beams=beams, do_sample=False,
+                      bad_words_ids=[[pad]], length_penalty=1.0, early_stopping=False)
+    rows = []
+    for row in out[:, 1:].tolist():
+        rows.append(row[: row.index(eos)] if eos in row else [t for t in row if t != pad])
+    return rows
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared vocabulary", "separate vocabularies"])
+def test_an_imported_marian_model_computes_marians_logits_and_generates_its_tokens(tmp_path, shared):
+    (tmp_path / "hf").mkdir()
+    hf, texts = tiny_marian(tmp_path / "hf", shared)
+    out = import_marian(str(tmp_path / "hf"), tmp_path / "ours")
+    tr = Translator.load(out, device="cpu")
+    cfg = tr.model.cfg
+    assert (cfg.activation, cfg.positional_layout, cfg.output_bias, cfg.bos_id) == ("silu", "halves", True, cfg.pad_id)
+    assert bool(cfg.src_vocab_size) is not shared
+    vocab = MarianVocab.load(out)
+    sources = [vocab.encode_source(t, cfg.max_len) for t in texts[:6]]
+    for ids in sources:
+        src = torch.tensor([ids])
+        tgt_in = torch.tensor([[cfg.pad_id] + ids[:5]]) if shared else torch.tensor([[cfg.pad_id, 3, 4, 5, 6]])
+        with torch.no_grad():
+            theirs = hf(input_ids=src, decoder_input_ids=tgt_in).logits.log_softmax(-1)
+            ours = tr.model(src, tgt_in)
+        torch.testing.assert_close(ours, theirs, atol=1e-4, rtol=0)
+        for beams in (1, 4):
+            options = DecodeOptions("beam" if beams > 1 else "greedy", beam_size=beams, max_len=12)
+            mine = [h.tokens for h in decode(tr.model, src, options)]
+            assert mine == generate(hf, src, 12, beams), (beams, ids)
+
+
+def test_marians_tokenizer_files_behind_our_interface(tmp_path):
+    (tmp_path / "hf").mkdir()
+    _, texts = tiny_marian(tmp_path / "hf", shared=True)
+    vocab = MarianVocab.load(tmp_path / "hf")
+    theirs = transformers.MarianTokenizer(str(tmp_path / "hf" / "source.spm"), str(tmp_path / "hf" / "target.spm"),
+                                          str(tmp_path / "hf" / "vocab.json"))
+    for text in texts[:5] + ["a wholly ünknown wörd"]:
+        assert vocab.encode_source(text, 64) == theirs(text).input_ids
+    ids = vocab.encode("the dog runs")  # target text round trip through the shared vocabulary
+    assert vocab.decode(ids + [vocab.eos_id, vocab.pad_id]) == theirs.decode(ids + [vocab.eos_id], skip_special_tokens=True)
+    assert (vocab.eos_id, vocab.unk_id, vocab.bos_id) == (0, 1, vocab.pad_id)
+
+
+def test_models_that_do_not_fit_are_refused_in_a_sentence(tmp_path):
+    (tmp_path / "hf").mkdir()
+    tiny_marian(tmp_path / "hf")
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    for change, says in (({"normalize_embedding": True}, "layer norm on the embeddings"),
+                         ({"decoder_attention_heads": 4}, "different heads"),
+                         ({"activation_function": "tanh"}, "activation 'tanh'"),
+                         ({"model_type": "bart"}, r"Marian \(OPUS-MT\) models only")):
+        (tmp_path / "hf" / "config.json").write_text(json.dumps(config | change))
+        with pytest.raises(InputError, match=says):
+            import_marian(str(tmp_path / "hf"), tmp_path / "out")
+    with pytest.raises(InputError, match="needs a network|neither a folder"):
+        import_marian("Helsinki-NLP/opus-mt-xx-yy-not-here", tmp_path / "out2")
+
+
+@pytest.mark.slow
+def test_the_import_command_writes_a_checkpoint_the_cli_translates_with(tmp_path):
+    (tmp_path / "hf").mkdir()
+    tiny_marian(tmp_path / "hf")
+    run = [sys.executable, "-m", "transformer"]
+    done = subprocess.run(run + ["import-marian", str(tmp_path / "hf"), str(tmp_path / "ck")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "wrote" in done.stdout, done.stderr
+    card = json.loads((tmp_path / "ck" / "metrics.json").read_text())["imported"]
+    assert card["licence"] == "CC-BY 4.0" and card["source"] == str(tmp_path / "hf")
+    done = subprocess.run(run + ["translate", "--checkpoint", str(tmp_path / "ck"), "a dog runs"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    bad = subprocess.run(run + ["import-marian", str(tmp_path / "nowhere"), str(tmp_path / "x")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "error:" in bad.stderr
