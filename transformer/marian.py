@@ -5,7 +5,7 @@ ModelConfig (never a second model class): swish (SiLU) in the feed-forward, a bi
 (final_logits_bias), the sinusoids laid out sin-then-cos, the decoder starting from <pad>, <pad> never generated,
 and, for some models, separate source and target vocabularies. Its two sentencepiece models and its vocab.json
 sit behind our Tokenizer interface (MarianVocab). The import reads the files `save_pretrained` writes (config.json,
-model.safetensors or pytorch_model.bin, source.spm, target.spm, vocab.json, target_vocab.json); `transformers` is
+model.safetensors, source.spm, target.spm, vocab.json, target_vocab.json); `transformers` is
 not needed for it. OPUS-MT models are CC-BY 4.0 (Helsinki-NLP, Tiedemann and Thottingal 2020).
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 import torch
+from safetensors.torch import load_file
 
 from .checkpoint import CONFIG, METRICS, save_weights, write_json
 from .config import ACTIVATIONS, ModelConfig
@@ -167,14 +168,14 @@ def parameter_names(cfg: ModelConfig) -> dict[str, str]:
 
 
 def read_marian_weights(folder: Path) -> dict[str, torch.Tensor]:
-    """The state dict `save_pretrained` wrote: safetensors, else pytorch_model.bin read as tensors only."""
+    """The state dict `save_pretrained` wrote as safetensors (a pickled pytorch_model.bin is never opened here)."""
     if (folder / "model.safetensors").is_file():
-        from safetensors.torch import load_file
-
         return load_file(folder / "model.safetensors")
     if (folder / "pytorch_model.bin").is_file():
-        return torch.load(folder / "pytorch_model.bin", map_location="cpu", weights_only=True)
-    raise InputError(f"{folder} has neither model.safetensors nor pytorch_model.bin")
+        raise InputError(f"{folder} has its weights as pytorch_model.bin only, a pickle, which this project never "
+                         "opens: re-save the model with transformers (MarianMTModel.from_pretrained(folder)"
+                         ".save_pretrained(folder) writes model.safetensors), then import that folder")
+    raise InputError(f"{folder} has no model.safetensors")
 
 
 def resolve_source(source: str) -> Path:
@@ -187,7 +188,7 @@ def resolve_source(source: str) -> Path:
     try:
         from huggingface_hub import snapshot_download
 
-        return Path(snapshot_download(source, allow_patterns=["*.json", "*.spm", "*.safetensors", "*.bin"]))
+        return Path(snapshot_download(source, allow_patterns=["*.json", "*.spm", "*.safetensors"]))
     except ImportError:
         raise InputError(f"{source} is not a folder here, and downloading it needs huggingface_hub "
                          "(pip install huggingface_hub)") from None
