@@ -27,6 +27,7 @@ from views.attention import AttentionView
 from views.beam_tree import BeamTreeView
 from views.bertviz import BertvizView
 from views.card import CardView
+from views.compare import CompareView
 from views.common import ROOT, Context, copied, friendly, restore_hint, serialized
 from views.families import FamiliesView
 from views.inside import InsideHeadView
@@ -278,7 +279,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                 views |= {"inside": InsideHeadView(ctx), "families": FamiliesView(), "rollout": RolloutView(ctx)}
                 groups[inside.label] = (inside, ["inside", "families", "rollout"])
             views["used"] = UsedView(ctx)  # beyond attention: what each output token really used
-            views |= {"bertviz": BertvizView(ctx), "ablation": AblationView(ctx),
+            views |= {"bertviz": BertvizView(ctx), "ablation": AblationView(ctx), "compare": CompareView(ctx),
                       "positional": PositionalView(ctx, panel.pair)}
             with gr.Tab("Training") as training, gr.Tabs():  # how the model learns
                 views |= {"schedule": ScheduleView(ctx, panel.pair), "timeline": TimelineView(ctx, panel.pair),
@@ -300,7 +301,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result}
         for trigger in (panel.go.click, panel.text.submit):
             translated = listen(trigger, page.show_translation, inputs, outputs)
-            listen(translated.then, page.redraw_open, inputs, outputs)  # a tab opened meanwhile shows it too
+            listen(translated.then, page.redraw_open, inputs, outputs - set(panel.outputs) - {result},
+                   show_progress="hidden")  # a tab opened meanwhile shows it too; usually nothing to send
         listen(panel.pair.change, page.choose_pair, inputs, outputs)
 
         def on_select(tab: gr.Tab, handler, names: list[str], js: str) -> None:

@@ -14,6 +14,7 @@ from gradio_client import Client
 
 import app
 from views.card import model_card
+from views.compare import model_choices
 from transformer import playground, plots, results, save_checkpoint
 from transformer.attribution import METHODS
 from transformer.cache import SharedCache
@@ -447,3 +448,43 @@ def test_an_unfamiliar_sentence_is_translated_and_the_page_says_it_lies_far_from
     assert "never seen" in out[page.panel.notice] and "&lt;unk&gt;" in out[page.panel.notice]
     plain = page.show_translation(defaults(page) | {page.panel.text: "A man walks his dog in the park."})
     assert plain[page.panel.notice] == ""
+
+
+def test_an_imported_opus_mt_model_appears_by_name_and_every_view_draws_for_it(with_imported):
+    translators, problems = app.load_translators(with_imported, "cpu")
+    assert not problems and set(translators) == {"en-de", "en-de-opus-mt"}
+    page = app.build_page(translators)
+    assert ("English → German (OPUS-MT)", "en-de-opus-mt") in page.panel.pair.choices
+    values = defaults(page) | {page.panel.pair: "en-de-opus-mt", page.panel.text: "a dog runs in the park"}
+    out = page.show_translation(values)
+    assert out[page.panel.translation] == out[page.result].translation.text
+    values = after(values, out)
+    for name in page.tabs:
+        opened = open_tab(page, name, values)
+        view = page.views[name]
+        assert view.problem not in opened or opened[view.problem]["visible"] is False, (name, opened[view.problem])
+    card = open_tab(page, "card", values)[page.views["card"].card]
+    assert "CC-BY 4.0" in card and "imported" in card
+
+
+def test_compare_models_draws_both_translations_and_the_difference_where_the_tokens_allow(with_imported):
+    translators, _ = app.load_translators(with_imported, "cpu")
+    page = app.build_page(translators)
+    compare = page.views["compare"]
+    values = defaults(page) | {page.panel.text: "A dog runs in the park.", page.open_tab: "compare"}
+    out = page.show_translation(values)  # the open tab is Compare models: drawn with the translation
+    result = out[page.result]
+    specs = [s for _, s in model_choices(page.ctx, "en-de")]
+    assert specs[:2] == ["pair:en-de-opus-mt", "int8:en-de"] and any(s.startswith("epoch:en-de:") for s in specs)
+    assert [s for _, s in out[compare.other]["choices"]] == specs and out[compare.other]["value"] == specs[0]
+    assert compare.plot in out and "English → German (OPUS-MT)" in out[compare.diff]
+    other_pair = compare.redraw(result, "pair:en-de-opus-mt", "cross", 0)
+    assert len(traces(other_pair[compare.plot])) == 2  # different tokens: each map on its own
+    assert "English → German (OPUS-MT)" in other_pair[compare.diff]
+    int8 = compare.redraw(result, "int8:en-de", "encoder", 1)  # same source tokens: the difference too
+    drawn = traces(int8[compare.plot])
+    assert len(drawn) == 3 and drawn[2]["colorscale"] and "in int8" in int8[compare.diff]
+    epoch = compare.redraw(result, specs[-1], "cross", 0)
+    assert "after epoch" in epoch[compare.diff]
+    with pytest.raises(gr.Error, match="no model to compare with"):
+        compare.redraw(result, "pair:xx-yy", "cross", 0)

@@ -177,6 +177,41 @@ def test_translate_and_a_tab_clicked_at_once_always_end_on_the_newest_translatio
     assert page.locator("#translation textarea").input_value() == newest
 
 
+def test_an_imported_opus_mt_model_translates_and_its_views_draw_and_compare_models_shows_both(browser, with_imported):
+    """A tiny random Marian model imported beside the shipped en-de: choose it, translate, open Attention and What
+    the model used; then Compare models on en-de against it."""
+    import app
+    from conftest import serving
+
+    translators, problems = app.load_translators(with_imported, "cpu")
+    assert not problems
+    with serving(translators) as url:
+        page = open_page(browser, url)
+        page.get_by_label("Language pair").click()
+        page.get_by_role("option", name="English → German (OPUS-MT)").click()
+        page.locator("#source-text textarea").fill("a dog runs in the park")
+        click_translate(page)
+        page.get_by_role("tab", name="Attention", exact=True).click()
+        page.wait_for_function("() => [...document.querySelectorAll('#attention-plot .xtick text')]"
+                               ".some(e => e.textContent.includes('park'))", timeout=30_000)  # its own pieces
+        page.get_by_role("tab", name="What the model used").click()
+        page.wait_for_function("() => document.querySelector('#used-summary')?.textContent.includes('Output token 0')",
+                               timeout=60_000)
+        page.get_by_label("Language pair").click()
+        page.get_by_role("option", name="English → German", exact=True).click()
+        page.locator("#source-text textarea").fill("A dog runs in the park.")
+        click_translate(page)
+        page.get_by_role("tab", name="Compare models").click()
+        page.wait_for_function("() => { const t = document.querySelector('#compare-diff')?.textContent || '';"
+                               " return t.trim().startsWith('English → German:') && t.includes('(OPUS-MT)'); }",
+                               timeout=60_000)  # this translation (en-de) first, the imported model's second
+        page.wait_for_function("() => document.querySelectorAll('#compare-plot .xtick text').length > 0",
+                               timeout=30_000)
+        shot(page, "compare_models")
+        assert not page.blocked and not page.dialogs
+        page.context.close()
+
+
 def test_bertviz_model_view_and_ablation(page):
     translate_example(page, EXAMPLES[4])
     page.get_by_role("tab", name="bertviz").click()

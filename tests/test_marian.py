@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-import sentencepiece as spm
 import torch
 
 from transformer import Translator
@@ -15,57 +14,9 @@ from transformer.decoding import DecodeOptions, decode
 from transformer.errors import InputError
 from transformer.marian import MarianVocab, import_marian
 
-from conftest import ROOT, synthetic_pairs
+from conftest import ROOT, tiny_marian
 
 transformers = pytest.importorskip("transformers")
-
-
-def train_spm(texts: list[str], folder, name: str, size: int) -> list[str]:
-    """A small sentencepiece model at folder/name; returns its pieces."""
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), model_prefix=str(folder / name), vocab_size=size,
-                                   character_coverage=1.0, minloglevel=2, num_threads=1)
-    (folder / f"{name}.model").rename(folder / name)
-    sp = spm.SentencePieceProcessor(model_file=str(folder / name))
-    return [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
-
-
-def vocab_of(pieces: list[str]) -> dict[str, int]:
-    """Marian's layout: </s> 0, <unk> 1, the pieces, <pad> last."""
-    vocab = {"</s>": 0, "<unk>": 1}
-    for p in pieces:
-        if p not in vocab and p not in ("<s>", "<pad>"):
-            vocab[p] = len(vocab)
-    vocab["<pad>"] = len(vocab)
-    return vocab
-
-
-def tiny_marian(folder, shared: bool = True, activation: str = "swish", seed: int = 0):
-    """A random MarianMTModel and its tokenizer files, as save_pretrained leaves them in `folder`."""
-    src, tgt = synthetic_pairs(300)
-    source_pieces = train_spm(src, folder, "source.spm", 40)
-    target_pieces = train_spm(tgt, folder, "target.spm", 40)
-    if shared:
-        vocab = target_vocab = vocab_of(source_pieces + target_pieces)
-    else:
-        vocab, target_vocab = vocab_of(source_pieces), vocab_of(target_pieces)
-        (folder / "target_vocab.json").write_text(json.dumps(target_vocab))
-    (folder / "vocab.json").write_text(json.dumps(vocab))
-    pad = target_vocab["<pad>"]
-    config = transformers.MarianConfig(
-        vocab_size=len(vocab), decoder_vocab_size=len(target_vocab), d_model=16, encoder_layers=2, decoder_layers=2,
-        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
-        activation_function=activation, max_position_embeddings=64, scale_embedding=True, pad_token_id=pad,
-        eos_token_id=0, decoder_start_token_id=pad, forced_eos_token_id=None, dropout=0.0, attention_dropout=0.0,
-        activation_dropout=0.0, share_encoder_decoder_embeddings=shared, tie_word_embeddings=True)
-    torch.manual_seed(seed)
-    model = transformers.MarianMTModel(config).eval()
-    with torch.no_grad():  # random values where a fresh model has zeros, so that every tensor is checked
-        model.final_logits_bias.normal_(0, 0.5)
-        for name, p in model.named_parameters():
-            if name.endswith(("bias", "layer_norm.weight")):
-                p.add_(torch.randn_like(p) * 0.1)
-    model.save_pretrained(folder)
-    return model, src
 
 
 def generate(hf, src: torch.Tensor, n: int, beams: int) -> list[list[int]]:

@@ -14,7 +14,7 @@ from transformer.bertviz_view import bertviz_document, iframe
 from transformer.capture import AttentionMaps
 
 from conftest import ROOT
-from views.ablation import token_diff
+from views.common import token_diff
 
 
 def maps_with(tokens: list[str]) -> AttentionMaps:
@@ -72,9 +72,10 @@ def test_bertviz_names_the_apps_script_files_and_sends_rounded_weights():
 
 
 def test_token_diff_marks_changes_and_escapes():
-    out = token_diff(["▁Ein", "▁Hund", "<b>"], ["▁Ein", "▁Katze", "<b>"])
+    out = token_diff(["▁Ein", "▁Hund", "<b>"], ["▁Ein", "▁Katze", "<b>"], "with every head", "<i>off</i>")
     assert out.count('"tok removed"') == 1 and out.count('"tok added"') == 1 and "2 tokens changed" in out
     assert out.count("&lt;b&gt;") == 2 and out.count("<b>") == 2  # the token escaped; only our two labels are bold
+    assert "&lt;i&gt;off" in out  # labels escaped too
 
 
 def test_step_and_pe_figures_are_built_from_data():

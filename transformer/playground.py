@@ -4,16 +4,18 @@ The views (views/) turn these into gradio updates.
 from __future__ import annotations
 
 import difflib
+import functools
+from dataclasses import dataclass
 
 import torch
 
 from . import mechanics, plots
 from .attribution import METHODS
-from .capture import KINDS, parse_head
+from .capture import KINDS, AttentionMaps, parse_head
 from .errors import InputError
 from .results import Result
-from .timeline import lens_over_epochs, snapshots
-from .translator import Translation, Translator
+from .timeline import lens_over_epochs, snapshot, snapshots
+from .translator import Translation, Translator, quantize_int8
 
 KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
               "cross": "cross-attention (decoder -> encoder)"}
@@ -179,8 +181,13 @@ def parameter_breakdown(translator: Translator) -> list[tuple[str, int]]:
     groups: dict[str, int] = {}
     for name, p in weights(translator.model):
         parts = name.split(".")
-        if parts[0] == "embed":
-            key = "shared embedding (encoder in, decoder in, output projection)"
+        if name == "embed.source_table.weight":
+            key = "source embedding (encoder in)"
+        elif parts[0] == "embed":
+            key = ("target embedding (decoder in, output projection)" if translator.cfg.src_vocab_size
+                   else "shared embedding (encoder in, decoder in, output projection)")
+        elif name == "output.bias":
+            key = "output bias"
         elif parts[0] == "output":  # only when quantized: the projection then has its own int8 copy
             key = "output projection (int8 copy of the embedding)"
         elif parts[1] == "layers":
@@ -273,3 +280,66 @@ def continuing_own_words(expl) -> list[int]:
     return [t for t, v in enumerate(expl.source_share["alti_plus"]) if v < LOW_SOURCE_SHARE]
 
 
+
+
+# -----------------------------------------------------------------------------
+# Two models side by side: another pair, an imported model, a training snapshot, or the same weights in int8
+
+
+@functools.lru_cache(maxsize=4)
+def int8_copy(translator: Translator) -> Translator:
+    """The same checkpoint with int8 feed-forward layers and output projection (CPU), made once."""
+    return Translator(quantize_int8(translator.model), translator.tokenizer, translator.metrics,
+                      name=f"{translator.name} int8", precision="int8")
+
+
+def other_model(translators: dict[str, Translator], spec: str) -> Translator:
+    """The model a "Compare models" choice names: "pair:KEY" another loaded checkpoint, "int8:KEY" that checkpoint in
+    int8, "epoch:KEY:N" its training snapshot after epoch N."""
+    kind, key, *rest = spec.split(":")
+    if key not in translators or kind not in ("pair", "int8", "epoch"):
+        raise InputError(f"no model to compare with called {spec!r}")
+    base = translators[key]
+    if kind == "int8":
+        if base.device.type != "cpu":
+            raise InputError("int8 runs on the CPU only")
+        return int8_copy(base)
+    if kind == "epoch":
+        return snapshot(base, int(rest[0]))
+    return base
+
+
+@dataclass
+class Comparison:
+    """The same sentence through two models: each translation, and each model's maps on its own translation."""
+
+    first: Translation
+    second: Translation
+    first_maps: AttentionMaps
+    second_maps: AttentionMaps
+    second_name: str
+
+    @property
+    def same_tokens(self) -> bool:
+        return (self.first_maps.source_tokens, self.first_maps.target_tokens) == (
+            self.second_maps.source_tokens, self.second_maps.target_tokens)
+
+
+def compare(result: Result, other: Translator, name: str) -> Comparison:
+    second = other.translate(result.text, result.options)
+    return Comparison(result.translation, second, result.maps, other.attention(result.text, second), name)
+
+
+def comparison_figure(cmp: Comparison, kind: str, layer: int, first_name: str):
+    """Both models' maps of one kind and layer (mean of heads), and their difference where both read the same
+    tokens on both axes; else each map beside the other on its own tokens."""
+    panels = []
+    for name, maps in ((first_name, cmp.first_maps), (cmp.second_name, cmp.second_maps)):
+        weights = getattr(maps, kind)  # (L, H, q, k)
+        at = min(layer, weights.size(0) - 1)
+        queries, keys = axis_tokens(maps, kind)
+        panels.append((f"{name}, layer {at}", weights[at].mean(dim=0), queries, keys))
+    if cmp.same_tokens:
+        panels.append(("difference (first − second)", panels[0][1] - panels[1][1], panels[0][2], panels[0][3]))
+    return plots.side_by_side(panels, f"{KIND_NAMES[kind]}: mean of heads"
+                              + ("" if cmp.same_tokens else " (different tokens: each map on its own)"))

@@ -46,7 +46,7 @@ def snapshots(translator: Translator) -> list[int]:
 
 
 @functools.lru_cache(maxsize=16)
-def _snapshot(translator: Translator, epoch: int) -> Translator:
+def snapshot(translator: Translator, epoch: int) -> Translator:
     model = load_snapshot(translator.path, epoch, translator.device)
     return Translator(model, translator.tokenizer, translator.metrics, name=f"{translator.name} epoch {epoch}")
 
@@ -67,4 +67,4 @@ def lens_over_epochs(translator: Translator, text: str, translation: str) -> lis
 
 def _stages(translator: Translator) -> list[tuple[str, Translator]]:
     """(label, translator) for every snapshot, then the shipped model."""
-    return [(f"epoch {e}", _snapshot(translator, e)) for e in snapshots(translator)] + [("shipped", translator)]
+    return [(f"epoch {e}", snapshot(translator, e)) for e in snapshots(translator)] + [("shipped", translator)]

@@ -1,27 +1,12 @@
 """Head ablation: switch heads off through hooks, re-translate, and see which tokens changed."""
 from __future__ import annotations
 
-import html
-
 import gradio as gr
 
 from transformer import playground
 from transformer.errors import InputError
 
-from .common import EXPLAIN, Context, View, friendly, need
-
-
-def token_diff(before: list[str], after: list[str]) -> str:
-    """Both token sequences as HTML, with removed tokens struck out and added ones highlighted."""
-    def span(tok: str, cls: str) -> str:
-        return f'<span class="tok {cls}">{html.escape(tok.replace("▁", " ").strip() or tok)}</span>'
-
-    old, new = playground.token_changes(before, after)
-    changed = sum(c for _, c in old) + sum(c for _, c in new)
-    return (f'<div class="diff"><div><b>with every head</b>: '
-            f'{" ".join(span(t, "removed" if c else "same") for t, c in old)}</div>'
-            f'<div><b>with the chosen heads off</b>: {" ".join(span(t, "added" if c else "same") for t, c in new)}</div>'
-            f"<div>{changed} token{'s' if changed != 1 else ''} changed</div></div>")
+from .common import EXPLAIN, Context, View, friendly, need, token_diff
 
 
 class AblationView(View):
@@ -48,7 +33,8 @@ class AblationView(View):
         if not heads:
             raise InputError("tick at least one head to switch off")
         after = playground.ablate(self.ctx.translator(result.pair), result, heads)
-        return {self.diff: token_diff(result.translation.target_tokens, after.target_tokens)}
+        return {self.diff: token_diff(result.translation.target_tokens, after.target_tokens, "with every head",
+                                      "with the chosen heads off")}
 
     def wire(self, result: gr.State) -> None:
         self.button.click(self.run, [result, self.heads], self.diff, api_visibility="private")

@@ -21,6 +21,22 @@ def model_card(translator, pair: str) -> str:
     trained = metrics.get("train_wall_s")
     how = (f"`{metrics.get('command', 'unknown command')}` on {metrics.get('hardware', 'unknown hardware')}"
            + (f", {trained / 60:.0f} minutes, {len(metrics.get('epochs', []))} epochs" if trained else ""))
+    imported = metrics.get("imported")
+    if imported:  # an OPUS-MT model: where it came from and under which licence, not how we trained it
+        return f"""### {pair} `{translator.name}`: imported
+
+Imported from **{imported['source']}** ({imported['architecture']}), licence **{imported['licence']}**; trained by
+its authors on OPUS data, not here. Running on **{translator.device}** in **{translator.precision}** with
+{total:,} parameters, in our own module tree (every view reads it through the same hooks).
+
+| component | parameters | share |
+| --- | ---: | ---: |
+{rows}
+
+| config | value |
+| --- | --- |
+{config}
+"""
     return f"""### {pair.upper()} checkpoint `{translator.name}`
 
 Running on **{translator.device}** in **{translator.precision}**{' (feed-forward layers and output projection)' if translator.precision == 'int8' else ''} with {total:,} parameters; {'pre-norm' if cfg.norm_first else 'post-norm (as in the paper)'}.

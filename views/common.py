@@ -11,7 +11,7 @@ from pathlib import Path
 import gradio as gr
 import plotly.graph_objects as go
 
-from transformer import Translator
+from transformer import Translator, playground
 from transformer.cache import SharedCache
 from transformer.errors import InputError
 
@@ -34,6 +34,13 @@ class Context:
     def pairs(self) -> list[str]:
         known = [p for p in PAIR_NAMES if p in self.translators]
         return known + [p for p in self.translators if p not in PAIR_NAMES]
+
+    def label(self, pair: str) -> str:
+        """What the page calls a loaded checkpoint: "English → German", or "English → German (OPUS-MT)" for a model
+        imported into the folder en-de-opus-mt (any other folder name is shown as it is)."""
+        imported = "imported" in self.translators[pair].metrics
+        name = pair.removesuffix("-opus-mt") if imported else pair
+        return PAIR_NAMES.get(name, name) + (" (OPUS-MT)" if imported else "")
 
     def translator(self, pair: str) -> Translator:
         if pair not in self.translators:
@@ -162,3 +169,16 @@ def cards(items: list[tuple[str, str]]) -> str:
     return '<div class="cards">' + "".join(
         f'<div class="card"><div class="card-title">{html.escape(t)}</div><div>{html.escape(x)}</div></div>'
         for t, x in items) + "</div>"
+
+
+def token_diff(before: list[str], after: list[str], before_label: str, after_label: str) -> str:
+    """Both token sequences as HTML, with removed tokens struck out and added ones highlighted."""
+    def span(tok: str, cls: str) -> str:
+        return f'<span class="tok {cls}">{html.escape(tok.replace("▁", " ").strip() or tok)}</span>'
+
+    old, new = playground.token_changes(before, after)
+    changed = sum(c for _, c in old) + sum(c for _, c in new)
+    return (f'<div class="diff"><div><b>{html.escape(before_label)}</b>: '
+            f'{" ".join(span(t, "removed" if c else "same") for t, c in old)}</div>'
+            f'<div><b>{html.escape(after_label)}</b>: {" ".join(span(t, "added" if c else "same") for t, c in new)}</div>'
+            f"<div>{changed} token{'s' if changed != 1 else ''} changed</div></div>")

@@ -10,7 +10,7 @@ import gradio as gr
 
 from transformer.decoding import MAX_BEAM, DecodeOptions
 
-from .common import PAIR_NAMES, ROOT, Context, cards, friendly
+from .common import ROOT, Context, cards, friendly
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
 QUERY_FIELDS = tuple(f.name for f in dataclasses.fields(DecodeOptions))  # the URL names of the decoding controls
@@ -34,7 +34,7 @@ class TranslatePanel:
         self.ctx = ctx
         pairs = ctx.pairs
         with gr.Row():
-            self.pair = gr.Dropdown([(PAIR_NAMES.get(p, p), p) for p in pairs], value=pairs[0] if pairs else None,
+            self.pair = gr.Dropdown([(ctx.label(p), p) for p in pairs], value=pairs[0] if pairs else None,
                                     label="Language pair", scale=1)
             self.text = gr.Textbox(label="English text", value=EXAMPLES[0], lines=2, max_length=20000, scale=4,
                                    elem_id="source-text")

@@ -112,7 +112,7 @@ class UsedView(View):
                 self.step: gr.update(choices=playground.output_choices(result), value=step),
                 self.alternative: gr.update(choices=playground.alternative_choices(translator, lens, step),
                                             value=alternative),
-                self.summary: summary(expl, translator.tokenizer.sp.id_to_piece),
+                self.summary: summary(expl, translator.tokenizer.id_to_piece),
                 self.attributions: playground.attribution_figure(expl),
                 self.deletion: deletion_table(expl.deletion),
                 self.shares: playground.source_share_figure(expl),
