@@ -248,7 +248,8 @@ def test_positional_encoding_learning_rate_and_model_card(page):
     page.get_by_role("tab", name="Model card").click()
     page.get_by_text("parameters", exact=False).first.wait_for()
     assert page.get_by_role("tab").all_text_contents() == [  # one tab per view or group, none drawn twice
-        "Step by step", "Attention", "Inside attention", "What the model used", "bertviz", "Head ablation", "Positional encoding", "Training",
+        "Step by step", "Attention", "Inside attention", "What the model used", "bertviz", "Head ablation", "Compare models",
+        "Positional encoding", "Training",
         "Model card"]
     assert "shared embedding" in page.content()
     shot(page, "model_card")

@@ -21,6 +21,14 @@ def model_card(translator, pair: str) -> str:
     trained = metrics.get("train_wall_s")
     how = (f"`{metrics.get('command', 'unknown command')}` on {metrics.get('hardware', 'unknown hardware')}"
            + (f", {trained / 60:.0f} minutes, {len(metrics.get('epochs', []))} epochs" if trained else ""))
+    tables = f"""| component | parameters | share |
+| --- | ---: | ---: |
+{rows}
+
+| config | value |
+| --- | --- |
+{config}
+"""
     imported = metrics.get("imported")
     if imported:  # an OPUS-MT model: where it came from and under which licence, not how we trained it
         return f"""### {pair} `{translator.name}`: imported
@@ -29,26 +37,12 @@ Imported from **{imported['source']}** ({imported['architecture']}), licence **{
 its authors on OPUS data, not here. Running on **{translator.device}** in **{translator.precision}** with
 {total:,} parameters, in our own module tree (every view reads it through the same hooks).
 
-| component | parameters | share |
-| --- | ---: | ---: |
-{rows}
-
-| config | value |
-| --- | --- |
-{config}
-"""
+""" + tables
     return f"""### {pair.upper()} checkpoint `{translator.name}`
 
 Running on **{translator.device}** in **{translator.precision}**{' (feed-forward layers and output projection)' if translator.precision == 'int8' else ''} with {total:,} parameters; {'pre-norm' if cfg.norm_first else 'post-norm (as in the paper)'}.
 
-| component | parameters | share |
-| --- | ---: | ---: |
-{rows}
-
-| config | value |
-| --- | --- |
-{config}
-
+{tables}
 **Test scores** (Multi30k test 2016, sacreBLEU):
 
 | decoding | BLEU lowercased | BLEU cased | chrF |
