@@ -262,9 +262,9 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                   SharedCache(8 * cache_size, ttl_s=1800))
     weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
-        gr.Markdown("# Transformer Playground\nA small encoder-decoder Transformer (Vaswani et al. 2017) trained on "
-                    "Multi30k picture captions and Tatoeba's everyday sentences, and every view of how it works, "
-                    "read from forward hooks on its modules.")
+        gr.Markdown("# Transformer Playground\nA small encoder-decoder Transformer (Vaswani et al. 2017) trained here, "
+                    "and every view of how it works, read from forward hooks on its modules; the model card says "
+                    "what each model knows.")
         for problem in problems or []:
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
         result = gr.State(None)

@@ -172,3 +172,12 @@ def test_training_curves_mark_the_chosen_epoch():
     marks = lambda fig: sorted(s.x0 for s in fig.layout.shapes)
     assert marks(plots.training_curves(metrics)) == []
     assert marks(plots.training_curves(metrics, mark_epoch=2)) == [2, 2, 20]  # step axis, then both epoch axes
+
+
+def test_the_model_card_says_what_data_the_model_knows_and_credits_tatoeba():
+    from views.card import TATOEBA_CREDIT, knows
+
+    captions = knows({"command": "python -m transformer train --data-dir ../shared/data/multi30k"})
+    assert "picture captions only" in captions and "Tatoeba" not in captions
+    both = knows({"command": "python -m transformer train --data-dir m --data-dir ../shared/data/tatoeba"})
+    assert "everyday sentences" in both and TATOEBA_CREDIT in both

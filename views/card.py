@@ -8,6 +8,20 @@ from transformer import playground
 from .common import View
 
 
+TATOEBA_CREDIT = "Sentence pairs from the Tatoeba Project (tatoeba.org), via manythings.org/anki, CC BY 2.0."
+
+
+def knows(metrics: dict) -> str:
+    """What the checkpoint was trained on, and so what kind of text it translates well, in plain sentences."""
+    commands = " ".join([metrics.get("command", ""), (metrics.get("first_stage") or {}).get("command") or ""])
+    if "tatoeba" in commands:
+        return ("**What it knows:** Multi30k's picture captions and Tatoeba's everyday sentences. It translates "
+                "short, plain sentences well (what people do, say and ask, what a picture shows); long, technical "
+                "or rare words poorly. " + TATOEBA_CREDIT)
+    return ("**What it knows:** Multi30k's picture captions only. It translates short descriptions of a picture "
+            "well; everyday conversation and anything else poorly.")
+
+
 def model_card(translator, pair: str) -> str:
     """The checkpoint in Markdown: device, parameters per component, config, test scores, how it was trained."""
     cfg, metrics = translator.cfg, translator.metrics
@@ -40,10 +54,13 @@ its authors on OPUS data, not here. Running on **{translator.device}** in **{tra
 """ + tables
     return f"""### {pair.upper()} checkpoint `{translator.name}`
 
+{knows(metrics)}
+
 Running on **{translator.device}** in **{translator.precision}**{' (feed-forward layers and output projection)' if translator.precision == 'int8' else ''} with {total:,} parameters; {'pre-norm' if cfg.norm_first else 'post-norm (as in the paper)'}.
 
 {tables}
-**Test scores** (Multi30k test 2016, sacreBLEU):
+**Test scores** (sacreBLEU; `test2016_*`: Multi30k test 2016; `tatoeba_test_*`: our held-out Tatoeba split, 2,000
+English sentences with every translation as a reference):
 
 | decoding | BLEU lowercased | BLEU cased | chrF |
 | --- | ---: | ---: | ---: |
