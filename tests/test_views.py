@@ -181,3 +181,12 @@ def test_the_model_card_says_what_data_the_model_knows_and_credits_tatoeba():
     assert "picture captions only" in captions and "Tatoeba" not in captions
     both = knows({"command": "python -m transformer train --data-dir m --data-dir ../shared/data/tatoeba"})
     assert "everyday sentences" in both and TATOEBA_CREDIT in both
+
+
+def test_positional_figures_name_sines_and_cosines_by_the_models_layout():
+    pe = torch.randn(100, 512)
+    assert [t.name for t in plots.pe_curves(pe, [0, 1, 256], layout="interleaved").data] == [
+        "dim 0 (sin)", "dim 1 (cos)", "dim 256 (sin)"]
+    assert [t.name for t in plots.pe_curves(pe, [0, 1, 256], layout="halves").data] == [
+        "dim 0 (sin)", "dim 1 (sin)", "dim 256 (cos)"]
+    assert "Marian" in plots.pe_matrix(pe, layout="halves").layout.title.text

@@ -158,19 +158,24 @@ def step_detail(step, cross_row: Tensor, source_tokens: list[str], index: int) -
 # Positional encoding
 
 
-def pe_matrix(pe: Tensor, positions: int = 100) -> go.Figure:
+LAYOUTS = {"interleaved": "sines on even dimensions, cosines on odd (§3.5)",
+           "halves": "sines in the first half of the dimensions, cosines in the second (Marian's layout)"}
+
+
+def pe_matrix(pe: Tensor, positions: int = 100, layout: str = "interleaved") -> go.Figure:
     pe = pe[:positions]
     fig = go.Figure(go.Heatmap(z=values(pe), colorscale="RdBu", zmid=0,
                                hovertemplate="pos %{y}, dim %{x}: %{z:.3f}<extra></extra>"))
     fig.update_xaxes(title_text="dimension i")
     fig.update_yaxes(title_text="position", autorange="reversed")
-    return _layout(fig, f"PE matrix: {pe.size(0)} positions x {pe.size(1)} dimensions", 520)
+    return _layout(fig, f"PE matrix: {pe.size(0)} positions x {pe.size(1)} dimensions; {LAYOUTS[layout]}", 520)
 
 
-def pe_curves(pe: Tensor, dims: list[int], positions: int = 100) -> go.Figure:
+def pe_curves(pe: Tensor, dims: list[int], positions: int = 100, layout: str = "interleaved") -> go.Figure:
     fig = go.Figure()
     for d in dims:
-        kind = "sin" if d % 2 == 0 else "cos"
+        sine = d % 2 == 0 if layout == "interleaved" else d < pe.size(1) // 2
+        kind = "sin" if sine else "cos"
         fig.add_trace(go.Scatter(y=values(pe[:positions, d]), mode="lines", name=f"dim {d} ({kind})"))
     fig.update_xaxes(title_text="position")
     fig.update_yaxes(title_text="PE value", range=[-1.1, 1.1])

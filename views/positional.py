@@ -29,16 +29,19 @@ class PositionalView(View):
             "What the encoder's first layer received (read by a hook on the PE module)")}
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        pe, d_model = translator.model.positional.pe.cpu(), translator.cfg.d_model
-        dims = [0, 1, 8, 9, min(40, d_model - 2), min(41, d_model - 1)]
-        return {self.matrix: plots.pe_matrix(pe), self.curves: plots.pe_curves(pe, dims),
+        pe, d_model, layout = translator.model.positional.pe.cpu(), translator.cfg.d_model, translator.cfg.positional_layout
+        partner = 1 if layout == "interleaved" else d_model // 2  # a sine's cosine of the same frequency
+        top = min(40, d_model - 2) if layout == "interleaved" else min(40, d_model // 2 - 1)
+        dims = [d for sine in sorted({0, min(8, top), top}) for d in (sine, sine + partner)]  # sine and cosine pairs
+        return {self.matrix: plots.pe_matrix(pe, layout=layout), self.curves: plots.pe_curves(pe, dims, layout=layout),
                 self.dims: gr.update(choices=list(range(d_model)), value=dims),
                 self.similarity: plots.pe_similarity(pe)}
 
     @friendly
     def redraw(self, pair, dims) -> dict:
-        pe = self.ctx.translator(pair).model.positional.pe.cpu()
-        return {self.curves: plots.pe_curves(pe, [int(d) for d in dims][:12])}
+        translator = self.ctx.translator(pair)
+        pe = translator.model.positional.pe.cpu()
+        return {self.curves: plots.pe_curves(pe, [int(d) for d in dims][:12], layout=translator.cfg.positional_layout)}
 
     def wire(self, result: gr.State) -> None:
         self.dims.input(self.redraw, [self.pair, self.dims], self.curves, api_visibility="private")
