@@ -169,7 +169,7 @@ def test_translate_and_a_tab_clicked_at_once_always_end_on_the_newest_translatio
         page.click("#translate-button")
         page.get_by_role("tab", name=tab, exact=True).click()  # no wait: the translation is still running
     ticks = "() => [...document.querySelectorAll('#attention-plot .xtick text')].map(e => e.textContent).join(' ')"
-    page.wait_for_function(f"() => ({ticks})().includes('donkey')", timeout=60_000)
+    page.wait_for_function(f"() => ({ticks})().includes('donkey')", timeout=120_000)
     page.wait_for_timeout(3000)  # every answer still on its way lands by now: none may bring an older sentence
     shown = page.evaluate(ticks)
     assert "donkey" in shown and not any(a in shown for a in animals[:-1]), shown
