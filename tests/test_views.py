@@ -190,3 +190,14 @@ def test_positional_figures_name_sines_and_cosines_by_the_models_layout():
     assert [t.name for t in plots.pe_curves(pe, [0, 1, 256], layout="halves").data] == [
         "dim 0 (sin)", "dim 1 (sin)", "dim 256 (cos)"]
     assert "Marian" in plots.pe_matrix(pe, layout="halves").layout.title.text
+
+
+def test_a_second_stages_sparse_timeline_shows_the_last_recorded_epoch_before_the_one_asked():
+    from transformer import timeline
+    from views.timeline import translations_table
+
+    rows = [{"epoch": e, "translations": [f"t{e}"] if e in (1, 2, 4, 120, 121) else []} for e in range(1, 122)]
+    metrics = {"epochs": rows, "timeline_sources": ["a dog"]}
+    assert [timeline.nearest_recorded(metrics, e) for e in (1, 3, 50, 120, 121)] == [1, 2, 4, 120, 121]
+    table = translations_table(timeline.translations_at(metrics, 4), 4, 50)
+    assert "after epoch 4 (the last recorded before 50)" in table and "t4" in table and "t121" in table

@@ -27,6 +27,15 @@ def recorded_epochs(metrics: dict) -> list[int]:
     return [row["epoch"] for row in metrics.get("epochs", []) if row.get("translations")]
 
 
+def nearest_recorded(metrics: dict, epoch: int) -> int:
+    """The last epoch at or before `epoch` whose translations were recorded (a second training stage keeps only its
+    first stage's snapshot epochs), or the first recorded one."""
+    epochs = recorded_epochs(metrics)
+    if not epochs:
+        raise InputError("this checkpoint was trained without recording a timeline")
+    return max((e for e in epochs if e <= epoch), default=epochs[0])
+
+
 def translations_at(metrics: dict, epoch: int) -> list[EpochRow]:
     rows = {row["epoch"]: row for row in metrics.get("epochs", []) if row.get("translations")}
     if not rows:

@@ -14,9 +14,11 @@ from .common import EXPLAIN, Context, View, friendly
 KINDS = {name: kind for kind, name in KIND_NAMES.items()}  # radio label -> kind
 
 
-def translations_table(rows: list[timeline.EpochRow], epoch: int) -> str:
-    """The curated examples, their translation after `epoch` and after the last epoch (escaped)."""
-    head = f"<tr><th>English</th><th>after epoch {epoch}</th><th>after the last epoch</th></tr>"
+def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | None = None) -> str:
+    """The curated examples, their translation after `epoch` and after the last epoch (escaped); `asked`: the epoch
+    the slider is on when `epoch` is the nearest recorded one before it."""
+    nearest = f" (the last recorded before {asked})" if asked not in (None, epoch) else ""
+    head = f"<tr><th>English</th><th>after epoch {epoch}{nearest}</th><th>after the last epoch</th></tr>"
     body = "".join(f"<tr><td>{html.escape(r.source)}</td><td>{html.escape(r.at_epoch)}</td>"
                    f"<td>{html.escape(r.final)}</td></tr>" for r in rows)
     return f"<table class='timeline'>{head}{body}</table>"
@@ -50,7 +52,8 @@ class TimelineView(View):
                 | {self.forming: self.forming_figure(translator, sources[0], KIND_NAMES["cross"])})
 
     def at_epoch(self, translator, epoch: int) -> dict:
-        return {self.table: translations_table(timeline.translations_at(translator.metrics, epoch), epoch),
+        shown = timeline.nearest_recorded(translator.metrics, epoch)
+        return {self.table: translations_table(timeline.translations_at(translator.metrics, shown), shown, epoch),
                 self.curves: plots.training_curves(translator.metrics, mark_epoch=epoch)}
 
     def forming_figure(self, translator, text: str, kind_name: str):
