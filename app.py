@@ -232,7 +232,7 @@ class Page:
 TICKETS = itertools.count(1)
 
 
-def listen(trigger, handler, inputs: set, outputs: set, js: str | None = None, **kwargs) -> None:
+def listen(trigger, handler, inputs: set, outputs: set, js: str | None = None, **kwargs):
     """Wire `handler(values, request)` to `trigger` with the open tab as its first input: OPEN_JS (or `js`) writes
     what the browser has open into it as the event starts, so no handler relies on a stored copy."""
     page_open = next(c for c in inputs if getattr(c, "elem_id", None) == "open-tab")

@@ -33,8 +33,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     tr = Translator.load(args.checkpoint, device="cpu")
     longest = tr.cfg.max_len - 2  # <s> and these fill the decoder's positions; its last step predicts </s>
-    pieces = [i for i in range(4, tr.cfg.vocab_size) if tr.tokenizer.sp.id_to_piece(i).startswith("▁")][:longest]
-    translation = tr.tokenizer.sp.decode(pieces)  # one word-initial piece per position
+    pieces = [i for i in range(4, tr.cfg.vocab_size) if tr.tokenizer.id_to_piece(i).startswith("▁")][:longest]
+    translation = tr.tokenizer.decode(pieces)  # one word-initial piece per position
     text = "A man in a blue shirt is riding a bike down the street while two dogs run beside him."
     tr.explain(text, "Ein Mann.", 1, ig_steps=4)  # imports and first-call allocations, out of the way
     before = peak_mb()
