@@ -15,7 +15,7 @@ out=runs/$pair keep=training/$pair
 if [ "$mode" = save ]; then  # the resumable state (fp32: exact resumption) and the new snapshots, for git
   mkdir -p "$keep/train" "$keep/timeline"
   cp "$out/train/state.safetensors" "$out/train/metrics.json" "$out/train/spm.model" "$keep/train/"
-  for f in "$out"/timeline/epoch12*.safetensors; do [ -e "$f" ] && cp "$f" "$keep/timeline/"; done
+  for f in "$out"/timeline/epoch12[1-9].safetensors; do [ -e "$f" ] && cp "$f" "$keep/timeline/"; done  # this stage's
   exit 0
 fi
 if [ ! -e "$out/train/state.safetensors" ] && [ -e "$keep/train/state.safetensors" ]; then
