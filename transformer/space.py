@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LEFT_OUT = ("tests/", ".ci/", "tools/", ".gitignore", "requirements-dev.txt", "README.md")  # README: written anew
+LEFT_OUT = ("tests/", ".ci/", "tools/", "training/", ".gitignore", "requirements-dev.txt",
+            "README.md")  # README: written anew; training/: a run's resumable state, not the app
 
 
 def pinned_gradio(requirements: Path = ROOT / "requirements.txt") -> str:
