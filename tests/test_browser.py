@@ -263,12 +263,13 @@ def test_the_epoch_slider_changes_the_example_translations(page):
     table = page.locator("#timeline-table")
     table.get_by_text("after epoch 1", exact=True).wait_for(timeout=30_000)
     first = table.inner_text()
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .heatmaplayer').length >= 6",
-                           timeout=60_000)  # five snapshots and the shipped model, side by side
+    stages = len(list((ROOT / "checkpoints" / "en-de" / "timeline").glob("epoch*.safetensors"))) + 1
+    page.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot .heatmaplayer').length >= {stages}",
+                           timeout=60_000)  # every snapshot and the shipped model, side by side
     number = page.locator("input[aria-label='number input for after epoch']")
-    number.fill("60")
+    number.fill("123")  # the second stage, half-way: the everyday sentences being learned
     number.press("Enter")
-    table.get_by_text("after epoch 60", exact=True).wait_for(timeout=30_000)
+    table.get_by_text("after epoch 123", exact=True).wait_for(timeout=30_000)
     assert table.inner_text() != first
     shot(page, "how_it_learned")
     assert not page.dialogs

@@ -147,6 +147,35 @@ def test_training_curve_draws_the_checkpoints_own_schedule_with_its_cool_down():
     assert list(noam.data[1].y) == list(rate_trace.y) and noam.data[1].y[-1] == 0.0 < noam.data[0].y[-1]
 
 
+def test_a_second_stage_is_drawn_after_the_first_and_a_changed_recipe_from_its_recorded_rates():
+    from transformer.schedule import learning_rate
+    from transformer.config import TrainConfig
+
+    first = {"warmup": 50, "lr_scale": 1.0, "epochs": 2, "cooldown_epochs": 1, "hold_peak": True}
+    second = {"warmup": 10, "lr_scale": 0.5, "epochs": 2, "cooldown_epochs": 1, "hold_peak": True}
+    peak2 = 0.5 * 32**-0.5 * 10**-0.5
+    row = lambda e, step, lr, bleu: {"epoch": e, "step": step, "train_loss": 3.0, "val_loss": 2.0, "lr": lr,
+                                     "val_bleu": bleu["m"], "val_bleu_by_corpus": bleu}
+    metrics = {"model_config": {"d_model": 32}, "train_config": second, "first_stage": {"train_config": first},
+               "epochs": [{"epoch": 1, "step": 100, "train_loss": 3.0, "val_loss": 2.0, "val_bleu": 5.0},
+                          {"epoch": 2, "step": 200, "train_loss": 3.0, "val_loss": 2.0, "val_bleu": 9.0},
+                          row(3, 40, peak2, {"m": 8.0, "t": 4.0}), row(4, 80, 0.0, {"m": 9.5, "t": 7.0})]}
+    fig = plots.training_curves(metrics, mark_epoch=3)
+    by_step = dict(zip(fig.data[0].x, fig.data[0].y))
+    assert max(by_step) == 280  # the second stage's 80 steps follow the first stage's 200
+    assert by_step[220] == pytest.approx(learning_rate(20, 0.5, 32, TrainConfig.from_dict(second)))
+    assert by_step[220] == pytest.approx(peak2)  # its own recipe: warmed up again, to its own peak
+    assert by_step[150] == pytest.approx(learning_rate(150, 1.5, 32, TrainConfig.from_dict(first)))
+    assert 240 in [s.x0 for s in fig.layout.shapes]  # epoch 3 marked at its step counted over both stages
+    assert [t.name for t in fig.data[3:]] == ["val BLEU, m (greedy)", "val BLEU, t (greedy)"]
+    assert list(fig.data[4].y) == [None, None, 4.0, 7.0]
+    # resumed with a longer schedule (a second cycle): its recipe no longer gives the rates it recorded
+    metrics["train_config"] = dict(second, epochs=4)
+    metrics["epochs"][-1]["lr"] = 0.0  # recorded: the stage fell to 0 at epoch 4, which epochs=4 would not do
+    steps, rates = plots.checkpoint_schedule(metrics)
+    assert steps[-2:] == [240, 280] and rates[-2:] == [peak2, 0.0]
+
+
 def test_timeline_rows_and_table_escape_and_refuse_unknown_epochs():
     from transformer import timeline
     from views.timeline import translations_table

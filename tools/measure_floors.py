@@ -7,7 +7,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import torch
 from sacrebleu.metrics import CHRF
 from transformer import Translator
-from transformer.data import read_pair
+from transformer.data import Corpus, read_pair
 from transformer.evaluate import score_translations
 torch.set_num_threads(2)
 pair = sys.argv[1]
@@ -21,5 +21,9 @@ for s, r in zip(src[:8], ref[:8]):
     print(f"{sent[-1]:5.1f}  {out}")
 hyps = [t.text for t in tr.translate_batch(src[100:200], "beam", beam_size=4)]
 sc = score_translations(hyps, ref[100:200])
+src, streams = Corpus("tatoeba", pathlib.Path("../shared/data/tatoeba"), *pair.split("-")).split("val")
+hyps = [t.text for t in tr.translate_batch(src[:100], "greedy")]
+everyday = score_translations(hyps, [stream[:100] for stream in streams if any(stream[:100])])
 print(json.dumps({"pair": pair, "sentence_chrf_min": min(sent), "sentence_chrf_mean": sum(sent) / len(sent),
-                  "val100_bleu": sc["bleu"], "val100_chrf": sc["chrf"]}))
+                  "val100_bleu": sc["bleu"], "val100_chrf": sc["chrf"],
+                  "tatoeba_val100_bleu": everyday["bleu"], "tatoeba_val100_chrf": everyday["chrf"]}))

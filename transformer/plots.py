@@ -208,22 +208,58 @@ def embedding_inputs(embedded: Tensor, with_pe: Tensor, tokens: list[str], title
 # Learning rate and training curves
 
 
+def training_stages(metrics: dict) -> list[tuple[list[dict], dict, int]]:
+    """(epoch rows, recipe, steps before the stage) per stage of a checkpoint's training.
+
+    A second stage (metrics["first_stage"]: trained on from another checkpoint) counts its steps from 0 again and
+    numbers its epochs on from the first stage's; its rows follow the first stage's in metrics["epochs"]."""
+    rows, recipe = metrics.get("epochs", []), metrics.get("train_config", {})
+    first = metrics.get("first_stage") or {}
+    if not first.get("train_config"):
+        return [(rows, recipe, 0)] if rows else []
+    end = first["train_config"].get("epochs", 0)
+    before, after = [r for r in rows if r["epoch"] <= end], [r for r in rows if r["epoch"] > end]
+    offset = before[-1]["step"] if before else 0
+    return [(r, c, o) for r, c, o in ((before, first["train_config"], 0), (after, recipe, offset)) if r]
+
+
+def global_steps(metrics: dict) -> dict[int, int]:
+    """Epoch -> the step count at its end, counted over every stage."""
+    return {row["epoch"]: offset + row["step"] for rows, _, offset in training_stages(metrics) for row in rows}
+
+
 def checkpoint_schedule(metrics: dict, points: int = 400) -> tuple[list[int], list[float]]:
     """The rate a checkpoint's run used at each step, from its recipe in metrics.json (schedule.learning_rate).
 
-    Steps map to epochs through the step count recorded at each epoch's end. ([], []) when not recorded.
+    Steps map to epochs through the step count recorded at each epoch's end; a second stage's steps follow the
+    first's. Where a stage's recipe does not give the rate the trainer recorded at its epochs' ends (a run
+    resumed with a longer schedule: a second cycle of warm rate and fall), that stage is drawn from the recorded
+    rates themselves, one point per epoch. ([], []) when not recorded.
     """
-    epochs, mcfg, tcfg = metrics.get("epochs", []), metrics.get("model_config", {}), metrics.get("train_config", {})
-    if not (epochs and mcfg and tcfg):
+    d_model = metrics.get("model_config", {}).get("d_model")
+    stages = training_stages(metrics)
+    if not (d_model and stages and all(recipe for _, recipe, _ in stages)):
         return [], []
-    last = epochs[-1]["step"]
-    xs = list(range(1, last + 1, max(1, last // points)))
-    ends = [0] + [e["step"] for e in epochs]  # the step count at each epoch's end
-    recipe, rates = TrainConfig.from_dict(tcfg), []
-    for s in xs:
-        e = bisect.bisect_left(ends, s)  # step s belongs to epoch e (1-based)
-        progress = e - 1 + (s - ends[e - 1]) / max(1, ends[e] - ends[e - 1])
-        rates.append(learning_rate(s, progress, mcfg["d_model"], recipe))
+    last = stages[-1][0][-1]["step"] + stages[-1][2]
+    stride = max(1, last // points)
+    xs, rates = [], []
+    for rows, recipe_dict, offset in stages:
+        recipe = TrainConfig.from_dict(recipe_dict)
+        ends = [0] + [row["step"] for row in rows]  # the step count at each epoch's end, within the stage
+
+        def rate(s: int) -> float:
+            e = max(1, bisect.bisect_left(ends, s))  # step s belongs to the stage's epoch e (1-based)
+            return learning_rate(s, e - 1 + (s - ends[e - 1]) / max(1, ends[e] - ends[e - 1]), d_model, recipe)
+
+        recorded = [(row["step"], row["lr"]) for row in rows if row.get("lr") is not None]
+        peak = max((lr for _, lr in recorded), default=0.0)
+        if any(abs(rate(s) - lr) > 0.02 * peak for s, lr in recorded):  # the recipe changed during the stage
+            xs += [offset + s for s, _ in recorded]
+            rates += [lr for _, lr in recorded]
+            continue
+        for s in range(1, ends[-1] + 1, stride):
+            xs.append(offset + s)
+            rates.append(rate(s))
     return xs, rates
 
 
@@ -258,10 +294,18 @@ def training_curves(metrics: dict, mark_epoch: int | None = None) -> go.Figure:
     ep = [e["epoch"] for e in epochs]
     fig.add_trace(go.Scatter(x=ep, y=[e["train_loss"] for e in epochs], name="train loss (smoothed)"), row=1, col=2)
     fig.add_trace(go.Scatter(x=ep, y=[e["val_loss"] for e in epochs], name="val loss (NLL)"), row=1, col=2)
-    fig.add_trace(go.Scatter(x=ep, y=[e["val_bleu"] for e in epochs], name="val BLEU (greedy)", connectgaps=True),
-                  row=1, col=3)  # measured every val_bleu_every epochs
+    corpora = list(dict.fromkeys(name for e in epochs for name in e.get("val_bleu_by_corpus") or {}))
+    fig.add_trace(go.Scatter(x=ep, y=[e["val_bleu"] for e in epochs], connectgaps=True,  # every val_bleu_every epochs
+                             name=f"val BLEU, {corpora[0]} (greedy)" if corpora else "val BLEU (greedy)"), row=1, col=3)
+    for name in corpora[1:]:  # the other corpora of a run on several (the first is val_bleu's)
+        fig.add_trace(go.Scatter(x=ep, y=[(e.get("val_bleu_by_corpus") or {}).get(name) for e in epochs],
+                                 name=f"val BLEU, {name} (greedy)", connectgaps=True), row=1, col=3)
+    stages = training_stages(metrics)
+    if len(stages) > 1:  # where the second stage starts (its val set, and so its val loss, is new there)
+        for col in (2, 3):
+            fig.add_vline(x=stages[1][0][0]["epoch"] - 0.5, line_dash="dash", line_color="silver", row=1, col=col)
     if mark_epoch is not None:
-        step = next((e["step"] for e in epochs if e["epoch"] == mark_epoch), None)
+        step = global_steps(metrics).get(mark_epoch)
         for col, x in ((1, step), (2, mark_epoch), (3, mark_epoch)):
             if x is not None:
                 fig.add_vline(x=x, line_dash="dot", line_color="gray", row=1, col=col)

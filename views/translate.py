@@ -38,7 +38,8 @@ class TranslatePanel:
                                     label="Language pair", scale=1)
             self.text = gr.Textbox(label="English text", value=EXAMPLES[0], lines=2, max_length=20000, scale=4,
                                    elem_id="source-text")
-        gr.Examples(EXAMPLES, inputs=self.text, label="Examples")
+        gr.Examples(EXAMPLES, inputs=self.text, label="Examples: picture captions and everyday sentences",
+                    examples_per_page=len(EXAMPLES))
         with gr.Row():
             self.strategy = gr.Radio([("Greedy", "greedy"), ("Random sampling", "sample"), ("Beam search", "beam")],
                                      value="greedy", label="Decoding")
