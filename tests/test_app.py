@@ -15,7 +15,7 @@ from gradio_client import Client
 import app
 from views.card import model_card
 from views.compare import model_choices
-from transformer import playground, plots, results, save_checkpoint
+from transformer import Translator, playground, plots, results, save_checkpoint
 from transformer.attribution import METHODS
 from transformer.cache import SharedCache
 from transformer.decoding import DecodeOptions
@@ -43,6 +43,16 @@ def test_build_demo_reports_broken_checkpoints(tmp_path):
     translators, problems = app.load_translators(tmp_path, "cpu")
     assert translators == {} and "en-de" in problems[0] and "retrain" in problems[0]
     assert isinstance(app.build_demo(translators, problems), gr.Blocks)  # the page still comes up
+
+
+def test_the_model_card_of_a_second_stage_names_both_runs(translator):
+    metrics = {"command": "python -m transformer train --init-from checkpoints/en-de --data-dir ../shared/data/tatoeba",
+               "hardware": "CPU", "train_wall_s": 600, "epochs": [{"epoch": e} for e in (1, 2, 3)],
+               "first_stage": {"command": "python -m transformer train --data-dir m", "train_wall_s": 1200}}
+    card = model_card(Translator(translator.model, translator.tokenizer, metrics, name="two"), "en-de")
+    assert ("two stages: first `python -m transformer train --data-dir m` (20 minutes of steps), then "
+            "`python -m transformer train --init-from checkpoints/en-de") in card
+    assert "on CPU, 10 minutes of steps, 3 epochs in all" in card and "everyday sentences" in card
 
 
 def test_int8_checkpoints_load_and_say_so_on_the_model_card(tmp_path, translator):

@@ -32,9 +32,12 @@ def model_card(translator, pair: str) -> str:
     test = metrics.get("test", {})
     scores = "\n".join(f"| {name} | {s.get('bleu_lc', float('nan')):.2f} | {s.get('bleu', float('nan')):.2f} | "
                        f"{s.get('chrf', float('nan')):.2f} |" for name, s in test.items()) or "| (not recorded) | | | |"
-    trained = metrics.get("train_wall_s")
+    trained, first = metrics.get("train_wall_s"), metrics.get("first_stage") or {}
     how = (f"`{metrics.get('command', 'unknown command')}` on {metrics.get('hardware', 'unknown hardware')}"
-           + (f", {trained / 60:.0f} minutes, {len(metrics.get('epochs', []))} epochs" if trained else ""))
+           + (f", {trained / 60:.0f} minutes of steps, {len(metrics.get('epochs', []))} epochs" if trained else ""))
+    if first.get("command"):  # a second stage: trained on from a checkpoint that had its own run
+        took = f" ({first['train_wall_s'] / 60:.0f} minutes of steps)" if first.get("train_wall_s") else ""
+        how = f"two stages: first `{first['command']}`{took}, then {how} in all"
     tables = f"""| component | parameters | share |
 | --- | ---: | ---: |
 {rows}
