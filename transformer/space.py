@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LEFT_OUT = ("tests/", ".ci/", "tools/", "training/", ".gitignore", "requirements-dev.txt",
-            "README.md")  # README: written anew; training/: a run's resumable state, not the app
+            "README.md")  # README: written anew; training/: the recipe's figures and a run's resumable state, not the app
 
 
 def pinned_gradio(requirements: Path = ROOT / "requirements.txt") -> str:
