@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--int8", action="store_true", help="dynamic int8 quantization of the Linear layers")
     p.add_argument("--device", default="auto")
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--perturb", default="none", choices=["none", "lower", "nopunct", "upper"],
+                   help="type the sources as a class might: all lowercase, no final punctuation, ALL CAPITALS")
     p.add_argument("--output", help="also write the translations to this file")
     p.add_argument("--record", metavar="NAME", help="store the scores in the checkpoint's metrics.json under test.NAME")
 
@@ -159,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
 
         from .data import open_corpora
         from .evaluate import evaluate, read_test_set, report
+        from .noise import perturb
         from .translator import Translator
 
         if bool(args.data_dir) == bool(args.src and args.ref):
@@ -171,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             args.src = f"{args.data_dir} ({args.split})"
         else:
             src, refs = read_test_set(args.src, args.ref)
+        src = [perturb(s, args.perturb) for s in src]
         options = DecodeOptions("beam" if args.beam > 1 else "greedy", beam_size=max(args.beam, 1),
                                 length_penalty=args.length_penalty)
         result = evaluate(tr, src, refs, options, args.batch_size, args.limit)

@@ -90,6 +90,7 @@ class TrainConfig:
     val_beam: int = 1  # beam size used for the per-epoch val BLEU (1: greedy, fast)
     fp16_weights: bool = True  # store model.safetensors in fp16 (halves the shipped size)
     threads: int = 0  # torch intra-op threads; 0: all cores
+    source_noise: float = 0.0  # share of training sources typed as a class types (lowercase, no full stop, ...)
     spm_alpha: float = 0.0  # subword sampling (Kudo 2018): a new segmentation of the training pairs each epoch
     val_bleu_every: int = 1  # the per-epoch val BLEU only every k epochs (val loss is always measured)
     timeline: str = "assets/examples.json"  # sentences translated (greedy) after every epoch; "": none

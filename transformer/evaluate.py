@@ -62,7 +62,7 @@ def record(checkpoint: str, name: str, result: dict, options: dict) -> None:
     keep = ("bleu", "bleu_lc", "chrf", "references", "sentences", "seconds", "signatures")
     metrics.setdefault("test", {})[name] = {k: result[k] for k in keep} | {
         "beam": options["beam"], "length_penalty": options["length_penalty"], "src": options["src"],
-        "int8": options.get("int8", False)}
+        "int8": options.get("int8", False), "perturb": options.get("perturb", "none")}
     write_json(path, metrics)
 
 

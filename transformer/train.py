@@ -34,6 +34,7 @@ from .data import bucket_batches, iterate_batches, length_sorted_batches, make_e
 from .decoding import DecodeOptions, decode
 from .evaluate import score_translations
 from .model import Transformer, count_parameters
+from .noise import noisy_sources
 from .schedule import learning_rate
 from .tokenizer import Tokenizer
 
@@ -217,7 +218,8 @@ def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transf
             row["translations"] = translate_all(snap, tokenizer, timeline_src, 1, device)
     if rows and timeline_src:
         rows[-1]["translations"] = translate_all(model, tokenizer, timeline_src, 1, device)
-    summary = {k: metrics.get(k) for k in ("command", "train_config", "test", "averaged_epochs", "train_wall_s")}
+    keep = ("command", "train_config", "test", "averaged_epochs", "train_wall_s", "first_stage")  # stages nest
+    summary = {k: metrics.get(k) for k in keep if k in metrics}
     return model, tokenizer, {"from": str(init_from), **summary}, rows
 
 
@@ -272,14 +274,19 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
     def encode(srcs, tgts):
         return [make_example(tokenizer.encode(s), tokenizer.encode(t), mcfg.max_len) for s, t in zip(srcs, tgts)]
 
-    def sampled_train_examples(epoch: int):
-        """This epoch's segmentation of the training pairs: one draw per epoch, the same on every rank and resume."""
+    def epoch_examples(epoch: int):
+        """This epoch's training pairs: sources perturbed (source_noise) and pairs segmented (spm_alpha) by one draw
+        per epoch, the same on every rank and resume."""
         seed = 2 * (tcfg.seed * 100_003 + epoch)  # sentencepiece takes unsigned seeds: src even, tgt odd
-        srcs = tokenizer.sample(train_src, tcfg.spm_alpha, seed)
-        tgts = tokenizer.sample(train_tgt, tcfg.spm_alpha, seed + 1)
-        return [make_example(s, t, mcfg.max_len) for s, t in zip(srcs, tgts)]
+        srcs = noisy_sources(train_src, tcfg.source_noise, seed)
+        if not tcfg.spm_alpha:
+            return [make_example(tokenizer.encode(s), tgt[1:-1], mcfg.max_len) for s, (_, tgt) in zip(srcs, clean_ex)]
+        src_ids = tokenizer.sample(srcs, tcfg.spm_alpha, seed)
+        tgt_ids = tokenizer.sample(train_tgt, tcfg.spm_alpha, seed + 1)
+        return [make_example(s, t, mcfg.max_len) for s, t in zip(src_ids, tgt_ids)]
 
     train_ex, val_ex = encode(train_src, train_tgt), encode(val_src, val_tgt)
+    clean_ex = train_ex
     keep_epochs = {int(e) for e in tcfg.snapshot_epochs.split(",") if e.strip()}
 
     model = Transformer(mcfg).to(device)
@@ -321,12 +328,13 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
     model.train()
 
     last_save = time.time()
-    drawer = ThreadPoolExecutor(1) if tcfg.spm_alpha else None  # draws the next epoch's segmentation meanwhile
-    next_ex = drawer.submit(sampled_train_examples, position["epoch"]) if drawer else None
+    redraw = tcfg.spm_alpha or tcfg.source_noise
+    drawer = ThreadPoolExecutor(1) if redraw else None  # draws the next epoch's examples meanwhile
+    next_ex = drawer.submit(epoch_examples, position["epoch"]) if drawer else None
     for epoch in range(position["epoch"], last_epoch + 1):
         if drawer:
             train_ex = next_ex.result()
-            next_ex = drawer.submit(sampled_train_examples, epoch + 1) if epoch < last_epoch else None
+            next_ex = drawer.submit(epoch_examples, epoch + 1) if epoch < last_epoch else None
         batches = bucket_batches(train_ex, tcfg.max_tokens, seed=tcfg.seed + epoch)
         batches = batches[: len(batches) // world * world][rank::world]  # equal counts, or all-reduce would hang
         start_batch = position["batch"] if epoch == position["epoch"] else 0
