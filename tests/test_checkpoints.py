@@ -69,6 +69,19 @@ def test_a_hundred_everyday_sentences_score_above_the_floor(translators, pair):
     assert scores["chrf"] >= FLOORS[pair]["tatoeba_val100_chrf"], scores
 
 
+@needs_tatoeba
+@pytest.mark.parametrize("pair", shipped_pairs())
+def test_everyday_sentences_typed_in_a_hurry_score_above_the_floor(translators, pair):
+    """The same hundred sentences all lowercase, with no final punctuation, and in capitals."""
+    from transformer.noise import perturb
+
+    src, streams = Corpus("tatoeba", TATOEBA, *pair.split("-")).split("val")
+    refs = [stream[:100] for stream in streams if any(stream[:100])]
+    for how in ("lower", "nopunct", "upper"):
+        hyps = [t.text for t in translators[pair].translate_batch([perturb(s, how) for s in src[:100]], "greedy")]
+        assert score_translations(hyps, refs)["bleu"] >= FLOORS[pair]["tatoeba_val100_typed_bleu"], how
+
+
 @pytest.mark.parametrize("pair", shipped_pairs())
 def test_the_timeline_was_recorded_and_its_snapshots_are_small(translators, pair):
     """Every epoch's translations of the curated examples, and int8 snapshots under 20 MB in all."""
@@ -76,10 +89,11 @@ def test_the_timeline_was_recorded_and_its_snapshots_are_small(translators, pair
 
     tr = translators[pair]
     epochs = timeline.recorded_epochs(tr.metrics)
-    # A second stage records all of its own epochs, numbered on from the first stage's last; the first stage's
-    # translations are redone from its snapshots (the only weights of it that are kept).
-    start = tr.metrics.get("first_stage", {}).get("train_config", {}).get("epochs", 0)
-    this_stage = list(range(start + 1, start + tr.metrics["train_config"]["epochs"] + 1))
+    # A later stage records all of its own epochs, numbered on from the stage before; the earlier stages'
+    # translations are redone from their snapshots (the only weights of them that are kept).
+    last = tr.metrics["epochs"][-1]["epoch"]
+    start = last - tr.metrics["train_config"]["epochs"]
+    this_stage = list(range(start + 1, last + 1))
     assert epochs == [e for e in timeline.snapshots(tr) if e <= start] + this_stage
     examples = json.loads((SHIPPED.parent / "assets" / "examples.json").read_text())
     assert tr.metrics["timeline_sources"] == examples

@@ -5,13 +5,13 @@
 #        tools/typed.sh PAIR save      copies the resumable state to training/PAIR-typed (small enough for git)
 #        tools/typed.sh PAIR finish    trains to the end, then records the test scores (four ways of typing)
 # One cycle of EPOCHS epochs (default 16, numbered on from 131 for EN→DE, 130 for EN→FR): warm-up over 400 steps
-# to the second stage's peak, held, then a linear fall to 0 over the last 4 epochs; a share NOISE (default 0.4)
+# to the second stage's peak, held, then a linear fall to 0 over the last 4 epochs; a share NOISE (default 0.3)
 # of the sources is perturbed, drawn anew each epoch; the last 2 epochs averaged.
 # SECOND is the second-stage checkpoint (default: taken from git, commit 03ccb63). DATA (default ../shared/data)
 # holds multi30k/ and tatoeba/. THREADS: torch threads (default 1; 0 for all, e.g. on a GPU machine).
 set -euo pipefail
 pair=$1 mode=${2:-train}
-data=${DATA:-../shared/data} noise=${NOISE:-0.4} epochs=${EPOCHS:-16} threads=${THREADS:-1}
+data=${DATA:-../shared/data} noise=${NOISE:-0.3} epochs=${EPOCHS:-16} threads=${THREADS:-1}
 out=${OUT_DIR:-runs/$pair-typed} keep=training/$pair-typed second=${SECOND:-runs/second/$pair}
 
 if [ "$mode" = save ]; then  # the resumable state (fp32: exact resumption) and the epoch log, for git

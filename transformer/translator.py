@@ -66,12 +66,27 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
+QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+                        "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u00ab": '"', "\u00bb": '"'})
+
+
 def clean_text(text: str) -> str:
-    """Text as the tokenizer can take it: valid UTF-8, one line, no control or invisible format characters."""
+    """Text as the tokenizer can take it: valid UTF-8 in NFKC form, straight quotes, one line, single spaces,
+    no control or invisible format characters."""
     text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates become '?'
+    text = unicodedata.normalize("NFKC", text).translate(QUOTES)  # full-width letters, ligatures; ’ “ ” « »
     # Cc (NUL, newlines, escapes) becomes a space; Cf (zero-width spaces, bidi overrides) carries no words
     chars = (" " if unicodedata.category(c) == "Cc" else c for c in text if unicodedata.category(c) != "Cf")
     return " ".join("".join(chars).split())
+
+
+def fold_shouting(text: str) -> str:
+    """A source typed in capitals ("GOOD MORNING"), read in lowercase: sentencepiece splits capitals into single
+    letters, which the model reads far worse than lowercase (README.md, Typed as a class types). A sentence is
+    shouting when it has at least 4 letters and 80 % of them are capitals; "I met the USA team" is left alone."""
+    letters = [c for c in text if c.isalpha() and c.lower() != c.upper()]  # cased letters only
+    upper = sum(c.isupper() for c in letters)
+    return text.lower() if len(letters) >= 4 and upper >= 0.8 * len(letters) else text
 
 
 def column_major_embedding(model: Transformer) -> None:
@@ -130,18 +145,20 @@ class Translator:
 
     # -- input checks ---------------------------------------------------------------
 
-    def _bounded_ids(self, text: str, limit: int) -> tuple[list[int], bool]:
+    def _bounded_ids(self, text: str, limit: int, source: bool = False) -> tuple[list[int], bool]:
         """At most `limit` token ids of `text`, and whether it was cut. The text is cut before any per-character
-        work (cleaning, sentencepiece), so a megabyte costs no more than a sentence."""
+        work (cleaning, sentencepiece), so a megabyte costs no more than a sentence. A source is also read in
+        lowercase when it is shouted (fold_shouting)."""
         max_chars = CHARS_PER_POSITION * limit  # more than `limit` pieces ever need
         text = clean_text(text[: 2 * max_chars])
+        text = fold_shouting(text) if source else text
         ids = self.tokenizer.encode(text[:max_chars])
         return ids[:limit], len(ids) > limit or len(text) > max_chars
 
     def _source_ids(self, text: str) -> tuple[list[int], bool]:
         if not isinstance(text, str):
             raise InputError(f"the text to translate must be a string, not {type(text).__name__}")
-        ids, cut = self._bounded_ids(text, self.cfg.max_len - 1)  # one position is kept for </s>
+        ids, cut = self._bounded_ids(text, self.cfg.max_len - 1, source=True)  # one position is kept for </s>
         if not ids:
             raise InputError("there is no text to translate: type a sentence first")
         return ids + [self.cfg.eos_id], cut
@@ -149,7 +166,7 @@ class Translator:
     def unfamiliar(self, text: str) -> str:
         """A plain sentence when `text` lies far outside what the model was trained on (characters its vocabulary
         has never seen, or words broken into many small pieces), else "". The translation is shown all the same."""
-        ids = self.tokenizer.encode(clean_text(text))
+        ids = self.tokenizer.encode(fold_shouting(clean_text(text)))
         unknown = sum(i == self.cfg.unk_id for i in ids)
         words = max(1, len(text.split()))
         if unknown:
