@@ -17,28 +17,29 @@ from pathlib import Path
 import gradio as gr
 import torch
 
-from transformer import CheckpointError, Translator, results
-from transformer.cache import SharedCache
-from transformer.bertviz_view import script_files
+from transformer import CheckpointError, Translator
+from playground import results
+from playground.cache import SharedCache
+from playground.bertviz_view import script_files
 from transformer.translator import resolve_device
-from views.ablation import AblationView
-from views.api import register as register_api
-from views.attention import AttentionView
-from views.beam_tree import BeamTreeView
-from views.bertviz import BertvizView
-from views.card import CardView
-from views.compare import CompareView
-from views.common import ROOT, Context, copied, friendly, restore_hint, serialized
-from views.families import FamiliesView
-from views.inside import InsideHeadView
-from views.live import LiveView
-from views.positional import PositionalView
-from views.rollout import RolloutView
-from views.schedule import ScheduleView
-from views.steps import StepsView
-from views.timeline import TimelineView
-from views.translate import TranslatePanel
-from views.used import UsedView
+from playground.views.ablation import AblationView
+from playground.views.api import register as register_api
+from playground.views.attention import AttentionView
+from playground.views.beam_tree import BeamTreeView
+from playground.views.bertviz import BertvizView
+from playground.views.card import CardView
+from playground.views.compare import CompareView
+from playground.views.common import ROOT, Context, copied, friendly, restore_hint, serialized
+from playground.views.families import FamiliesView
+from playground.views.inside import InsideHeadView
+from playground.views.live import LiveView
+from playground.views.positional import PositionalView
+from playground.views.rollout import RolloutView
+from playground.views.schedule import ScheduleView
+from playground.views.steps import StepsView
+from playground.views.timeline import TimelineView
+from playground.views.translate import TranslatePanel
+from playground.views.used import UsedView
 
 CSS = (ROOT / "assets" / "style.css").read_text(encoding="utf-8")
 

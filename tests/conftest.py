@@ -162,8 +162,9 @@ def vocab_of(pieces: list[str]) -> dict[str, int]:
     return vocab
 
 
-def tiny_marian(folder, shared: bool = True, activation: str = "swish", seed: int = 0):
-    """A random MarianMTModel and its tokenizer files, as save_pretrained leaves them in `folder`."""
+def tiny_marian(folder, shared: bool = True, activation: str = "swish", seed: int = 0, init_std: float = 0.02):
+    """A random MarianMTModel and its tokenizer files, as save_pretrained leaves them in `folder`.
+    init_std: its weights' spread (0.02, Marian's default, leaves the output bias in charge of every choice)."""
     src, tgt = synthetic_pairs(300)
     source_pieces = train_spm(src, folder, "source.spm", 40)
     target_pieces = train_spm(tgt, folder, "target.spm", 40)
@@ -181,7 +182,8 @@ def tiny_marian(folder, shared: bool = True, activation: str = "swish", seed: in
         encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
         activation_function=activation, max_position_embeddings=64, scale_embedding=True, pad_token_id=pad,
         eos_token_id=0, decoder_start_token_id=pad, forced_eos_token_id=None, dropout=0.0, attention_dropout=0.0,
-        activation_dropout=0.0, share_encoder_decoder_embeddings=shared, tie_word_embeddings=True)
+        activation_dropout=0.0, share_encoder_decoder_embeddings=shared, tie_word_embeddings=True,
+        init_std=init_std)
     torch.manual_seed(seed)
     model = transformers.MarianMTModel(config).eval()
     with torch.no_grad():  # random values where a fresh model has zeros, so that every tensor is checked
@@ -198,7 +200,7 @@ def with_imported(tmp_path_factory) -> Path:
     """A checkpoints folder: the shipped en-de beside a tiny random Marian model imported as en-de-opus-mt."""
     import shutil
 
-    from transformer.marian import import_marian
+    from transformer.interop.marian import import_marian
 
     pytest.importorskip("transformers")
     root = tmp_path_factory.mktemp("checkpoints")

@@ -5,9 +5,10 @@ import sys
 
 import pytest
 
-from transformer import Transformer, toy
-from transformer.attribution import METHODS
-from transformer.live import ToySettings
+from transformer import Transformer
+from transformer.training import toy
+from transformer.interpret.attribution import METHODS
+from transformer.training.live import ToySettings
 
 from conftest import ROOT
 

@@ -13,11 +13,12 @@ import torch
 from gradio_client import Client
 
 import app
-from views.card import model_card
-from views.compare import model_choices
-from transformer import Translator, playground, plots, results, save_checkpoint
-from transformer.attribution import METHODS
-from transformer.cache import SharedCache
+from playground.views.card import model_card
+from playground.views.compare import model_choices
+from transformer import Translator, save_checkpoint
+from playground import figures, plots, results
+from transformer.interpret.attribution import METHODS
+from playground.cache import SharedCache
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
 
@@ -119,16 +120,16 @@ def test_every_view_builds_from_one_translation(translators):
     result = results.run(t, pair, TEXT, DecodeOptions("beam", beam_size=3))
     for kind in ("encoder", "decoder", "cross"):
         for mode in ("single", "heads", "all"):
-            fig = playground.attention_figure(result, kind, 0, "average" if mode == "single" else "0", mode)
+            fig = figures.attention_figure(result, kind, 0, "average" if mode == "single" else "0", mode)
             assert len(fig.data) == {"single": 1, "heads": t.cfg.n_heads,
                                      "all": t.cfg.n_heads * getattr(result.maps, kind).size(0)}[mode]
-    step = playground.step_view(result, 2)
+    step = figures.step_view(result, 2)
     assert list(step.data[0].x) == [p for _, p in result.translation.steps[2].alternatives]  # its top-5 bars
     assert list(step.data[1].x) == plots.labels(result.maps.source_tokens)  # the cross row over the source
-    after = playground.ablate(t, result, [f"cross:{i}:{h}" for i in range(t.cfg.n_decoder_layers)
+    after = figures.ablate(t, result, [f"cross:{i}:{h}" for i in range(t.cfg.n_decoder_layers)
                                           for h in range(t.cfg.n_heads)])
     assert after.text != result.translation.text  # without any cross-attention the source is invisible
-    old, new = playground.token_changes(result.translation.target_tokens, after.target_tokens)
+    old, new = figures.token_changes(result.translation.target_tokens, after.target_tokens)
     assert [t for t, _ in old] == result.translation.target_tokens and any(c for _, c in old + new)
     card = model_card(t, pair)
     assert f"{sum(p.numel() for p in t.model.parameters()):,}" in card
@@ -280,7 +281,7 @@ def test_handlers_turn_bad_input_into_a_plain_message(page):
 
 
 def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_in_a_sentence(caplog):
-    from views.common import friendly
+    from playground.views.common import friendly
 
     @friendly
     def broken():
@@ -348,7 +349,7 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
     assert out[panel.translation] == result.translation.text != ""
     assert traces(out[page.views["beam_tree"].plot]) and out[page.views["beam_tree"].note] == ""
     heads = open_tab(page, "ablation", after(on_load(page), out))[page.views["ablation"].heads]
-    assert heads["choices"] == playground.head_choices(page.ctx.translator(pair))  # the link's pair's heads
+    assert heads["choices"] == figures.head_choices(page.ctx.translator(pair))  # the link's pair's heads
     plain = page.open(on_load(page), Request())  # no link: the first example, greedy
     assert plain[page.result].text == defaults(page)[panel.text] and plain[page.result].options.strategy == "greedy"
     assert plain[panel.present] is False and "greedy" in plain[page.views["beam_tree"].note]
@@ -436,7 +437,7 @@ def test_inside_attention_views_for_every_kind_escape_hostile_tokens(page):
     result = page.show_translation(defaults(page) | {page.panel.text: hostile})[page.result]
     inside = page.views["inside"]
     for kind in ("encoder", "decoder", "cross"):
-        queries = playground.axis_tokens(result.maps, kind)[0]
+        queries = figures.axis_tokens(result.maps, kind)[0]
         query = next(i for i, t in enumerate(queries) if "<" in t)  # <unk> in the source, <s> in the target
         out = inside.redraw(result, kind, 1, 2, query)
         steps = out[inside.steps]

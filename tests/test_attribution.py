@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from transformer import Transformer
-from transformer.attribution import (METHODS, alti_scores, attention_norm, contributions, decoder_rollout,
+from transformer.interpret.attribution import (METHODS, alti_scores, attention_norm, contributions, decoder_rollout,
                                      deletion_test, explain, gradient_source_shares, gradient_x_input,
                                      integrated_gradients, through_norm)
-from transformer.capture import capture_attention, hide_source
+from transformer.interpret.capture import capture_attention, hide_source
 from transformer.errors import InputError
 
 from conftest import random_tokens, tiny_config
@@ -203,7 +203,7 @@ def test_alti_plus_of_a_two_token_model_equals_the_papers_formula_worked_by_hand
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
 def test_alti_parts_rebuild_every_hooked_block_output_and_a_wrong_split_is_refused(norm_first, monkeypatch):
-    import transformer.attribution as attribution
+    import transformer.interpret.attribution as attribution
 
     torch.manual_seed(0)
     model = Transformer(tiny_config(norm_first=norm_first)).eval()
@@ -302,8 +302,8 @@ def test_translator_explain_labels_every_token(translator):
 def test_at_the_longest_output_every_projection_is_one_position_per_row_within_the_token_budget():
     """The page allows max_len - 1 decoder inputs: the gradient passes project only the position each row asks about,
     in batches of at most TOKEN_BUDGET tokens, and never write the model's .grad."""
-    from transformer.attribution import TOKEN_BUDGET
-    from transformer.capture import capture_calls
+    from transformer.interpret.attribution import TOKEN_BUDGET
+    from transformer.interpret.capture import capture_calls
 
     torch.manual_seed(0)
     model = Transformer(tiny_config(max_len=64)).eval()

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from transformer import ablate_heads, beam_search, capture_attention, greedy
-from transformer.capture import attention_taps, capture_inputs, capture_internals, parse_head
+from transformer.interpret.capture import attention_taps, capture_inputs, capture_internals, parse_head
 
 from conftest import random_tokens
 

@@ -13,8 +13,8 @@ import pytest
 import torch
 from sacrebleu.metrics import CHRF
 
-from transformer.data import Corpus, read_pair
-from transformer.evaluate import score_translations
+from transformer.training.data import Corpus, read_pair
+from transformer.training.evaluate import score_translations
 
 from conftest import DATA_DIR, SHIPPED, shipped_pairs
 
@@ -73,7 +73,7 @@ def test_a_hundred_everyday_sentences_score_above_the_floor(translators, pair):
 @pytest.mark.parametrize("pair", shipped_pairs())
 def test_everyday_sentences_typed_in_a_hurry_score_above_the_floor(translators, pair):
     """The same hundred sentences all lowercase, with no final punctuation, and in capitals."""
-    from transformer.noise import perturb
+    from transformer.training.noise import perturb
 
     src, streams = Corpus("tatoeba", TATOEBA, *pair.split("-")).split("val")
     refs = [stream[:100] for stream in streams if any(stream[:100])]
@@ -85,7 +85,7 @@ def test_everyday_sentences_typed_in_a_hurry_score_above_the_floor(translators, 
 @pytest.mark.parametrize("pair", shipped_pairs())
 def test_the_timeline_was_recorded_and_its_snapshots_are_small(translators, pair):
     """Every epoch's translations of the curated examples, and int8 snapshots under 20 MB in all."""
-    from transformer import timeline
+    from transformer.training import timeline
 
     tr = translators[pair]
     epochs = timeline.recorded_epochs(tr.metrics)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from transformer import Transformer, Translator, beam_search, capture_attention, greedy, sample
-from transformer.train import make_optimizer, train_step
+from transformer.training.train import make_optimizer, train_step
 
 from conftest import DEVICES, random_tokens, tiny_config
 
@@ -101,7 +101,8 @@ def test_training_steps_on_the_device_follow_the_cpu(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_the_apps_paths_run_on_the_device(device):
     """What the page runs: sampling, the hooked pass with Q/K/V, results.run and the timeline's snapshots."""
-    from transformer import results, timeline
+    from playground import results
+    from transformer.training import timeline
     from transformer.decoding import DecodeOptions
 
     from conftest import SHIPPED, shipped_pairs

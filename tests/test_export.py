@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from transformer import DecodeOptions, Transformer, Translator
-from transformer.export import ExportError, export
+from transformer.interop.export import ExportError, export
 
 from conftest import DATA_DIR, ROOT, SHIPPED, shipped_pairs, synthetic_pairs, tiny_config
 
-ct2_engine = pytest.importorskip("transformer.ct2_engine", reason="ctranslate2 is not installed "
+ct2_engine = pytest.importorskip("transformer.interop.ct2_engine", reason="ctranslate2 is not installed "
                                  "(pip install -r requirements-ctranslate2.txt)")
 
 
@@ -68,7 +68,7 @@ def test_without_ctranslate2_the_export_says_what_to_install(tokenizer, tmp_path
 
 
 def test_the_engine_file_never_imports_torch():
-    code = "import sys; sys.path.insert(0, 'transformer'); import ct2_engine; print('torch' in sys.modules)"
+    code = "import sys; sys.path.insert(0, 'transformer/interop'); import ct2_engine; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 
@@ -80,8 +80,8 @@ def test_shipped_checkpoint_exported_agrees_on_val_and_int8_keeps_the_bleu(tmp_p
     """fp32: the export reproduces our greedy outputs. int8: CTranslate2 picks its int8 kernels by the CPU's
     instruction set, so which outputs change differs by machine (81-96 % identical on the CPUs tried); what holds
     on every machine is the quality: the int8 export's BLEU on test 2016 within 1.0 of the fp32 export's."""
-    from transformer.data import read_pair
-    from transformer.evaluate import score_translations
+    from transformer.training.data import read_pair
+    from transformer.training.evaluate import score_translations
 
     src_lang, tgt_lang = pair.split("-")
     tr = Translator.load(SHIPPED / pair, device="cpu")

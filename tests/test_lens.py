@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from transformer import Transformer, Translator
-from transformer.lens import Lens
+from transformer.interpret.lens import Lens
 
 from conftest import tiny_config
 
@@ -20,7 +20,7 @@ def test_the_last_layers_lens_is_the_models_own_distribution(tokenizer, norm_fir
     lens = tr.lens(text, out)
     L, T = model.cfg.n_decoder_layers, len(out.target_ids) + 1
     assert lens.log_probs.shape == (L, T, len(tokenizer)) and len(lens.chosen) == T
-    src = torch.tensor([tr._source_ids(text)[0]])  # (1, S)
+    src = torch.tensor([tr.source_ids(text)[0]])  # (1, S)
     tgt = torch.tensor([tr._decoder_input(out)])  # (1, T)
     with torch.no_grad():
         own = model(src, tgt)[0]  # (T, V)

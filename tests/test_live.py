@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer import live, toy
+from transformer.training import live, toy
 
 
 def test_settings_out_of_range_get_a_plain_message():

@@ -12,7 +12,8 @@ import torch
 from transformer import Translator
 from transformer.decoding import DecodeOptions, decode
 from transformer.errors import InputError
-from transformer.marian import MarianVocab, import_marian
+from transformer.interop.marian import import_marian
+from transformer.interop.marian_vocab import MarianVocab
 
 from conftest import ROOT, tiny_marian
 
@@ -40,8 +41,7 @@ def test_an_imported_marian_model_computes_marians_logits_and_generates_its_toke
     cfg = tr.model.cfg
     assert (cfg.activation, cfg.positional_layout, cfg.output_bias, cfg.bos_id) == ("silu", "halves", True, cfg.pad_id)
     assert bool(cfg.src_vocab_size) is not shared
-    vocab = MarianVocab.load(out)
-    sources = [vocab.encode_source(t, cfg.max_len) for t in texts[:6]]
+    sources = [tr.source_ids(t)[0] for t in texts[:6]]
     for ids in sources:
         src = torch.tensor([ids])
         tgt_in = torch.tensor([[cfg.pad_id] + ids[:5]]) if shared else torch.tensor([[cfg.pad_id, 3, 4, 5, 6]])
@@ -55,6 +55,23 @@ def test_an_imported_marian_model_computes_marians_logits_and_generates_its_toke
             assert mine == generate(hf, src, 12, beams), (beams, ids)
 
 
+@pytest.mark.parametrize("beams", [1, 4])
+def test_an_imported_marian_model_translates_a_padded_batch_as_one_sentence_at_a_time(tmp_path, beams):
+    """Marian's pad id (its last id) is not ours (0, Marian's </s>): a batch must pad with the model's own."""
+    (tmp_path / "hf").mkdir()
+    hf, texts = tiny_marian(tmp_path / "hf", shared=True, init_std=0.5)  # outputs that depend on the input
+    tr = Translator.load(import_marian(str(tmp_path / "hf"), tmp_path / "ours"), device="cpu")
+    assert tr.cfg.pad_id != 0
+    texts = sorted(texts[:8], key=len)  # lengths differ, so the shorter sentences are padded
+    assert len({len(tr.source_ids(t)[0]) for t in texts}) > 1
+    strategy = DecodeOptions("beam" if beams > 1 else "greedy", beam_size=beams, max_len=12)
+    batched = [t.target_ids for t in tr.translate_batch(texts, strategy)]
+    alone = [tr.translate(t, strategy).target_ids for t in texts]
+    assert batched == alone
+    theirs = [generate(hf, torch.tensor([tr.source_ids(t)[0]]), 12, beams)[0] for t in texts]
+    assert alone == theirs
+
+
 def test_marians_tokenizer_files_behind_our_interface(tmp_path):
     (tmp_path / "hf").mkdir()
     _, texts = tiny_marian(tmp_path / "hf", shared=True)
@@ -62,7 +79,7 @@ def test_marians_tokenizer_files_behind_our_interface(tmp_path):
     theirs = transformers.MarianTokenizer(str(tmp_path / "hf" / "source.spm"), str(tmp_path / "hf" / "target.spm"),
                                           str(tmp_path / "hf" / "vocab.json"))
     for text in texts[:5] + ["a wholly ünknown wörd"]:
-        assert vocab.encode_source(text, 64) == theirs(text).input_ids
+        assert vocab.encode(text) + [vocab.eos_id] == theirs(text).input_ids
     ids = vocab.encode("the dog runs")  # target text round trip through the shared vocabulary
     assert vocab.decode(ids + [vocab.eos_id, vocab.pad_id]) == theirs.decode(ids + [vocab.eos_id], skip_special_tokens=True)
     assert (vocab.eos_id, vocab.unk_id, vocab.bos_id) == (0, 1, vocab.pad_id)

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from transformer import Translator
-from transformer.capture import KINDS
-from transformer.mechanics import ALLOWED, CAUSAL, PADDING, mask_reasons, rollout, walk_head
+from transformer.interpret.capture import KINDS
+from transformer.interpret.mechanics import ALLOWED, CAUSAL, PADDING, mask_reasons, rollout, walk_head
 
 from conftest import SHIPPED
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer import toy
-from transformer.tokenizer import BOS, EOS, PAD
+from transformer.training import toy
+from transformer import ModelConfig
 
 
 def test_each_task_transforms_the_sequence_as_named():
@@ -27,9 +27,11 @@ def test_random_sequences_respect_lengths_and_symbols_and_repeat_by_seed():
 
 
 @pytest.mark.parametrize("task", list(toy.TASKS))
-def test_batches_frame_and_pad_every_row(task):
+def test_batches_frame_and_pad_every_row_with_the_models_ids(task):
+    cfg = ModelConfig(vocab_size=12, d_model=8, n_heads=2, pad_id=2, bos_id=3, eos_id=0, unk_id=1)  # not the defaults
+    PAD, BOS, EOS = cfg.pad_id, cfg.bos_id, cfg.eos_id
     seqs = [[4, 5, 6], [9, 8, 7, 6, 5]]
-    src, tgt = toy.make_batch(task, seqs)
+    src, tgt = toy.make_batch(task, seqs, cfg)
     assert src.tolist() == [[4, 5, 6, EOS, PAD, PAD], [9, 8, 7, 6, 5, EOS]]
     for row, seq in zip(tgt.tolist(), seqs):
         body = [t for t in row if t != PAD]
@@ -38,7 +40,7 @@ def test_batches_frame_and_pad_every_row(task):
 
 def test_typed_sequences_parse_or_say_what_is_wrong():
     assert toy.parse("c a b", 4) == [6, 4, 5] and toy.parse("CAB", 4) == [6, 4, 5]
-    assert toy.spell([BOS, 6, 4, 5, EOS]) == "C A B"
+    assert toy.spell([1, 6, 4, 5, 2]) == "C A B"  # special ids (below FIRST_SYMBOL) are dropped
     with pytest.raises(ValueError, match="only the symbols A B C D"):
         toy.parse("A Z <b>", 4)
     with pytest.raises(ValueError, match="type a sequence"):

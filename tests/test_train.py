@@ -12,9 +12,9 @@ import torch.nn.functional as F
 from transformer import CheckpointError, Transformer, greedy, load_checkpoint, noam_lr, save_checkpoint
 from transformer.checkpoint import atomic_write
 from transformer.config import TrainConfig
-from transformer.data import bucket_batches, padding_waste, read_pair
-from transformer.schedule import cooldown
-from transformer.train import average_snapshots, label_smoothed_nll, make_optimizer, train, train_step
+from transformer.training.data import bucket_batches, padding_waste, read_pair
+from transformer.training.schedule import cooldown
+from transformer.training.train import average_snapshots, label_smoothed_nll, make_optimizer, train, train_step
 
 from conftest import tiny_config
 
@@ -183,7 +183,7 @@ def test_train_writes_a_checkpoint_and_resumes(data_dir, tmp_path):
 def test_train_records_the_timeline_and_int8_snapshots(data_dir, tmp_path):
     """Every epoch row keeps the greedy translations of the timeline sentences; chosen epochs keep int8 weights."""
     from transformer.checkpoint import load_snapshot, snapshot_epochs
-    from transformer.train import translate_all
+    from transformer.training.train import translate_all
 
     sources = ["a man runs", "the dog sits in the park", "<b>&amp;"]
     (tmp_path / "timeline.json").write_text(json.dumps(sources))
@@ -202,7 +202,7 @@ def test_train_records_the_timeline_and_int8_snapshots(data_dir, tmp_path):
     for name, weight in model.state_dict().items():  # int8 rows: within half a step of each row's scale
         step = weight.abs().amax(dim=-1, keepdim=True) / 127 if weight.dim() == 2 else weight.abs() * 1e-3
         assert (snap.state_dict()[name] - weight).abs().le(step / 2 + 1e-6).all(), name
-    assert translate_all(model, tok, sources, 1, "cpu") == metrics["epochs"][-1]["translations"]
+    assert translate_all(model, tok, sources, 1) == metrics["epochs"][-1]["translations"]
     with pytest.raises(CheckpointError, match="no snapshot of epoch 2"):
         load_snapshot(out, 2)
 

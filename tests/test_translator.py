@@ -125,7 +125,7 @@ def test_device_choice_follows_what_the_machine_has(monkeypatch, tmp_path, trans
 @pytest.mark.slow
 def test_cli_records_scores_and_re_averages(tmp_path, data_dir):
     from transformer.config import TrainConfig
-    from transformer.train import train
+    from transformer.training.train import train
 
     from conftest import tiny_config
 

@@ -9,12 +9,12 @@ import sys
 import pytest
 import torch
 
-from transformer import plots
-from transformer.bertviz_view import bertviz_document, iframe
-from transformer.capture import AttentionMaps
+from playground import plots
+from playground.bertviz_view import bertviz_document, iframe
+from transformer.interpret.capture import AttentionMaps
 
 from conftest import ROOT
-from views.common import token_diff
+from playground.views.common import token_diff
 
 
 def maps_with(tokens: list[str]) -> AttentionMaps:
@@ -24,7 +24,7 @@ def maps_with(tokens: list[str]) -> AttentionMaps:
 
 
 def test_plots_never_import_gradio():
-    code = "import sys, transformer.plots, transformer.playground, transformer.bertviz_view; print('gradio' in sys.modules)"
+    code = "import sys, playground.plots, playground.figures, playground.bertviz_view; print('gradio' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr
 
@@ -55,7 +55,7 @@ def test_bertviz_cdn_path_is_bertviz_own_page():
 def test_bertviz_names_the_apps_script_files_and_sends_rounded_weights():
     import re
 
-    from transformer.bertviz_view import script_files
+    from playground.bertviz_view import script_files
 
     urls = [f"gradio_api/file={p}" for p in script_files()]
     assert [p.name for p in script_files()] == ["jquery.min.js", "d3.js", "shim.js"]
@@ -92,7 +92,7 @@ def test_step_and_pe_figures_are_built_from_data():
 def test_every_download_goes_through_one_writer_that_prunes_old_files_of_any_kind(tmp_path, translator):
     import json
 
-    from transformer import downloads, results
+    from playground import downloads, results
     from transformer.decoding import DecodeOptions
 
     result = results.run(translator, "toy", "A dog runs.", DecodeOptions(max_len=6))
@@ -148,7 +148,7 @@ def test_training_curve_draws_the_checkpoints_own_schedule_with_its_cool_down():
 
 
 def test_a_second_stage_is_drawn_after_the_first_and_a_changed_recipe_from_its_recorded_rates():
-    from transformer.schedule import learning_rate
+    from transformer.training.schedule import learning_rate
     from transformer.config import TrainConfig
 
     first = {"warmup": 50, "lr_scale": 1.0, "epochs": 2, "cooldown_epochs": 1, "hold_peak": True}
@@ -177,8 +177,8 @@ def test_a_second_stage_is_drawn_after_the_first_and_a_changed_recipe_from_its_r
 
 
 def test_timeline_rows_and_table_escape_and_refuse_unknown_epochs():
-    from transformer import timeline
-    from views.timeline import translations_table
+    from transformer.training import timeline
+    from playground.views.timeline import translations_table
 
     metrics = {"timeline_sources": ["a <b>", "c"],
                "epochs": [{"epoch": 1, "translations": ["x x x", "x"]}, {"epoch": 2, "translations": ["<i>", "d"]}]}
@@ -204,7 +204,7 @@ def test_training_curves_mark_the_chosen_epoch():
 
 
 def test_the_model_card_says_what_data_the_model_knows_and_credits_tatoeba():
-    from views.card import TATOEBA_CREDIT, knows
+    from playground.views.card import TATOEBA_CREDIT, knows
 
     captions = knows({"command": "python -m transformer train --data-dir ../shared/data/multi30k"})
     assert "picture captions only" in captions and "Tatoeba" not in captions
@@ -222,8 +222,8 @@ def test_positional_figures_name_sines_and_cosines_by_the_models_layout():
 
 
 def test_a_second_stages_sparse_timeline_shows_the_last_recorded_epoch_before_the_one_asked():
-    from transformer import timeline
-    from views.timeline import translations_table
+    from transformer.training import timeline
+    from playground.views.timeline import translations_table
 
     rows = [{"epoch": e, "translations": [f"t{e}"] if e in (1, 2, 4, 120, 121) else []} for e in range(1, 122)]
     metrics = {"epochs": rows, "timeline_sources": ["a dog"]}

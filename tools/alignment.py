@@ -17,9 +17,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from transformer import toy  # noqa: E402
-from transformer.attribution import METHODS, attribute, contributions  # noqa: E402
-from transformer.live import ToySettings, train_toy  # noqa: E402
+from transformer.training import toy# noqa: E402
+from transformer.interpret.attribution import METHODS, attribute, contributions  # noqa: E402
+from transformer.training.live import ToySettings, train_toy  # noqa: E402
 
 TRUE_SOURCE = {"copy": lambda n, i: i, "reverse": lambda n, i: n - 1 - i}  # (length, output position) -> source
 
@@ -33,7 +33,7 @@ def trained(task: str, seed: int = 0):
 def top_sources(model, seq: list[int], task: str, ig_steps: int = 32) -> dict[str, list[tuple[int, int]]]:
     """Per method and output position: its top-1 source position among all source tokens (</s> included), and
     among the symbols only."""
-    src, tgt = toy.make_batch(task, [seq])  # (1, n + 1), (1, n + 2)
+    src, tgt = toy.make_batch(task, [seq], model.cfg)  # (1, n + 1), (1, n + 2)
     tgt_in = tgt[:, :-1]  # <s> and the target
     rolled = contributions(model, src, tgt_in)  # one hooked pass serves every position
     tops: dict[str, list[tuple[int, int]]] = {m: [] for m in METHODS}

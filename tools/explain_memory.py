@@ -17,7 +17,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from transformer import Translator  # noqa: E402
+from transformer import Translator# noqa: E402
 
 
 def peak_mb() -> float:

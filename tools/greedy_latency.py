@@ -26,13 +26,12 @@ def main() -> None:
     import torch
 
     from transformer import Translator, greedy
-    from transformer.data import read_pair
+    from transformer.training.data import read_pair
 
     torch.set_num_threads(args.threads)
     tr = Translator.load(args.code / "checkpoints" / "en-de", device="cpu")
-    cfg = tr.cfg
     sentences, _ = read_pair(args.data_dir, "val", "en", "de")
-    ids = [torch.tensor([tr.tokenizer.encode_source(s, cfg.max_len)]) for s in sentences[:50]]
+    ids = [torch.tensor([tr.source_ids(s)[0]]) for s in sentences[:50]]
     lengths = [len(greedy(tr.model, x, 2 * x.size(1) + 10)[0].steps) for x in ids]
 
     def round_p50() -> float:

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import app  # noqa: E402
-from transformer.marian import import_marian  # noqa: E402
+from transformer.interop.marian import import_marian  # noqa: E402
 
 TEXT = "A young man in a red jacket is riding his bicycle past an old stone church today."
 SIZES = dict(d_model=512, encoder_layers=6, decoder_layers=6, encoder_attention_heads=8, decoder_attention_heads=8,

@@ -7,8 +7,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import torch
 from sacrebleu.metrics import CHRF
 from transformer import Translator
-from transformer.data import Corpus, read_pair
-from transformer.evaluate import score_translations
+from transformer.training.data import Corpus, read_pair
+from transformer.training.evaluate import score_translations
 torch.set_num_threads(2)
 pair = sys.argv[1]
 tr = Translator.load(f"checkpoints/{pair}", device="cpu")

@@ -9,7 +9,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import torch
 
-from transformer import live, toy
+from transformer.training import live, toy
 
 torch.set_num_threads(2)
 for task in toy.TASKS:

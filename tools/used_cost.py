@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import app  # noqa: E402
-from transformer import playground  # noqa: E402
-from transformer.attribution import contributions, integrated_gradients  # noqa: E402
+from playground import results  # noqa: E402
+from transformer.interpret.attribution import contributions, integrated_gradients  # noqa: E402
 
 FIRST = "A man in a blue shirt is riding a bike down the street past two old women."
 SECOND = "Two young girls are playing with a ball in the park near a fountain."

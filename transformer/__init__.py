@@ -1,11 +1,11 @@
 """A from-scratch encoder-decoder Transformer (Vaswani et al. 2017) with hooks, a KV cache and decoding."""
-from .capture import AttentionMaps, ablate_heads, capture_attention
+from .interpret.capture import AttentionMaps, ablate_heads, capture_attention
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import ModelConfig, TrainConfig
 from .decoding import DecodeOptions, beam_search, decode, greedy, sample
 from .errors import InputError
 from .model import KVCache, Tap, Transformer
-from .schedule import noam_lr
+from .training.schedule import noam_lr
 from .tokenizer import Tokenizer
 from .translator import Translation, Translator
 

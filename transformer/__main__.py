@@ -1,12 +1,14 @@
-"""python -m transformer <train|average|translate|evaluate|bench|export|import-marian|space> ..."""
+"""python -m transformer <train|average|translate|evaluate|bench|export|import-marian> ..."""
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import sys
+from pathlib import Path
 
 from .config import ModelConfig, TrainConfig
 from .decoding import DecodeOptions
+from .errors import InputError
 
 
 def add_dataclass_options(parser: argparse.ArgumentParser, cls, skip=()) -> None:
@@ -26,9 +28,97 @@ def pick(cls, args) -> object:
     return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)})
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m transformer", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+def fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+# -----------------------------------------------------------------------------
+# One function per subcommand: each takes the parsed arguments and returns the exit code
+
+
+def train(args) -> int:
+    from .training.train import train as run
+
+    run(args.data_dir, args.out, pick(ModelConfig, args), pick(TrainConfig, args), args.resume, args.limit)
+    return 0
+
+
+def average(args) -> int:
+    from .checkpoint import load_checkpoint
+    from .training.data import read_pair
+    from .training.train import finish
+
+    model, tokenizer, metrics = load_checkpoint(args.checkpoint)
+    src_lang, tgt_lang = metrics.get("train_config", {}).get("pair", "en-de").split("-")
+    val_src, val_tgt = read_pair(args.data_dir, "val", src_lang, tgt_lang)
+    finish(args.checkpoint, model, tokenizer, metrics, args.last, args.fp16, val_src, val_tgt)
+    return 0
+
+
+def translate(args) -> int:
+    from .translator import Translator
+
+    tr = Translator.load(args.checkpoint, device=args.device)
+    for out in tr.translate_batch(args.text, pick(DecodeOptions, args)):
+        print(out.text)
+    return 0
+
+
+def evaluate(args) -> int:
+    from .training.data import open_corpora
+    from .training.evaluate import evaluate as score, read_test_set, record, report
+    from .training.noise import perturb
+    from .translator import Translator
+
+    if bool(args.data_dir) == bool(args.src and args.ref):
+        return fail("give --src and --ref, or --data-dir (with --split)")
+    tr = Translator.load(args.checkpoint, device="cpu" if args.int8 else args.device, int8=args.int8)
+    if args.data_dir:
+        src, refs = open_corpora(args.data_dir, tr.metrics.get("train_config", {}).get("pair", "en-de"))[0].split(args.split)
+        args.src = f"{args.data_dir} ({args.split})"
+    else:
+        src, refs = read_test_set(args.src, args.ref)
+    src = [perturb(s, args.perturb) for s in src]
+    options = DecodeOptions("beam" if args.beam > 1 else "greedy", beam_size=max(args.beam, 1),
+                            length_penalty=args.length_penalty)
+    result = score(tr, src, refs, options, args.batch_size, args.limit)
+    if args.output:
+        Path(args.output).write_text("\n".join(result["hypotheses"]) + "\n")
+    if args.record:
+        record(args.checkpoint, args.record, result, vars(args))
+    print(report(result))
+    return 0
+
+
+def bench(args) -> int:
+    from .bench import main as run
+
+    run(args.checkpoint, args.data_dir, args.quick, args.threads)
+    return 0
+
+
+def export(args) -> int:
+    from .interop.export import export as write
+
+    print(f"wrote {write(args.checkpoint, args.out, args.format, args.quantization)}")
+    return 0
+
+
+def import_marian(args) -> int:
+    from .interop.marian import import_marian as write
+
+    print(f"wrote {write(args.source, args.out)}")
+    return 0
+
+
+# -----------------------------------------------------------------------------
+# The parser
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m transformer", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train", help="train a model on Multi30k (and Tatoeba) and write a checkpoint directory")
     p.add_argument("--data-dir", required=True, action="append",
@@ -39,18 +129,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=0, help="use only the first N training sentences (smoke tests)")
     add_dataclass_options(p, ModelConfig, skip=("vocab_size", "pad_id", "bos_id", "eos_id", "unk_id"))
     add_dataclass_options(p, TrainConfig)
+    p.set_defaults(func=train)
 
     p = sub.add_parser("average", help="re-average the last k epoch snapshots of a training run into its checkpoint")
     p.add_argument("--checkpoint", required=True, help="a checkpoint directory written by train (with train/ inside)")
     p.add_argument("--data-dir", required=True, help="for the val BLEU of the averaged model")
     p.add_argument("--last", type=int, required=True)
     p.add_argument("--fp16", type=lambda s: s.lower() in ("1", "true", "yes"), default=True, metavar="BOOL")
+    p.set_defaults(func=average)
 
     p = sub.add_parser("translate", help="translate text with a checkpoint")
     p.add_argument("--checkpoint", required=True)
     add_dataclass_options(p, DecodeOptions)
     p.add_argument("--device", default="auto")
     p.add_argument("text", nargs="+", help="one or more sentences")
+    p.set_defaults(func=translate)
 
     p = sub.add_parser("evaluate", help="BLEU and chrF of a checkpoint on a test set")
     p.add_argument("--checkpoint", required=True)
@@ -69,123 +162,40 @@ def main(argv: list[str] | None = None) -> int:
                    help="type the sources as a class might: all lowercase, no final punctuation, ALL CAPITALS")
     p.add_argument("--output", help="also write the translations to this file")
     p.add_argument("--record", metavar="NAME", help="store the scores in the checkpoint's metrics.json under test.NAME")
+    p.set_defaults(func=evaluate)
 
     p = sub.add_parser("bench", help="decoding and training speed against our uncached decoder and Hugging Face")
     p.add_argument("--checkpoint", default="checkpoints/en-de")
     p.add_argument("--data-dir", default="../shared/data/multi30k")
     p.add_argument("--quick", action="store_true", help="fewer sentences and batches (under 10 minutes)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
+    p.set_defaults(func=bench)
 
     p = sub.add_parser("export", help="write a checkpoint in another engine's format (CTranslate2)")
     p.add_argument("--checkpoint", required=True)
     p.add_argument("--format", default="ctranslate2", help="ctranslate2 (the only one so far)")
     p.add_argument("--out", required=True, help="folder to write, e.g. exports/en-de-ct2")
     p.add_argument("--quantization", default=None, help="store the weights as int8, int8_float32, int16 or float16")
+    p.set_defaults(func=export)
 
     p = sub.add_parser("import-marian", help="an OPUS-MT (Marian) model as a checkpoint of ours")
     p.add_argument("source", help="a folder written by MarianMTModel.save_pretrained (with its tokenizer's files), "
                                   "or a Hub name such as Helsinki-NLP/opus-mt-en-de (needs a network)")
     p.add_argument("out", help="the checkpoint directory to write, e.g. checkpoints/en-de-opus-mt")
+    p.set_defaults(func=import_marian)
+    return top
 
-    p = sub.add_parser("space", help="create a Hugging Face Space (Gradio SDK) and upload the app to it")
-    p.add_argument("--repo", required=True, help="USER/NAME of the Space")
-    p.add_argument("--dry-run", action="store_true", help="list every file it would send, with its size")
-    p.add_argument("--private", action="store_true")
 
-    args = parser.parse_args(argv)
-    if args.command == "space":  # no torch needed
-        from . import space
-
-        if args.dry_run:
-            files = space.plan()
-            for name, size in files:
-                print(f"{size:>10,}  {name}")
-            print(f"{sum(s for _, s in files):>10,}  bytes in {len(files)} files to {args.repo}")
-        else:
-            print(space.upload(args.repo, args.private))
-        return 0
-    if args.command == "import-marian":
-        from .errors import InputError
-        from .marian import import_marian
-
-        try:
-            print(f"wrote {import_marian(args.source, args.out)}")
-        except InputError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-        return 0
-    import torch
-
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if getattr(args, "threads", 0):
+        import torch
+
         torch.set_num_threads(args.threads)
-
-    if args.command == "train":
-        from .train import train
-
-        train(args.data_dir, args.out, pick(ModelConfig, args), pick(TrainConfig, args), args.resume, args.limit)
-    elif args.command == "translate":
-        from .translator import Translator
-
-        tr = Translator.load(args.checkpoint, device=args.device)
-        try:
-            for out in tr.translate_batch(args.text, pick(DecodeOptions, args)):
-                print(out.text)
-        except ValueError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-    elif args.command == "average":
-        from .checkpoint import load_checkpoint
-        from .data import read_pair
-        from .train import finish
-
-        model, tokenizer, metrics = load_checkpoint(args.checkpoint)
-        src_lang, tgt_lang = metrics.get("train_config", {}).get("pair", "en-de").split("-")
-        val_src, val_tgt = read_pair(args.data_dir, "val", src_lang, tgt_lang)
-        finish(args.checkpoint, model, tokenizer, metrics, args.last, args.fp16, val_src, val_tgt)
-    elif args.command == "bench":
-        from .bench import main as bench
-
-        bench(args.checkpoint, args.data_dir, args.quick, args.threads)
-    elif args.command == "export":
-        from .checkpoint import CheckpointError
-        from .export import ExportError, export
-
-        try:
-            out = export(args.checkpoint, args.out, args.format, args.quantization)
-        except (ExportError, CheckpointError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-        print(f"wrote {out}")
-    elif args.command == "evaluate":
-        from pathlib import Path
-
-        from .data import open_corpora
-        from .evaluate import evaluate, read_test_set, report
-        from .noise import perturb
-        from .translator import Translator
-
-        if bool(args.data_dir) == bool(args.src and args.ref):
-            print("error: give --src and --ref, or --data-dir (with --split)", file=sys.stderr)
-            return 2
-        tr = Translator.load(args.checkpoint, device="cpu" if args.int8 else args.device, int8=args.int8)
-        pair = tr.metrics.get("train_config", {}).get("pair", "en-de")
-        if args.data_dir:
-            src, refs = open_corpora(args.data_dir, pair)[0].split(args.split)
-            args.src = f"{args.data_dir} ({args.split})"
-        else:
-            src, refs = read_test_set(args.src, args.ref)
-        src = [perturb(s, args.perturb) for s in src]
-        options = DecodeOptions("beam" if args.beam > 1 else "greedy", beam_size=max(args.beam, 1),
-                                length_penalty=args.length_penalty)
-        result = evaluate(tr, src, refs, options, args.batch_size, args.limit)
-        if args.output:
-            Path(args.output).write_text("\n".join(result["hypotheses"]) + "\n")
-        if args.record:
-            from .evaluate import record
-
-            record(args.checkpoint, args.record, result, vars(args))
-        print(report(result))
-    return 0
+    try:
+        return args.func(args)
+    except (InputError, ValueError) as e:  # user input: a sentence, never a traceback
+        return fail(str(e))
 
 
 if __name__ == "__main__":

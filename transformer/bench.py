@@ -26,16 +26,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from . import decoding, downloads, results
-from .bertviz_view import bertviz_document
-from .data import bucket_batches, make_example, pad_batch, read_pair
-from .evaluate import score_translations
+from . import decoding
+from .batching import pad_batch
 from .model import KVCache, Transformer
-from .schedule import noam_lr
-from .train import make_optimizer, train_step
+from .training.data import batch_tensors, bucket_batches, make_example, read_pair
+from .training.evaluate import score_translations
+from .training.schedule import noam_lr
+from .training.train import make_optimizer, train_step
 from .translator import Translator, quantize_int8
-
-FIFTEEN_WORDS = "A young man in a red jacket is riding his bicycle past an old stone church today."
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -97,7 +95,7 @@ def marian_copy(model: Transformer):
     hf = MarianMTModel(config).eval()
     if c.norm_first:  # Marian is post-norm: same sizes and cost, but our pre-norm weights would not fit
         return hf
-    from .marian import parameter_names
+    from .interop.marian import parameter_names
 
     ours = model.state_dict()
     state = {theirs: ours[name] for name, theirs in parameter_names(c).items() if name in ours}
@@ -174,132 +172,137 @@ class TorchTransformer(torch.nn.Module):
 # The run
 
 
-def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -> dict:
-    if threads:
-        torch.set_num_threads(threads)
-    torch.manual_seed(0)
-    tr = Translator.load(checkpoint, device="cpu")
-    model, tok, cfg = tr.model, tr.tokenizer, tr.cfg
-    src_lang, tgt_lang = Path(checkpoint).name.split("-") if "-" in Path(checkpoint).name else ("en", "de")
-    val_src, val_ref = read_pair(data_dir, "val", src_lang, tgt_lang)
-    test_src, _ = read_pair(data_dir, "test", src_lang, tgt_lang)
-    n_latency, n_throughput, n_bleu = (20, 200, 200) if quick else (50, len(test_src), len(val_src))
-    sentences = val_src[:n_latency]
-    ids = [torch.tensor([tok.encode_source(s, cfg.max_len)]) for s in sentences]  # (1, S) each
-    result: dict = {"checkpoint": checkpoint, "threads": torch.get_num_threads(), "quick": quick}
-    hf = marian_copy(model)
+# -----------------------------------------------------------------------------
+# The measurements, one function each; run() puts them side by side
 
-    # Batch-1 greedy: cached vs uncached vs HF generate, HF forced to our lengths (steps, </s> included)
-    lengths = [len(decoding.greedy(model, x, 2 * x.size(1) + 10)[0].steps) for x in ids]
-    beam_lengths = [len(decoding.beam_search(model, x, 2 * x.size(1) + 10, 4, 1.0)[0].steps) for x in ids]
-    cases = list(zip(ids, lengths, beam_lengths))
+
+def batch1_cases(tr: Translator, sentences: list[str]) -> list[tuple[Tensor, int, int]]:
+    """(source (1, S), greedy steps, beam-4 steps) per sentence: the lengths the baselines are forced to."""
+    ids = [torch.tensor([tr.source_ids(s)[0]]) for s in sentences]  # (1, S) each
+    return [(x, len(decoding.greedy(tr.model, x, 2 * x.size(1) + 10)[0].steps),
+             len(decoding.beam_search(tr.model, x, 2 * x.size(1) + 10, 4, 1.0)[0].steps)) for x in ids]
+
+
+def hf_generate(hf, src: Tensor, n: int, beams: int, pad_id: int) -> Tensor:
+    """MarianMTModel.generate forced to exactly n new tokens."""
+    return hf.generate(src, attention_mask=src.ne(pad_id), max_new_tokens=n, min_new_tokens=n, num_beams=beams,
+                       do_sample=False)
+
+
+@torch.inference_mode()
+def decoding_latency(tr: Translator, cases: list[tuple[Tensor, int, int]], hf) -> dict:
+    """Batch-1 greedy: cached vs uncached vs HF generate (forced to our lengths); beam 4: ours vs HF."""
+    model, cfg = tr.model, tr.cfg
+    same = None if cfg.norm_first else all(
+        decoding.greedy(model, x, n)[0].tokens
+        == [t for t in hf.generate(x, max_new_tokens=n, do_sample=False)[0, 1:].tolist() if t != cfg.eos_id]
+        for x, n, _ in cases[:5])
     uncached = Uncached(model)
+    ours = latency(lambda c: decoding.greedy(model, c[0], c[1]), cases)
+    slow = latency(lambda c: decoding.greedy(uncached, c[0], c[1]), cases)
+    theirs = latency(lambda c: hf_generate(hf, c[0], c[1], 1, cfg.pad_id), cases)
+    beam_ours = latency(lambda c: decoding.beam_search(model, c[0], 2 * c[0].size(1) + 10, 4, 1.0), cases)
+    beam_theirs = latency(lambda c: hf_generate(hf, c[0], c[2], 4, cfg.pad_id), cases)
+    return {
+        "hf_weights_copied": not cfg.norm_first,
+        "hf_same_greedy_tokens": same,
+        "greedy_latency_ms": {"ours": ours, "ours_uncached": slow, "hf": theirs},
+        "beam4_latency_ms": {"ours": beam_ours, "hf": beam_theirs},
+        "greedy_speedup_vs_uncached": slow["p50_ms"] / ours["p50_ms"],
+        "greedy_speedup_vs_hf": theirs["p50_ms"] / ours["p50_ms"],
+        "beam_speedup_vs_hf": beam_theirs["p50_ms"] / beam_ours["p50_ms"],
+    }
 
-    def hf_generate(src, n, beams):
-        return hf.generate(src, attention_mask=src.ne(cfg.pad_id), max_new_tokens=n, min_new_tokens=n,
-                           num_beams=beams, do_sample=False)
 
-    with torch.inference_mode():
-        same = None if cfg.norm_first else all(
-            decoding.greedy(model, x, n)[0].tokens
-            == [t for t in hf.generate(x, max_new_tokens=n, do_sample=False)[0, 1:].tolist() if t != cfg.eos_id]
-            for x, n, _ in cases[:5])
-        ours = latency(lambda c: decoding.greedy(model, c[0], c[1]), cases)
-        slow = latency(lambda c: decoding.greedy(uncached, c[0], c[1]), cases)
-        theirs = latency(lambda c: hf_generate(c[0], c[1], 1), cases)
-        beam_ours = latency(lambda c: decoding.beam_search(model, c[0], 2 * c[0].size(1) + 10, 4, 1.0), cases)
-        beam_theirs = latency(lambda c: hf_generate(c[0], c[2], 4), cases)
-    result["hf_weights_copied"] = not cfg.norm_first
-    result["hf_same_greedy_tokens"] = same
-    result["greedy_latency_ms"] = {"ours": ours, "ours_uncached": slow, "hf": theirs}
-    result["beam4_latency_ms"] = {"ours": beam_ours, "hf": beam_theirs}
-    result["greedy_speedup_vs_uncached"] = slow["p50_ms"] / ours["p50_ms"]
-    result["greedy_speedup_vs_hf"] = theirs["p50_ms"] / ours["p50_ms"]
-    result["beam_speedup_vs_hf"] = beam_theirs["p50_ms"] / beam_ours["p50_ms"]
-
-    # Throughput: batched beam 4 over the test set. Ours: inputs sorted by length, batches of 64. HF: the same
-    # sentences grouped by the length we generated, so each batch can be forced to exactly that many tokens.
-    texts = test_src[:n_throughput]
+def throughput(tr: Translator, texts: list[str], hf) -> dict:
+    """Batched beam 4. Ours: inputs sorted by length, batches of 64. HF: the same sentences grouped by the length
+    we generated, so each batch can be forced to exactly that many tokens."""
     t0 = time.perf_counter()
-    ours_out = tr.translate_batch(texts, "beam", beam_size=4, batch_size=64)
+    steps = [len(t.steps) for t in tr.translate_batch(texts, "beam", beam_size=4, batch_size=64)]
     t_ours = time.perf_counter() - t0
-    steps = [len(t.steps) for t in ours_out]
-    groups: dict[int, list[int]] = {}
-    for i in sorted(range(len(texts)), key=lambda i: len(tok.encode(texts[i]))):
-        groups.setdefault(steps[i], []).append(i)
+    groups: dict[int, list[list[int]]] = {}
+    for i in sorted(range(len(texts)), key=lambda i: len(tr.source_ids(texts[i])[0])):
+        groups.setdefault(steps[i], []).append(tr.source_ids(texts[i])[0])
 
     def hf_all():
         with torch.inference_mode():
             for n, members in groups.items():
                 for k in range(0, len(members), 64):
-                    batch = members[k : k + 64]
-                    hf_generate(pad_batch([tok.encode_source(texts[i], cfg.max_len) for i in batch]), n, 4)
+                    hf_generate(hf, pad_batch(members[k : k + 64], tr.cfg.pad_id), n, 4, tr.cfg.pad_id)  # (B, S)
 
     t_hf = clock(hf_all)
-    result["throughput"] = {
-        "sentences": len(texts),
-        "ours_sentences_per_s": len(texts) / t_ours,
-        "ours_tokens_per_s": sum(steps) / t_ours,
-        "hf_sentences_per_s": len(texts) / t_hf,
-        "hf_tokens_per_s": sum(steps) / t_hf,
+    return {
+        "throughput": {"sentences": len(texts), "ours_sentences_per_s": len(texts) / t_ours,
+                       "ours_tokens_per_s": sum(steps) / t_ours, "hf_sentences_per_s": len(texts) / t_hf,
+                       "hf_tokens_per_s": sum(steps) / t_hf},
+        "throughput_speedup_vs_hf": t_hf / t_ours,
     }
-    result["throughput_speedup_vs_hf"] = t_hf / t_ours
 
-    # int8: dynamic quantization of the large Linear layers, on the throughput run and at batch 1
-    q = quantize_int8(model)
-    tr8 = Translator(q, tok, precision="int8")
+
+def int8_comparison(tr: Translator, texts: list[str], cases: list, val_src: list[str], val_ref: list[str]) -> dict:
+    """Dynamic int8 of the large Linear layers: speed on the throughput run and at batch 1, and val BLEU."""
+    tr8 = Translator(quantize_int8(tr.model), tr.tokenizer, precision="int8")
     times: dict[str, list[float]] = {"fp32": [], "int8": []}
     tr8.translate_batch(texts[:16], "beam", beam_size=4)  # warm-up: the int8 kernels' first call costs extra
     for _ in range(3):  # alternating, so that a noisy neighbour hits both alike
         for name, t in (("int8", tr8), ("fp32", tr)):
             times[name].append(clock(lambda: t.translate_batch(texts, "beam", beam_size=4, batch_size=64)))
-    result["int8_speedup"] = statistics.median(times["fp32"]) / statistics.median(times["int8"])
     with torch.inference_mode():
-        int8 = latency(lambda c: decoding.greedy(q, c[0], c[1]), cases)
-    fp32_again = latency(lambda c: decoding.greedy(model, c[0], c[1]), cases)
-    result["int8_speedup_batch1"] = fp32_again["p50_ms"] / int8["p50_ms"]
-    refs = val_ref[:n_bleu]
-    bleu32 = score_translations([t.text for t in tr.translate_batch(val_src[:n_bleu], "greedy")], refs)["bleu"]
-    bleu8 = score_translations([t.text for t in tr8.translate_batch(val_src[:n_bleu], "greedy")], refs)["bleu"]
-    result["int8_bleu"] = {"fp32": bleu32, "int8": bleu8, "sentences": n_bleu}
-    result["int8_bleu_delta"] = bleu8 - bleu32
+        int8 = latency(lambda c: decoding.greedy(tr8.model, c[0], c[1]), cases)
+        fp32 = latency(lambda c: decoding.greedy(tr.model, c[0], c[1]), cases)
+    bleu32 = score_translations([t.text for t in tr.translate_batch(val_src, "greedy")], val_ref)["bleu"]
+    bleu8 = score_translations([t.text for t in tr8.translate_batch(val_src, "greedy")], val_ref)["bleu"]
+    return {
+        "int8_speedup": statistics.median(times["fp32"]) / statistics.median(times["int8"]),
+        "int8_speedup_batch1": fp32["p50_ms"] / int8["p50_ms"],
+        "int8_bleu": {"fp32": bleu32, "int8": bleu8, "sentences": len(val_src)},
+        "int8_bleu_delta": bleu8 - bleu32,
+    }
 
-    # Training: our trainer's step on bucketed batches vs torch.nn.Transformer on random unbucketed ones
-    train_src, train_tgt = read_pair(data_dir, "train", src_lang, tgt_lang)
-    n_train = 3000 if quick else 12000
-    examples = [make_example(tok.encode(s), tok.encode(t), cfg.max_len) for s, t in zip(train_src[:n_train], train_tgt[:n_train])]
+
+def training_speed(tr: Translator, train_src: list[str], train_tgt: list[str], n_batches: int) -> dict:
+    """Our trainer's step on bucketed batches vs torch.nn.Transformer of the same size on random unbucketed ones."""
+    tok, cfg = tr.tokenizer, tr.cfg
+    examples = [make_example(tok.encode(s), tok.encode(t), cfg) for s, t in zip(train_src, train_tgt)]
     buckets = bucket_batches(examples, 4096, seed=0)
-    n_batches = 12 if quick else 30
-    ours_batches = [(pad_batch([examples[i][0] for i in b]), pad_batch([examples[i][1] for i in b])) for b in buckets[:n_batches]]
+    ours_batches = [batch_tensors(examples, b, cfg.pad_id) for b in buckets[:n_batches]]
     per_batch = round(statistics.mean(len(b) for b in buckets))
-    g = torch.Generator().manual_seed(0)
-    shuffled = torch.randperm(len(examples), generator=g).tolist()
+    shuffled = torch.randperm(len(examples), generator=torch.Generator().manual_seed(0)).tolist()
     random_batches = [shuffled[k : k + per_batch] for k in range(0, per_batch * n_batches, per_batch)]
-    base_batches = [(pad_batch([examples[i][0] for i in b]), pad_batch([examples[i][1] for i in b])) for b in random_batches]
+    base_batches = [batch_tensors(examples, b, cfg.pad_id) for b in random_batches if b]
     train_cfg = type(cfg)(**{**cfg.to_dict(), "dropout": 0.1})
     peak = gemm_peak_flops()
     ours_tps, ours_flops = train_speed(Transformer(train_cfg), ours_batches)
     base_tps, _ = train_speed(TorchTransformer(train_cfg), base_batches)
-    result["training"] = {"ours_tokens_per_s": ours_tps, "baseline_tokens_per_s": base_tps,
-                          "gemm_peak_gflops": peak / 1e9, "ours_model_gflops": ours_flops / 1e9}
-    result["train_speedup_vs_baseline"] = ours_tps / base_tps
-    result["mfu"] = ours_flops / peak
+    return {
+        "training": {"ours_tokens_per_s": ours_tps, "baseline_tokens_per_s": base_tps,
+                     "gemm_peak_gflops": peak / 1e9, "ours_model_gflops": ours_flops / 1e9},
+        "train_speedup_vs_baseline": ours_tps / base_tps,
+        "mfu": ours_flops / peak,
+    }
 
-    # The app's round trip: translate plus every view's data for a 15-word sentence
-    def roundtrip():
-        r = results.run(tr, "bench", FIFTEEN_WORDS)
-        for kind in ("encoder", "decoder", "cross"):
-            playground.attention_figure(r, kind, 0, "average", "single")
-        playground.attention_figure(r, "cross", 0, "0", "all")
-        playground.step_view(r, 0)
-        bertviz_document(r.maps, "head")
-        downloads.attention_payload(r.maps)
 
-    roundtrip()
-    result["app_roundtrip_s"] = statistics.median(clock(roundtrip) for _ in range(5))
-
-    # Our decoder against CTranslate2 on the same weights, each in its own processes, taking turns
-    engines = engine_turns(checkpoint, val_src[:n_latency], texts)
+def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -> dict:
+    if threads:
+        torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    tr = Translator.load(checkpoint, device="cpu")
+    pair = tr.metrics.get("train_config", {}).get("pair", "en-de")
+    src_lang, tgt_lang = pair.split("-")
+    val_src, val_ref = read_pair(data_dir, "val", src_lang, tgt_lang)
+    test_src, _ = read_pair(data_dir, "test", src_lang, tgt_lang)
+    train_src, train_tgt = read_pair(data_dir, "train", src_lang, tgt_lang)
+    n_latency, n_throughput, n_bleu, n_train, n_batches = (
+        (20, 200, 200, 3000, 12) if quick else (50, len(test_src), len(val_src), 12000, 30))
+    hf = marian_copy(tr.model)
+    cases = batch1_cases(tr, val_src[:n_latency])
+    texts = test_src[:n_throughput]
+    result: dict = {"checkpoint": checkpoint, "threads": torch.get_num_threads(), "quick": quick}
+    result |= decoding_latency(tr, cases, hf)
+    result |= throughput(tr, texts, hf)
+    result |= int8_comparison(tr, texts, cases, val_src[:n_bleu], val_ref[:n_bleu])
+    result |= training_speed(tr, train_src[:n_train], train_tgt[:n_train], n_batches)
+    engines = engine_turns(checkpoint, val_src[:n_latency], texts)  # CTranslate2 on the same weights
     if engines is not None:
         result["engines"] = engines
         for key in ENGINE_KEYS:
@@ -325,7 +328,7 @@ def ours_measure(checkpoint: str, sentences: list[str], throughput: list[str], i
     """What ct2_engine.measure measures, for our decoder: batch-1 greedy p50 (ms) and beam-4 sentences/s."""
     torch.set_num_threads(intra_threads)
     tr = Translator.load(checkpoint, device="cpu")
-    ids = [torch.tensor([tr.tokenizer.encode_source(s, tr.cfg.max_len)]) for s in sentences]  # (1, S)
+    ids = [torch.tensor([tr.source_ids(s)[0]]) for s in sentences]  # (1, S)
     cases = [(x, decoding.DecodeOptions().length_limit(x.size(1), tr.cfg.max_len)) for x in ids]
     with torch.inference_mode():
         p50s = [latency(lambda c: decoding.greedy(tr.model, *c), cases, warmup=3 if r == 0 else 0)["p50_ms"]
@@ -348,7 +351,7 @@ def run_job(command: list[str], job: dict, job_file: Path, cwd: Path, threads: i
 
 def engine_turns(checkpoint: str, sentences: list[str], throughput: list[str], turns: int = 2) -> dict | None:
     """Every ENGINE_SETTINGS row in a fresh process, all rows in turn, `turns` times; None without ctranslate2."""
-    from .export import export
+    from .interop.export import export
 
     here = Path(__file__).resolve().parent
     with tempfile.TemporaryDirectory() as tmp:
@@ -363,7 +366,7 @@ def engine_turns(checkpoint: str, sentences: list[str], throughput: list[str], t
                 job = {"checkpoint": str(checkpoint), "model": str(model_dir), "sentences": sentences,
                        "throughput": throughput, "compute_type": compute, "inter_threads": workers,
                        "intra_threads": threads}
-                command = ([sys.executable, str(here / "ct2_engine.py")] if engine == "ct2"
+                command = ([sys.executable, str(here / "interop" / "ct2_engine.py")] if engine == "ct2"
                            else [sys.executable, "-m", "transformer.bench"])
                 result = run_job(command, job, Path(tmp) / "job.json", here.parent, threads)
                 runs.setdefault((engine, compute, workers, threads), []).append(result)
@@ -408,7 +411,7 @@ def table(r: dict) -> str:
     lines = [f"{a:<38} {b_:<34} {c:<24} {d}" for a, b_, c, d in rows]
     lines.append("")
     for key in ("greedy_speedup_vs_uncached", "greedy_speedup_vs_hf", "beam_speedup_vs_hf", "throughput_speedup_vs_hf",
-                "int8_speedup", "int8_speedup_batch1", "int8_bleu_delta", "train_speedup_vs_baseline", "mfu", "app_roundtrip_s"):
+                "int8_speedup", "int8_speedup_batch1", "int8_bleu_delta", "train_speedup_vs_baseline", "mfu"):
         lines.append(f"{key:<30} {r[key]:.3f}")
     if "engines" in r:
         lines.append("")

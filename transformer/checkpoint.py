@@ -18,7 +18,7 @@ from .model import Transformer
 from .tokenizer import Tokenizer
 
 CONFIG, WEIGHTS, SPM, METRICS = "config.json", "model.safetensors", "spm.model", "metrics.json"
-MARIAN_VOCAB = "vocab.json"  # instead of spm.model: Marian's tokenizer (transformer.marian.MarianVocab)
+MARIAN_VOCAB = "vocab.json"  # instead of spm.model: Marian's tokenizer (transformer.interop.marian_vocab)
 
 
 def atomic_write(path: str | Path, write) -> None:
@@ -126,7 +126,7 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
         state = load_file(path / WEIGHTS)
         model.load_weights({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
         if marian:
-            from .marian import MarianVocab
+            from .interop.marian_vocab import MarianVocab
 
             tokenizer = MarianVocab.load(path)
         else:

@@ -14,7 +14,7 @@ class Tokenizer:
     """text <-> ids <-> pieces. Ids exclude <s>/</s>; the model code adds them.
 
     The interface every tokenizer of a checkpoint offers (an imported model's too, transformer.marian): encode
-    (source text), encode_source, decode (target ids), pieces (target ids), source_pieces, id_to_piece,
+    (source text), decode (target ids), pieces (target ids), source_pieces, id_to_piece,
     piece_to_id, len(), and the special ids below."""
 
     pad_id, bos_id, eos_id, unk_id = PAD, BOS, EOS, UNK
@@ -52,10 +52,6 @@ class Tokenizer:
 
     def encode(self, text: str) -> list[int]:
         return self.sp.encode(text)
-
-    def encode_source(self, text: str, max_len: int) -> list[int]:
-        """The encoder's input for a model with `max_len` positions: the pieces, cut to leave room for </s>, then </s>."""
-        return self.encode(text)[: max_len - 1] + [self.eos_id]
 
     def sample(self, texts: list[str], alpha: float, seed: int) -> list[list[int]]:
         """One segmentation of each text drawn from all of the unigram model's (Kudo 2018), repeatable by seed.

@@ -11,10 +11,10 @@ from pathlib import Path
 import torch
 
 from . import decoding
-from .capture import (AttentionInternals, AttentionMaps, ablate_heads, capture_attention, capture_inputs,
+from .interpret.capture import (AttentionInternals, AttentionMaps, ablate_heads, capture_attention, capture_inputs,
                       capture_internals)
 from .checkpoint import load_checkpoint
-from .data import length_sorted_batches, pad_batch
+from .batching import length_sorted_batches, pad_batch
 from .decoding import DecodeOptions
 from .errors import InputError
 from .model import Transformer
@@ -155,7 +155,9 @@ class Translator:
         ids = self.tokenizer.encode(text[:max_chars])
         return ids[:limit], len(ids) > limit or len(text) > max_chars
 
-    def _source_ids(self, text: str) -> tuple[list[int], bool]:
+    def source_ids(self, text: str) -> tuple[list[int], bool]:
+        """The encoder's input for `text` (cleaned, cut to the model's positions, then </s>), and whether it was cut:
+        the one way every caller builds source ids."""
         if not isinstance(text, str):
             raise InputError(f"the text to translate must be a string, not {type(text).__name__}")
         ids, cut = self._bounded_ids(text, self.cfg.max_len - 1, source=True)  # one position is kept for </s>
@@ -202,12 +204,12 @@ class Translator:
         record_tree: beam search keeps its search in Translation.beam_tree (every step's ranked candidates).
         """
         opts = strategy if isinstance(strategy, DecodeOptions) else DecodeOptions(strategy, **options)
-        sources = [self._source_ids(t) for t in texts]
+        sources = [self.source_ids(t) for t in texts]
         generator = torch.Generator(device=self.device).manual_seed(opts.seed)
         results: list[Translation | None] = [None] * len(texts)
         with ablate_heads(self.model, ablate):
             for chunk in length_sorted_batches([ids for ids, _ in sources], batch_size):
-                src = pad_batch([sources[i][0] for i in chunk]).to(self.device)  # (B, S)
+                src = pad_batch([sources[i][0] for i in chunk], self.cfg.pad_id).to(self.device)  # (B, S)
                 for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, generator, record_tree)):
                     results[i] = self._to_translation(sources[i], hyp)
         return results
@@ -254,7 +256,7 @@ class Translator:
     def lens(self, text: str, translation: str | Translation):
         """The logit lens (transformer.lens) of one teacher-forced pass: what each decoder layer would predict at
         every step of `translation`, read by hooks on the decoder layers."""
-        from .lens import logit_lens
+        from .interpret.lens import logit_lens
 
         src, tgt = self._pair_tensors(text, translation)
         chosen = tgt[0, 1:].tolist() + [self.cfg.eos_id]  # what followed each position: the translation, then </s>
@@ -264,9 +266,9 @@ class Translator:
                 ig_steps: int = 64):
         """What the model used for output token `step` of `translation` (its last step is </s>): attention,
         attention x norm, gradient x input, integrated gradients, ALTI+ and rollout over the source and the target
-        prefix, the deletion test, and every step's source share (transformer.attribution.explain).
+        prefix, the deletion test, and every step's source share (transformer.interpret.attribution.explain).
         alternative: a token (piece or id) for the contrastive question "why this token and not that one?"."""
-        from .attribution import explain
+        from .interpret.attribution import explain
 
         src, tgt = self._pair_tensors(text, translation)
         chosen = tgt[0, 1:].tolist() + [self.cfg.eos_id]  # what followed each position: the translation, then </s>
@@ -281,7 +283,7 @@ class Translator:
     def _pair_tensors(self, text: str, translation: str | Translation) -> tuple[torch.Tensor, torch.Tensor]:
         """The source ids (1, S) and the decoder's input (1, T): <s> and the translation, as a teacher-forced
         pass reads them."""
-        src = torch.tensor([self._source_ids(text)[0]], device=self.device)  # (1, S)
+        src = torch.tensor([self.source_ids(text)[0]], device=self.device)  # (1, S)
         return src, torch.tensor([self._decoder_input(translation)], device=self.device)  # (1, T)
 
     def _decoder_input(self, translation: str | Translation) -> list[int]:
@@ -298,9 +300,10 @@ class Translator:
     def inspect_batch(self, texts: Sequence[str], translations: Sequence[str | Translation]) -> list[dict]:
         """One teacher-forced pass over several sentences at once, padded as a batch is: per sentence, what
         capture_internals saw (masks with their padding), plus its "source_pad" and "target_pad" (bool, (S,), (T,))."""
-        src_ids = [self._source_ids(t)[0] for t in texts]
+        src_ids = [self.source_ids(t)[0] for t in texts]
         tgt_in = [self._decoder_input(t) for t in translations]
-        src, tgt = pad_batch(src_ids).to(self.device), pad_batch(tgt_in).to(self.device)  # (B, S), (B, T)
+        src = pad_batch(src_ids, self.cfg.pad_id).to(self.device)  # (B, S)
+        tgt = pad_batch(tgt_in, self.cfg.pad_id).to(self.device)  # (B, T)
         with capture_internals(self.model) as inside:
             self.model(src, tgt)
         pad = self.cfg.pad_id

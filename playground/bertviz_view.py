@@ -1,0 +1,85 @@
+"""bertviz's head view and model view of our encoder-decoder maps, as HTML documents.
+
+bertviz loads require.js, d3 and jQuery from a CDN. Without the network we use jQuery and d3 from the xstatic
+wheels and replace require.js with a small shim (assets/bertviz/shim.js). The app serves those three files
+once, as static files of its own, and each document names them (`scripts=` their URLs); `scripts="inline"` puts
+them inside the document instead (a self-contained page, e.g. to save as a file). The document goes into an
+<iframe srcdoc> because gr.HTML inserts markup without running scripts.
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+from transformer.interpret.capture import AttentionMaps
+from transformer.errors import InputError
+
+REQUIRE_TAG = re.compile(r'<script src="https://cdnjs\.cloudflare\.com/ajax/libs/require\.js/[^"]+"></script>')
+SHIM = Path(__file__).resolve().parents[1] / "assets" / "bertviz" / "shim.js"  # require.js's two calls, d3 v5's name
+DECIMALS = 3  # attention weights as the view draws them: 0.001 is below what its line widths can show
+
+
+def script_files() -> list[Path]:
+    """jQuery, d3 and the shim, in the order a document loads them."""
+    import xstatic.pkg.d3 as xd3
+    import xstatic.pkg.jquery as xjquery
+
+    return [Path(xjquery.BASE_DIR) / "jquery.min.js", Path(xd3.BASE_DIR) / "d3.js", SHIM]
+
+
+@cache
+def _inline_scripts() -> str:
+    return "".join(f"<script>\n{path.read_text(encoding='utf-8')}\n</script>\n" for path in script_files())
+
+
+def _without_params_comment(document: str) -> str:
+    """bertviz's script writes its data twice: `const params = {...}; // HACK: PYTHON_PARAMS is ...`, and the
+    comment's marker is replaced too. Keep the statement, drop the comment (its line holds no other code)."""
+    start = document.index("const params = ") + len("const params = ")
+    _, end = json.JSONDecoder().raw_decode(document, start)  # json.dumps writes no raw newline
+    return document[:end] + ";" + document[document.index("\n", end):]
+
+
+def _safe_script_body(document: str) -> str:
+    """Inside bertviz's inline script, '</' and '<!--' from token text could end the script early."""
+    start = document.index('<script type="text/javascript">') + len('<script type="text/javascript">')
+    end = document.rindex("</script>")
+    body = document[start:end].replace("</", "<\\/").replace("<!--", "<\\!--")
+    return document[:start] + body + document[end:]
+
+
+def bertviz_document(maps: AttentionMaps, view: str = "head", scripts: str | list[str] = "inline") -> str:
+    """A complete HTML page with bertviz's 'head' or 'model' view of encoder, decoder and cross attention.
+
+    scripts: "inline" puts jQuery, d3 and the shim in the page; a list of URLs (those of `script_files()`, in
+    order) names them; "cdn" keeps bertviz's own require.js from its CDN.
+    """
+    from bertviz import head_view, model_view
+
+    if view not in ("head", "model"):
+        raise InputError(f"view must be 'head' or 'model', not {view!r}")
+    # float64 rounded: bertviz writes each weight as Python prints it, 0.123 rather than 0.12300000339746475
+    per_layer = {kind: [m.double().round(decimals=DECIMALS).unsqueeze(0) for m in getattr(maps, kind)]
+                 for kind in ("encoder", "decoder", "cross")}
+    draw = head_view if view == "head" else model_view
+    body = draw(
+        encoder_attention=per_layer["encoder"], decoder_attention=per_layer["decoder"],
+        cross_attention=per_layer["cross"], encoder_tokens=list(maps.source_tokens),
+        decoder_tokens=list(maps.target_tokens), html_action="return",
+    ).data
+    body = _safe_script_body(_without_params_comment(body))
+    if scripts == "inline":
+        body = _inline_scripts() + REQUIRE_TAG.sub("", body)
+    elif scripts != "cdn":
+        tags = "".join(f'<script src="{html.escape(url, quote=True)}"></script>' for url in scripts)
+        body = tags + REQUIRE_TAG.sub("", body)
+    return f'<!doctype html><html><head><meta charset="utf-8"></head><body>{body}</body></html>'
+
+
+def iframe(document: str, height: int = 720) -> str:
+    """Embed a document in a sandboxed iframe: its scripts run, but cannot reach the app's page."""
+    return (f'<iframe class="bertviz-frame" sandbox="allow-scripts" style="width:100%;height:{height}px;border:0" '
+            f'srcdoc="{html.escape(document, quote=True)}"></iframe>')

@@ -1,0 +1,45 @@
+"""The named endpoints for gradio_client: /translate and /attention."""
+from __future__ import annotations
+
+import gradio as gr
+
+from playground import downloads
+from transformer.interpret.capture import parse_head
+from transformer.decoding import DecodeOptions
+from transformer.errors import InputError
+
+from .common import Context, friendly
+
+
+def heads_off(spec: str) -> list[tuple[str, int, int]]:
+    """'cross:0:1,encoder:2:3' -> [('cross', 0, 1), ('encoder', 2, 3)]."""
+    if not isinstance(spec, str):
+        raise InputError(f"ablate lists heads as text, e.g. 'cross:0:1,encoder:2:3'; got {spec!r}")
+    return [parse_head(h.strip()) for h in spec.split(",") if h.strip()]
+
+
+def register(ctx: Context) -> None:
+    """Add both endpoints to the gr.Blocks being built."""
+    default_pair = ctx.pairs[0] if ctx.pairs else "en-de"
+
+    @friendly
+    def translate(text: str, pair: str = default_pair, strategy: str = "greedy", temperature: float = 1.0,
+                  top_k: int = 0, top_p: float = 1.0, seed: int = 0, beam_size: int = 4, length_penalty: float = 1.0,
+                  max_len: int = 0, ablate: str = "") -> tuple[str, dict]:
+        """Translate `text`; returns the translation and its tokens and per-step probabilities.
+        `ablate` lists heads to switch off, e.g. "cross:0:1,encoder:2:3"."""
+        options = DecodeOptions(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len)
+        out = ctx.translator(pair).translate(text, options, ablate=heads_off(ablate))
+        return out.text, {"source_tokens": out.source_tokens, "target_tokens": out.target_tokens,
+                          "truncated": out.truncated,
+                          "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives} for s in out.steps]}
+
+    @friendly
+    def attention(text: str, pair: str = default_pair, translation: str = "", ablate: str = "") -> dict:
+        """Attention maps (L, H, query, key) of `text` and its greedy translation (or the one given),
+        with the heads in `ablate` switched off."""
+        t, off = ctx.translator(pair), heads_off(ablate)
+        return downloads.attention_payload(t.attention(text, translation or t.translate(text, ablate=off), ablate=off))
+
+    gr.api(translate, api_name="translate")
+    gr.api(attention, api_name="attention")

@@ -1,0 +1,49 @@
+"""Attention: plotly heatmaps of encoder self, decoder self and cross attention, and the maps as JSON."""
+from __future__ import annotations
+
+import gradio as gr
+
+from playground import downloads, figures
+
+from .common import EXPLAIN, Context, View, friendly, kind_radio, layer_choices, need
+
+
+class AttentionView(View):
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        with gr.Tab("Attention") as self.tab:
+            gr.Markdown(EXPLAIN["attention"])
+            self.notice()
+            with gr.Row():
+                self.kind = kind_radio("cross")
+                self.mode = gr.Radio([("One head", "single"), ("All heads of a layer", "heads"),
+                                      ("All layers x heads", "all")], value="single", label="Show")
+                self.layer = gr.Dropdown([0], value=0, label="Layer")
+                self.head = gr.Dropdown(["average"], value="average", label="Head")
+            self.plot = gr.Plot(label="Attention", elem_id="attention-plot")
+            self.download = gr.DownloadButton("Download the maps (JSON)", visible=False)
+        self.controls = [self.kind, self.layer, self.head, self.mode]
+        self.outputs = [self.plot, self.download]
+        self.pair_outputs = [self.layer, self.head]
+
+    def figure(self, result, kind: str, layer, head: str, mode: str):
+        layer = min(int(layer), getattr(result.maps, kind).size(0) - 1)  # the encoder and decoder may differ in depth
+        return figures.attention_figure(result, kind, layer, head, mode)
+
+    def fill(self, result, values: dict) -> dict:
+        path = downloads.write(self.ctx.downloads, "attention", downloads.attention_payload(result.maps))
+        return {self.plot: self.figure(result, *(values[c] for c in self.controls)),
+                self.download: gr.update(value=str(path), visible=True)}
+
+    def on_pair(self, translator, pair: str, values: dict) -> dict:
+        heads = ["average"] + [str(h) for h in range(translator.cfg.n_heads)]
+        return {self.layer: gr.update(choices=layer_choices(translator), value=0),
+                self.head: gr.update(choices=heads, value="average")}
+
+    @friendly
+    def redraw(self, result, kind, layer, head, mode) -> dict:
+        return {self.plot: self.figure(need(result), kind, layer, head, mode)}
+
+    def wire(self, result: gr.State) -> None:
+        for control in self.controls:
+            control.change(self.redraw, [result] + self.controls, self.plot, api_visibility="private")

@@ -1,0 +1,25 @@
+"""Beam search as a tree: every step's ranked candidates, which lived, ended or were pruned, and the winning path."""
+from __future__ import annotations
+
+import gradio as gr
+
+from playground import figures
+
+from .common import EXPLAIN, Context, View
+
+
+class BeamTreeView(View):
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        # No tab of its own: built inside the "Step by step" tab, below the steps it explains
+        gr.Markdown("### Beam search as a tree\n" + EXPLAIN["beam_tree"])
+        self.notice()
+        self.note = gr.Markdown(elem_classes="notice")
+        self.plot = gr.Plot(label="Search tree", elem_id="beam-tree-plot")
+        self.outputs = [self.note, self.plot]
+
+    def fill(self, result, values: dict) -> dict:
+        fig = figures.beam_tree_figure(self.ctx.translator(result.pair), result)
+        note = "" if fig is not None else ("This translation used " + result.options.strategy + " decoding: choose "
+                                           "**Beam search** under Decoding and translate to see the search.")
+        return {self.note: note, self.plot: fig}

@@ -1,0 +1,33 @@
+"""bertviz's head view and model view of the encoder-decoder, drawn from local copies of its scripts."""
+from __future__ import annotations
+
+import gradio as gr
+
+from playground.bertviz_view import bertviz_document, iframe
+
+from .common import EXPLAIN, Context, View, friendly
+
+
+class BertvizView(View):
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        with gr.Tab("bertviz") as self.tab:
+            gr.Markdown(EXPLAIN["bertviz"])
+            self.notice()
+            self.view = gr.Radio([("Head view", "head"), ("Model view", "model")], value="head", label="View")
+            self.html = gr.HTML(elem_id="bertviz")
+        self.controls = [self.view]
+        self.outputs = [self.html]
+
+    def document(self, result, view: str) -> str:
+        return iframe(bertviz_document(result.maps, view, self.ctx.bertviz_scripts))
+
+    def fill(self, result, values: dict) -> dict:
+        return {self.html: self.document(result, values[self.view])}
+
+    @friendly
+    def redraw(self, result, view) -> dict:
+        return {self.html: "" if result is None else self.document(result, view)}
+
+    def wire(self, result: gr.State) -> None:
+        self.view.change(self.redraw, [result, self.view], self.html, api_visibility="private")

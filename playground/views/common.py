@@ -1,0 +1,185 @@
+"""What every view shares: the loaded checkpoints, user-facing errors, the decoding options from the UI."""
+from __future__ import annotations
+
+import functools
+import html
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import gradio as gr
+import plotly.graph_objects as go
+
+from transformer import Translator
+from playground import figures
+from playground.cache import SharedCache
+from transformer.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPLAIN = json.loads((ROOT / "assets" / "explanations.json").read_text(encoding="utf-8"))
+PAIR_NAMES = {"en-de": "English → German", "en-fr": "English → French"}
+log = logging.getLogger("transformer-playground")
+
+
+@dataclass
+class Context:
+    """The server's read-only state: every checkpoint, loaded once, and where downloads go."""
+
+    translators: dict[str, Translator]
+    downloads: Path  # every download of the page (transformer.downloads: one writer, pruned hourly)
+    bertviz_scripts: str | list[str] = "inline"  # bertviz_document's scripts: "inline", "cdn" or their URLs
+    drawn: SharedCache = field(default_factory=lambda: SharedCache(256, ttl_s=1800))  # views' updates, successes only
+
+    @property
+    def pairs(self) -> list[str]:
+        known = [p for p in PAIR_NAMES if p in self.translators]
+        return known + [p for p in self.translators if p not in PAIR_NAMES]
+
+    def label(self, pair: str) -> str:
+        """What the page calls a loaded checkpoint: "English → German", or "English → German (OPUS-MT)" for a model
+        imported into the folder en-de-opus-mt (any other folder name is shown as it is)."""
+        imported = "imported" in self.translators[pair].metrics
+        name = pair.removesuffix("-opus-mt") if imported else pair
+        return PAIR_NAMES.get(name, name) + (" (OPUS-MT)" if imported else "")
+
+    def translator(self, pair: str) -> Translator:
+        if pair not in self.translators:
+            raise InputError(f"unknown language pair {pair!r}; available: {', '.join(self.pairs) or 'none'}")
+        return self.translators[pair]
+
+
+def friendly(fn):
+    """Bad input (InputError, raised on purpose) becomes its plain message in the page (gr.Error), never a
+    traceback; anything else is a bug: logged with its traceback on the server and reported in one sentence."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except InputError as e:
+            raise gr.Error(str(e)) from None
+        except Exception as e:  # keep the server up, say so in words
+            log.exception("%s failed", fn.__qualname__)
+            raise gr.Error(f"Something went wrong ({type(e).__name__}); please try other settings.") from None
+    return wrapper
+
+
+def serialized(updates: dict) -> dict:
+    """The updates with every plotly figure turned into the JSON the page receives, once: a drawn view that many
+    users are sent is serialized one time, not once per user."""
+    return {c: gr.components.plot.PlotData(type="plotly", plot=u.to_json()) if isinstance(u, go.Figure) else u
+            for c, u in updates.items()}
+
+
+def copied(updates: dict) -> dict:
+    """Cached updates for one more user: gr.update dicts copied (gradio may change them), figures shared."""
+    return {c: dict(u) if isinstance(u, dict) else u for c, u in updates.items()}
+
+
+def restore_hint(path: Path | None) -> str:
+    """How to get a checkpoint's files back, in a sentence (empty for a model that was not loaded from files)."""
+    if path is None:
+        return ""
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    return (f"Restore it with `git checkout -- {shown}` or retrain it with `python -m transformer train "
+            f"--data-dir ../shared/data/multi30k --pair {path.name} --out {shown}`.")
+
+
+class PartlyDrawn(Exception):
+    """Raised by a view drawn but for one part: its updates, and a sentence on the part that failed. The page shows
+    both and keeps neither in its cache, so the next request tries that part again."""
+
+    def __init__(self, updates: dict, message: str):
+        super().__init__(message)
+        self.updates, self.message = updates, message
+
+
+class View:
+    """One view of the page. `controls`: what `fill` reads; `outputs`: what it sets for a new translation;
+    `pair_inputs` and `pair_outputs`: the same for `on_pair`, a newly chosen checkpoint. `problem` is the view's own
+    notice: a view that fails says so there, and the rest of the page goes on working. `shown` is the view's own
+    per-user state, {"pair": ..., "fill": result key}: what it shows now; only a handler that draws the view reads
+    and writes it."""
+
+    name: str = ""  # set by the page: its key among the views
+    controls: list = []
+    outputs: list = []
+    pair_inputs: list = []
+    pair_outputs: list = []
+
+    @property
+    def reads(self) -> list:
+        """Every component its fill and on_pair read, its own state included."""
+        return self.controls + self.pair_inputs + [self.shown]
+
+    @property
+    def draws(self) -> list:
+        """Every component its fill and on_pair may set, its notice and its state included."""
+        return self.outputs + self.pair_outputs + [self.problem, self.shown]
+
+    def notice(self) -> gr.Markdown:
+        """The view's problem notice, hidden until something fails, and its state; call it inside the view's tab."""
+        self.problem = gr.Markdown(visible=False, elem_classes="problem")
+        self.shown = gr.State(None)
+        return self.problem
+
+    def guarded(self, make, translator: Translator | None = None) -> tuple[dict, str]:
+        """(make()'s updates, "") or, if it fails, ({}, a sentence saying what went wrong): the caller shows it in
+        the view's notice, and nothing that failed is kept as drawn."""
+        unavailable = "**This view is unavailable:** "
+        try:
+            return make(), ""
+        except PartlyDrawn as e:
+            return serialized(e.updates), e.message
+        except InputError as e:
+            return {}, unavailable + str(e)
+        except Exception as e:  # a broken file or a bug: the log has the traceback, the page one sentence
+            log.exception("%s failed", type(self).__name__)
+            hint = restore_hint(getattr(translator, "path", None))
+            return {}, unavailable + f"this view could not be drawn ({type(e).__name__}: {str(e)[:300]}). {hint}"
+
+    def notice_update(self, problems: list[str]) -> dict:
+        """The notice showing every part's failure (both of on_pair and fill), or hidden when none failed."""
+        return {self.problem: gr.update(value=" ".join(problems), visible=bool(problems))}
+
+
+KIND_CHOICES = [("Encoder self", "encoder"), ("Decoder self (masked)", "decoder"), ("Cross", "cross")]
+
+
+def kind_radio(value: str) -> gr.Radio:
+    """The attention-kind choice the Attention and One head views share."""
+    return gr.Radio(KIND_CHOICES, value=value, label="Attention")
+
+
+def layer_choices(translator: Translator) -> list[int]:
+    """Layer numbers of the deeper stack (a view clamps them to the chosen kind's depth)."""
+    return list(range(max(translator.cfg.n_encoder_layers, translator.cfg.n_decoder_layers)))
+
+
+def need(result):
+    """The current translation, or a plain message when there is none yet."""
+    if result is None:
+        raise InputError("translate a sentence first")
+    return result
+
+
+def cards(items: list[tuple[str, str]]) -> str:
+    """Titled boxes side by side, every text escaped."""
+    return '<div class="cards">' + "".join(
+        f'<div class="card"><div class="card-title">{html.escape(t)}</div><div>{html.escape(x)}</div></div>'
+        for t, x in items) + "</div>"
+
+
+def token_diff(before: list[str], after: list[str], before_label: str, after_label: str) -> str:
+    """Both token sequences as HTML, with removed tokens struck out and added ones highlighted."""
+    def span(tok: str, cls: str) -> str:
+        return f'<span class="tok {cls}">{html.escape(tok.replace("▁", " ").strip() or tok)}</span>'
+
+    old, new = figures.token_changes(before, after)
+    changed = sum(c for _, c in old) + sum(c for _, c in new)
+    return (f'<div class="diff"><div><b>{html.escape(before_label)}</b>: '
+            f'{" ".join(span(t, "removed" if c else "same") for t, c in old)}</div>'
+            f'<div><b>{html.escape(after_label)}</b>: {" ".join(span(t, "added" if c else "same") for t, c in new)}</div>'
+            f"<div>{changed} token{'s' if changed != 1 else ''} changed</div></div>")

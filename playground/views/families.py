@@ -1,0 +1,20 @@
+"""The three families: the encoder's bidirectional mask, the decoder's causal mask and cross-attention, as applied."""
+from __future__ import annotations
+
+import gradio as gr
+
+from playground import figures
+
+from .common import EXPLAIN, View
+
+
+class FamiliesView(View):
+    def __init__(self):
+        with gr.Tab("Three families") as self.tab:
+            gr.Markdown(EXPLAIN["families"])
+            self.notice()
+            self.plot = gr.Plot(label="Masks", elem_id="families-plot")
+        self.outputs = [self.plot]
+
+    def fill(self, result, values: dict) -> dict:
+        return {self.plot: figures.families_figure(result)}

@@ -1,0 +1,47 @@
+"""Positional encoding: the model's own PE buffer, chosen sinusoids, and what the first layer received."""
+from __future__ import annotations
+
+import gradio as gr
+
+from playground import plots
+
+from .common import EXPLAIN, Context, View, friendly
+
+
+class PositionalView(View):
+    def __init__(self, ctx: Context, pair: gr.Dropdown):
+        self.ctx, self.pair = ctx, pair
+        with gr.Tab("Positional encoding") as self.tab:
+            gr.Markdown(EXPLAIN["positional"])
+            self.notice()
+            self.matrix = gr.Plot()
+            self.dims = gr.Dropdown([], multiselect=True, label="Dimensions to plot")
+            self.curves = gr.Plot()
+            self.similarity = gr.Plot()
+            self.inputs = gr.Plot()
+        self.outputs = [self.inputs]
+        self.pair_outputs = [self.matrix, self.curves, self.dims, self.similarity]
+
+    def fill(self, result, values: dict) -> dict:
+        ins = result.inspection
+        return {self.inputs: plots.embedding_inputs(
+            ins.source_embedded, ins.source_input, result.maps.source_tokens,
+            "What the encoder's first layer received (read by a hook on the PE module)")}
+
+    def on_pair(self, translator, pair: str, values: dict) -> dict:
+        pe, d_model, layout = translator.model.positional.pe.cpu(), translator.cfg.d_model, translator.cfg.positional_layout
+        partner = 1 if layout == "interleaved" else d_model // 2  # a sine's cosine of the same frequency
+        top = min(40, d_model - 2) if layout == "interleaved" else min(40, d_model // 2 - 1)
+        dims = [d for sine in sorted({0, min(8, top), top}) for d in (sine, sine + partner)]  # sine and cosine pairs
+        return {self.matrix: plots.pe_matrix(pe, layout=layout), self.curves: plots.pe_curves(pe, dims, layout=layout),
+                self.dims: gr.update(choices=list(range(d_model)), value=dims),
+                self.similarity: plots.pe_similarity(pe)}
+
+    @friendly
+    def redraw(self, pair, dims) -> dict:
+        translator = self.ctx.translator(pair)
+        pe = translator.model.positional.pe.cpu()
+        return {self.curves: plots.pe_curves(pe, [int(d) for d in dims][:12], layout=translator.cfg.positional_layout)}
+
+    def wire(self, result: gr.State) -> None:
+        self.dims.input(self.redraw, [self.pair, self.dims], self.curves, api_visibility="private")

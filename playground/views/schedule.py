@@ -1,0 +1,51 @@
+"""Learning rate: Noam curves to compare, the schedule the checkpoint really used, and its training curves."""
+from __future__ import annotations
+
+import gradio as gr
+
+from playground import plots
+
+from .common import EXPLAIN, Context, View, friendly
+
+PAPER_BASE = (512, 4000)  # d_model and warm-up of the paper's base model
+
+
+class ScheduleView(View):
+    def __init__(self, ctx: Context, pair: gr.Dropdown):
+        self.ctx, self.pair = ctx, pair
+        with gr.Tab("Learning rate") as self.tab:
+            gr.Markdown(EXPLAIN["schedule"])
+            self.notice()
+            with gr.Row():
+                self.d_model = gr.Slider(64, 1024, value=512, step=32, label="d_model")
+                self.warmup = gr.Slider(100, 16000, value=4000, step=100, label="warmup steps")
+                self.add = gr.Button("Add this curve")
+                self.clear = gr.Button("Clear")
+            self.noam = gr.Plot()
+            self.training = gr.Plot()
+            self.curves = gr.State([PAPER_BASE])  # per user: the (d_model, warmup) curves drawn
+        self.pair_inputs = [self.curves]
+        self.pair_outputs = [self.noam, self.training]
+
+    def noam_figure(self, pair: str, curves: list):
+        return plots.noam_curves([tuple(c) for c in curves], (f"this checkpoint ({pair})", self.ctx.translator(pair).metrics))
+
+    def on_pair(self, translator, pair: str, values: dict) -> dict:
+        return {self.noam: self.noam_figure(pair, values[self.curves]), self.training: plots.training_curves(translator.metrics)}
+
+    @friendly
+    def add_curve(self, pair, curves, d_model, warmup) -> dict:
+        new = (int(d_model), int(warmup))
+        curves = [tuple(c) for c in curves or []]
+        if new not in curves:
+            curves.append(new)
+        return {self.curves: curves, self.noam: self.noam_figure(pair, curves)}
+
+    @friendly
+    def clear_curves(self, pair) -> dict:
+        return {self.curves: [], self.noam: self.noam_figure(pair, [])}
+
+    def wire(self, result: gr.State) -> None:
+        self.add.click(self.add_curve, [self.pair, self.curves, self.d_model, self.warmup], [self.curves, self.noam],
+                       api_visibility="private")
+        self.clear.click(self.clear_curves, self.pair, [self.curves, self.noam], api_visibility="private")

@@ -1,0 +1,32 @@
+"""Step by step: every generated token's probability and top-5 alternatives, and one step's cross-attention."""
+from __future__ import annotations
+
+import gradio as gr
+
+from playground import figures, plots
+
+from .common import EXPLAIN, View, friendly, need
+
+
+class StepsView(View):
+    def __init__(self):
+        with gr.Tab("Step by step", elem_id="steps-tab") as self.tab:
+            gr.Markdown(EXPLAIN["steps"])
+            self.notice()
+            self.probs = gr.Plot(label="Top-5 at every step")
+            self.index = gr.Slider(0, 1, value=0, step=1, label="Step")
+            self.detail = gr.Plot(label="One step")
+        self.outputs = [self.probs, self.index, self.detail]
+
+    def fill(self, result, values: dict) -> dict:
+        steps = result.translation.steps
+        return {self.probs: plots.step_probabilities(steps),
+                self.index: gr.update(maximum=max(len(steps) - 1, 0), value=0),
+                self.detail: figures.step_view(result, 0)}
+
+    @friendly
+    def redraw(self, result, index) -> dict:
+        return {self.detail: figures.step_view(need(result), int(index))}
+
+    def wire(self, result: gr.State) -> None:
+        self.index.change(self.redraw, [result, self.index], self.detail, api_visibility="private")

@@ -1,0 +1,83 @@
+"""How it learned: the shipped model's translations after any epoch, its curves there, attention forming."""
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+
+from playground import plots
+from transformer.training import timeline
+from transformer.errors import InputError
+from playground.figures import KIND_NAMES, axis_tokens
+
+from .common import EXPLAIN, Context, View, friendly
+
+KINDS = {name: kind for kind, name in KIND_NAMES.items()}  # radio label -> kind
+
+
+def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | None = None) -> str:
+    """The curated examples, their translation after `epoch` and after the last epoch (escaped); `asked`: the epoch
+    the slider is on when `epoch` is the nearest recorded one before it."""
+    nearest = f" (the last recorded before {asked})" if asked not in (None, epoch) else ""
+    head = f"<tr><th>English</th><th>after epoch {epoch}{nearest}</th><th>after the last epoch</th></tr>"
+    body = "".join(f"<tr><td>{html.escape(r.source)}</td><td>{html.escape(r.at_epoch)}</td>"
+                   f"<td>{html.escape(r.final)}</td></tr>" for r in rows)
+    return f"<table class='timeline'>{head}{body}</table>"
+
+
+class TimelineView(View):
+    def __init__(self, ctx: Context, pair: gr.Dropdown):
+        self.ctx, self.pair = ctx, pair
+        with gr.Tab("How it learned") as self.tab:
+            gr.Markdown(EXPLAIN["timeline"])
+            self.notice()
+            self.epoch = gr.Slider(1, 2, value=1, step=1, label="after epoch")
+            self.table = gr.HTML(elem_id="timeline-table")
+            self.curves = gr.Plot()
+            with gr.Row():
+                self.example = gr.Dropdown([], label="example", scale=3)
+                self.kind = gr.Radio(list(KINDS), value=KIND_NAMES["cross"],
+                                     label="attention (last layer, heads averaged)")
+            self.forming = gr.Plot()
+        self.pair_outputs = [self.epoch, self.example, self.table, self.curves, self.forming]
+
+    def on_pair(self, translator, pair: str, values: dict) -> dict:
+        epochs = timeline.recorded_epochs(translator.metrics)
+        sources = translator.metrics.get("timeline_sources", []) if epochs else []
+        out = {self.epoch: gr.update(minimum=1, maximum=max(epochs or [2]), value=1, interactive=bool(epochs)),
+               self.example: gr.update(choices=sources, value=sources[0] if sources else None)}
+        if not epochs:
+            note = "<p>This checkpoint was trained without recording a timeline.</p>"
+            return out | {self.table: note, self.curves: plots.training_curves(translator.metrics), self.forming: None}
+        return (out | self.at_epoch(translator, 1)
+                | {self.forming: self.forming_figure(translator, sources[0], KIND_NAMES["cross"])})
+
+    def at_epoch(self, translator, epoch: int) -> dict:
+        shown = timeline.nearest_recorded(translator.metrics, epoch)
+        return {self.table: translations_table(timeline.translations_at(translator.metrics, shown), shown, epoch),
+                self.curves: plots.training_curves(translator.metrics, mark_epoch=epoch)}
+
+    def forming_figure(self, translator, text: str, kind_name: str):
+        kind = KINDS[kind_name]
+        stages = timeline.attention_over_epochs(translator, text)
+        queries, keys = axis_tokens(stages[-1][1], kind)
+        layers = [(label, getattr(m, kind)[-1].mean(dim=0)) for label, m in stages]  # (q, k): last layer, head mean
+        return plots.attention_stages(layers, queries, keys, f"{kind_name} forming during training (last layer)")
+
+    @friendly
+    def choose_epoch(self, pair: str, epoch) -> dict:
+        return self.at_epoch(self.ctx.translator(pair), int(epoch))
+
+    @friendly
+    def choose_example(self, pair: str, text: str, kind: str) -> dict:
+        if not text:
+            raise InputError("choose an example")
+        if kind not in KINDS:
+            raise InputError(f"choose one of: {', '.join(KINDS)}")
+        return {self.forming: self.forming_figure(self.ctx.translator(pair), text, kind)}
+
+    def wire(self, result: gr.State) -> None:
+        self.epoch.change(self.choose_epoch, [self.pair, self.epoch], [self.table, self.curves],
+                           api_visibility="private")
+        for trigger in (self.example.input, self.kind.input):
+            trigger(self.choose_example, [self.pair, self.example, self.kind], self.forming, api_visibility="private")

@@ -1,0 +1,148 @@
+"""What the model used: the logit lens, five attributions beside attention, and a deletion test of which is
+faithful; every number from hooks (and autograd) on the loaded checkpoint, computed when the tab is open."""
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+
+from playground import downloads, figures
+from transformer.interpret.attribution import IG_STEPS, METHODS
+
+from .common import EXPLAIN, Context, PartlyDrawn, View, copied, friendly, log, need, restore_hint, serialized
+
+
+def summary(expl, translator_piece) -> str:
+    """The view's sentences: the token, the contrast, IG's completeness, the deletion verdict, the low-share tokens."""
+    esc = html.escape
+    tokens = expl.labels["output_tokens"]
+    d, ig = expl.deletion, expl.integrated
+    lines = [f"Output token {expl.step}, <b>{esc(tokens[expl.step])}</b>: p = {d.prob:.3f}."]
+    if expl.alternative is not None:
+        lines.append(f"Contrastive: the gradient rows explain log p({esc(tokens[expl.step])}) − "
+                     f"log p({esc(translator_piece(expl.alternative))}); the other rows do not depend on the question.")
+    if ig is None:
+        lines.append(esc(expl.unavailable))
+    else:
+        relative = ig.completeness_error / max(abs(ig.gap), 1e-12)
+        lines.append(f"Integrated gradients ({ig.steps} steps): the attributions sum to {ig.total:.3f} against "
+                     f"{ig.gap:.3f} from the baseline, a completeness error of {ig.completeness_error:.3f} "
+                     f"({relative:.0%}){'; more steps bring it closer' if relative > 0.05 else ''}.")
+    lines.append(deletion_verdict(d))
+    low = figures.continuing_own_words(expl)
+    marked = ", ".join(f"{t} {esc(tokens[t])}" for t in low) or "none"
+    lines.append(f"Continuing its own words (ALTI+ source share under {figures.LOW_SOURCE_SHARE:.0%}): {marked}.")
+    return "".join(f"<p>{line}</p>" for line in lines)
+
+
+def deletion_verdict(d) -> str:
+    best = d.most_faithful()
+    k = d.ks[-1]
+    top = sum(d.drops[best])
+    tied = [METHODS[m] for m in d.drops if abs(sum(d.drops[m]) - top) < 1e-6]
+    if top <= sum(d.random):
+        return (f"Deletion test: no method's top tokens matter more than random ones for this token (hiding {k} "
+                f"random source tokens lowers p by {d.random[-1]:.3f} on average).")
+    who = tied[0] if len(tied) == 1 else " and ".join([", ".join(tied[:-1]), tied[-1]]) + " (the same top tokens)"
+    return (f"Deletion test: the most faithful here is <b>{html.escape(who)}</b>: hiding its top {k} source tokens "
+            f"lowers p by {d.drops[best][-1]:.3f}, against {d.random[-1]:.3f} for {k} random ones "
+            f"(mean of {d.draws} draws).")
+
+
+def deletion_table(d) -> str:
+    best = d.most_faithful()
+    head = "".join(f"<th>top {k} hidden</th>" for k in d.ks)
+    rows = [(METHODS[m], v, m == best) for m, v in d.drops.items()]
+    rows.append((f"as many random tokens (mean of {d.draws} draws)", d.random, False))
+    body = "".join(
+        ('<tr class="best">' if mark else "<tr>") + f"<td>{html.escape(name)}</td>"
+        + "".join(f"<td>{-v:+.3f}</td>" for v in drops) + "</tr>" for name, drops, mark in rows)
+    return (f'<table class="deletion"><caption>Change in p = {d.prob:.3f} when each method\'s top source tokens are '
+            f"hidden from every cross-attention</caption><thead><tr><th>method</th>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>")
+
+
+class UsedView(View):
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        with gr.Tab("What the model used") as self.tab:
+            gr.Markdown(EXPLAIN["used"])
+            self.notice()
+            with gr.Row():
+                self.step = gr.Dropdown([], label="Output token", elem_id="used-step")
+                self.alternative = gr.Dropdown([("none", -1)], value=-1, label="…and not this one? (contrastive)",
+                                               elem_id="used-alternative")
+                self.ig_steps = gr.Slider(IG_STEPS[0], IG_STEPS[1], value=64, step=4, elem_id="used-ig-steps",
+                                          label="Integrated-gradient steps (more: slower, closer to completeness)")
+            self.summary = gr.HTML(elem_id="used-summary")
+            self.attributions = gr.Plot(label="Attributions", elem_id="used-attributions")
+            self.deletion = gr.HTML(elem_id="used-deletion")
+            self.shares = gr.Plot(label="Source share", elem_id="used-shares")
+            self.lens = gr.Plot(label="Logit lens", elem_id="used-lens")
+            self.training = gr.Plot(label="Logit lens over training", elem_id="used-lens-training")
+            self.download = gr.DownloadButton("Download every number (JSON)", visible=False)
+        self.controls = [self.ig_steps]
+        self.token_outputs = [self.step, self.alternative, self.summary, self.attributions, self.deletion, self.shares,
+                              self.download]
+        self.outputs = self.token_outputs + [self.lens, self.training]
+
+    def lenses(self, result):
+        """The logit lens of this translation, and over the training snapshots: (lens, training, problem). training
+        is None without snapshots, or when a snapshot cannot be read: then `problem` says why in a sentence (never
+        cached: the next request tries again), and the rest of the view works."""
+        translator = self.ctx.translator(result.pair)
+        lens = self.ctx.drawn.get(("used lens", result.key), lambda: figures.lens_of(translator, result))
+        try:
+            training = self.ctx.drawn.get(("used lens over training", result.key),
+                                          lambda: figures.lens_over_training(translator, result))
+        except Exception as e:
+            log.exception("the lens over training failed")
+            return lens, None, (f"**The lens over training is unavailable:** a snapshot could not be read "
+                                f"({type(e).__name__}). {restore_hint(translator.path)}")
+        return lens, training, ""
+
+    def token_updates(self, result, step: int, alternative: int, ig_steps: int) -> dict:
+        translator = self.ctx.translator(result.pair)
+        lens, training, _ = self.lenses(result)
+
+        def make() -> dict:
+            expl = figures.explanation(translator, result, step, alternative, ig_steps)
+            path = downloads.write(self.ctx.downloads, "what-the-model-used", downloads.used_payload(expl, lens, training))
+            return serialized({
+                self.step: gr.update(choices=figures.output_choices(result), value=step),
+                self.alternative: gr.update(choices=figures.alternative_choices(translator, lens, step),
+                                            value=alternative),
+                self.summary: summary(expl, translator.tokenizer.id_to_piece),
+                self.attributions: figures.attribution_figure(expl),
+                self.deletion: deletion_table(expl.deletion),
+                self.shares: figures.source_share_figure(expl),
+                self.download: gr.update(value=str(path), visible=True)})
+
+        return copied(self.ctx.drawn.get(("used token", result.key, step, alternative, ig_steps), make))
+
+    def fill(self, result, values: dict) -> dict:
+        translator = self.ctx.translator(result.pair)
+        lens, training, problem = self.lenses(result)
+        drawn = {self.lens: figures.lens_figure(translator, result, lens),
+                 self.training: gr.update(value=training and figures.lens_training_figure(training),
+                                          visible=training is not None)}
+        updates = self.token_updates(result, 0, -1, int(values[self.ig_steps])) | drawn
+        if problem:
+            raise PartlyDrawn(updates, problem)  # shown, never cached: the next request tries the snapshots again
+        return updates
+
+    @friendly
+    def pick_step(self, result, step, alternative, ig_steps) -> dict:
+        """A new output token: the contrastive question starts again (the alternatives are that step's)."""
+        return self.token_updates(need(result), int(step or 0), -1, int(ig_steps))
+
+    @friendly
+    def redraw(self, result, step, alternative, ig_steps) -> dict:
+        return self.token_updates(need(result), int(step or 0), int(alternative if alternative is not None else -1),
+                                  int(ig_steps))
+
+    def wire(self, result: gr.State) -> None:
+        inputs = [result, self.step, self.alternative, self.ig_steps]
+        self.step.input(self.pick_step, inputs, self.token_outputs, api_visibility="private")
+        self.alternative.input(self.redraw, inputs, self.token_outputs, api_visibility="private")
+        self.ig_steps.release(self.redraw, inputs, self.token_outputs, api_visibility="private")

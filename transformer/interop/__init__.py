@@ -1,0 +1,1 @@
+"""Other engines' formats: OPUS-MT (Marian) import, CTranslate2 export."""

@@ -1,0 +1,1 @@
+"""Hooks on the model's modules and what is read through them."""

@@ -1,0 +1,1 @@
+"""Data, the learning-rate schedule, training, evaluation, toy tasks and snapshots."""

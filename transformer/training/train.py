@@ -1,0 +1,399 @@
+"""Training on Multi30k (and Tatoeba): Adam with the Noam schedule, label smoothing, bucketed batches (§5).
+
+Resumable exactly: a training state (weights, Adam moments, dropout RNG, position in the epoch) is written
+atomically at most `save_every_s` seconds apart and at each epoch's end, under <out>/train/. Runs under
+torchrun (DDP) unchanged: each rank takes every world_size-th batch and rank 0 writes.
+
+A run may start from a shipped checkpoint (`init_from`): a second stage that keeps its vocabulary and
+weights, numbers its epochs on from the first stage's and keeps that stage's curves and snapshots.
+
+Shape legend: B batch, S source length, T target length, V vocabulary.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from safetensors import safe_open
+from safetensors.torch import load_file
+from torch import Tensor
+from tqdm import tqdm
+
+from ..checkpoint import (TIMELINE, atomic_write, from_int8_rows, int8_rows, load_checkpoint, save_checkpoint,
+                         save_weights, snapshot_epochs, write_json)
+from ..config import ModelConfig, TrainConfig
+from .data import bucket_batches, iterate_batches, make_example, open_corpora
+from ..decoding import DecodeOptions
+from .evaluate import score_translations
+from ..model import Transformer, count_parameters
+from .noise import noisy_sources
+from .schedule import learning_rate
+from ..tokenizer import Tokenizer
+from ..translator import Translator
+
+DROPOUTS = ("dropout", "attn_dropout", "act_dropout")  # the model options a second stage may change
+
+# -----------------------------------------------------------------------------
+# Loss
+
+
+def label_smoothed_nll(log_probs: Tensor, target: Tensor, epsilon: float, pad_id: int) -> tuple[Tensor, Tensor, int]:
+    """Cross-entropy against (1 - ε) one-hot + ε uniform over V (§5.4), summed over non-pad targets.
+
+    log_probs (B, T, V), target (B, T). Returns (smoothed loss sum, plain NLL sum, number of target tokens).
+    """
+    nll = -log_probs.gather(-1, target.unsqueeze(-1)).squeeze(-1)  # (B, T)
+    uniform = -log_probs.mean(dim=-1)  # (B, T): cross-entropy against the uniform distribution
+    keep = target.ne(pad_id)
+    loss = ((1.0 - epsilon) * nll + epsilon * uniform)[keep].sum()
+    return loss, nll[keep].sum(), int(keep.sum())
+
+
+# -----------------------------------------------------------------------------
+# One step: the trainer, the benchmark and the tests all call this
+
+
+def make_optimizer(model: Transformer, weight_decay: float = 0.0) -> torch.optim.Adam:
+    """Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (§5.3); train_step sets the rate before every update."""
+    return torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay)
+
+
+def train_step(model, optimizer, src: Tensor, tgt: Tensor, lr: float, label_smoothing: float, pad_id: int,
+               clip_norm: float = 0.0) -> tuple[float, int]:
+    """One update on a batch src (B, S), tgt (B, T) with <s> and </s>; returns (summed smoothed loss, target tokens).
+
+    `model` may be a DistributedDataParallel wrapper; the gradient is of the mean loss per target token.
+    """
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    log_probs = model(src, tgt[:, :-1])  # (B, T-1, V): predict each next target token
+    loss, _, n_tokens = label_smoothed_nll(log_probs, tgt[:, 1:], label_smoothing, pad_id)
+    optimizer.zero_grad(set_to_none=True)
+    (loss / n_tokens).backward()
+    if clip_norm:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+    optimizer.step()
+    return loss.item(), n_tokens
+
+
+# -----------------------------------------------------------------------------
+# Training state: safetensors for tensors, JSON for the rest (never pickle)
+
+
+STATE = "state.safetensors"  # weights, Adam moments, RNG and, in its metadata, the position: one atomic file
+
+
+def save_state(path: Path, model, optimizer, position: dict) -> None:
+    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
+    for idx, st in optimizer.state_dict()["state"].items():
+        for key, value in st.items():
+            tensors[f"adam.{idx}.{key}"] = value if torch.is_tensor(value) else torch.tensor(value)
+    tensors["rng.cpu"] = torch.get_rng_state()  # dropout masks go on where they stopped
+    if torch.cuda.is_available():
+        tensors["rng.cuda"] = torch.cuda.get_rng_state()
+    save_weights(path / STATE, tensors, metadata={"position": json.dumps(position)})
+
+
+def load_state(path: Path, model, optimizer) -> dict:
+    with safe_open(path / STATE, "pt") as f:
+        position = json.loads(f.metadata()["position"])
+    tensors = load_file(path / STATE)
+    model.load_weights({k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")})
+    if "rng.cpu" in tensors:
+        torch.set_rng_state(tensors["rng.cpu"])
+    if "rng.cuda" in tensors and torch.cuda.is_available():
+        torch.cuda.set_rng_state(tensors["rng.cuda"])
+    state: dict[int, dict] = {}
+    for name, value in tensors.items():
+        if name.startswith("adam."):
+            _, idx, key = name.split(".", 2)
+            state.setdefault(int(idx), {})[key] = value
+    optimizer.load_state_dict({"state": state, "param_groups": optimizer.state_dict()["param_groups"]})
+    return position
+
+
+def average_snapshots(paths: list[Path]) -> dict[str, Tensor]:
+    """Element-wise mean of several weight files (checkpoint averaging, §6.1)."""
+    total: dict[str, Tensor] = {}
+    for p in paths:
+        for k, v in load_file(p).items():
+            total[k] = total.get(k, 0) + v.double()
+    return {k: (v / len(paths)).float() for k, v in total.items()}
+
+
+def finish(out_dir: Path, model, tokenizer, metrics: dict, last: int, fp16: bool, val_src, val_tgt) -> None:
+    """Average the last `last` epoch snapshots under <out>/train/, score them on val, write the checkpoint.
+
+    val_tgt: one reference per source, or reference streams (several references per source)."""
+    work = Path(out_dir) / "train"
+    epochs = sorted(int(p.stem[len("epoch"):]) for p in work.glob("epoch*.safetensors"))[-last:]
+    model.load_weights(average_snapshots([work / f"epoch{e}.safetensors" for e in epochs]))
+    metrics["averaged_epochs"] = epochs
+    metrics["val_bleu_averaged_greedy"] = bleu_of(model, tokenizer, val_src, val_tgt, 1)
+    save_checkpoint(out_dir, model, tokenizer, metrics, fp16=fp16)
+    print(f"wrote {out_dir}: epochs {epochs[0]}-{epochs[-1]} averaged, val BLEU (greedy) "
+          f"{metrics['val_bleu_averaged_greedy']:.2f}")
+
+
+def hardware() -> str:
+    if torch.cuda.is_available():
+        return f"{torch.cuda.device_count()} x {torch.cuda.get_device_name(0)}"
+    return f"CPU {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
+
+
+# -----------------------------------------------------------------------------
+# The loop
+
+
+def translate_all(model, tokenizer, src: list[str], beam: int, batch_size: int = 64) -> list[str]:
+    """Greedy (beam 1) or beam-search translations of `src`, read exactly as the app reads them (Translator)."""
+    strategy = DecodeOptions("beam" if beam > 1 else "greedy", beam_size=max(beam, 1))
+    return [t.text for t in Translator(model, tokenizer).translate_batch(src, strategy, batch_size=batch_size)]
+
+
+def bleu_of(model, tokenizer, src: list[str], refs: list, beam: int, batch_size: int = 64) -> float:
+    """Cased corpus BLEU of translate_all's output; refs: one per source, or reference streams."""
+    return score_translations(translate_all(model, tokenizer, src, beam, batch_size), refs)["bleu"]
+
+
+def read_timeline_sources(tcfg: TrainConfig) -> list[str]:
+    """The sentences translated after every epoch (a JSON list; a relative path is looked up in the project too)."""
+    if not tcfg.timeline:
+        return []
+    path = Path(tcfg.timeline)
+    if not path.is_absolute() and not path.exists():
+        path = Path(__file__).resolve().parents[2] / path
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@torch.no_grad()
+def validation_loss(model, examples, max_tokens: int, device) -> float:
+    model.eval()
+    nll_sum, n = 0.0, 0
+    for src, tgt in iterate_batches(examples, bucket_batches(examples, max_tokens, seed=None), model.cfg.pad_id):
+        src, tgt = src.to(device), tgt.to(device)
+        log_probs = model(src, tgt[:, :-1])  # (B, T-1, V)
+        _, nll, count = label_smoothed_nll(log_probs, tgt[:, 1:], 0.0, model.cfg.pad_id)
+        nll_sum, n = nll_sum + float(nll), n + count
+    model.train()
+    return nll_sum / n
+
+
+def oversampling(spec: str) -> dict[str, int]:
+    """"multi30k:2,tatoeba:1" -> {"multi30k": 2, "tatoeba": 1}: how many times each corpus is seen per epoch."""
+    out = {}
+    for item in filter(None, (x.strip() for x in spec.split(","))):
+        name, _, times = item.partition(":")
+        out[name] = int(times or 1)
+    return out
+
+
+def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transformer, Tokenizer, dict, list[dict]]:
+    """The checkpoint a second stage starts from: (model, tokenizer, its summary, its epoch rows).
+
+    Its rows keep their curves; their translations are redone for this run's timeline sentences from the
+    snapshots it kept (other epochs lose theirs), and its last row gets the shipped model's own."""
+    model, tokenizer, metrics = load_checkpoint(init_from, device)
+    rows = [dict(row, translations=[]) for row in metrics.get("epochs", [])]
+    kept = set(snapshot_epochs(init_from))
+    for row in rows:
+        if row["epoch"] in kept and timeline_src:
+            snap = Transformer(model.cfg).to(device)
+            snap.load_weights(from_int8_rows(load_file(Path(init_from) / TIMELINE / f"epoch{row['epoch']}.safetensors")))
+            row["translations"] = translate_all(snap, tokenizer, timeline_src, 1)
+    if rows and timeline_src:
+        rows[-1]["translations"] = translate_all(model, tokenizer, timeline_src, 1)
+    keep = ("command", "train_config", "test", "averaged_epochs", "train_wall_s", "first_stage")  # stages nest
+    summary = {k: metrics.get(k) for k in keep if k in metrics}
+    return model, tokenizer, {"from": str(init_from), **summary}, rows
+
+
+def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool = False,
+          limit: int = 0) -> dict:
+    """Train a model and write the checkpoint directory `out`; returns the metrics it saved.
+
+    data_dir: one folder or several (Multi30k's layout, or Tatoeba's with a held-out split of our own)."""
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    rank, world = 0, 1
+    if distributed:
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+        rank, world = dist.get_rank(), dist.get_world_size()
+    device = torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if torch.cuda.is_available() else "cpu")
+    if tcfg.threads:
+        torch.set_num_threads(tcfg.threads)
+    torch.manual_seed(tcfg.seed)
+    out_dir, work = Path(out), Path(out) / "train"
+    work.mkdir(parents=True, exist_ok=True)
+    src_lang, tgt_lang = tcfg.pair.split("-")
+
+    # Data: every corpus's training pairs (some seen several times an epoch), each corpus's own val split
+    corpora = open_corpora(data_dir, tcfg.pair)
+    repeats = oversampling(tcfg.oversample)
+    train_src, train_tgt, val_src, val_tgt, val_sets = [], [], [], [], {}
+    for corpus in corpora:
+        src, tgt = corpus.pairs("train")
+        vsrc, vtgt = corpus.pairs("val")
+        if limit:
+            src, tgt, vsrc, vtgt = src[:limit], tgt[:limit], vsrc[: max(limit // 10, 8)], vtgt[: max(limit // 10, 8)]
+        train_src += src * repeats.get(corpus.name, 1)
+        train_tgt += tgt * repeats.get(corpus.name, 1)
+        val_src, val_tgt = val_src + vsrc, val_tgt + vtgt
+        val_sets[corpus.name] = corpus.split("val") if not limit else (vsrc, [vtgt])
+
+    # The joint sentencepiece vocabulary (trained on the training side of both languages), or the first stage's
+    timeline_src = read_timeline_sources(tcfg)
+    spm_path = work / "spm.model"
+    init_model, stage = None, None
+    if tcfg.init_from:
+        init_model, tokenizer, stage, history = first_stage(tcfg.init_from, timeline_src, device)
+        mcfg = ModelConfig.from_dict({**init_model.cfg.to_dict(), **{k: getattr(mcfg, k) for k in DROPOUTS}})
+        if rank == 0 and not spm_path.exists():
+            atomic_write(spm_path, tokenizer.save)
+    elif rank == 0 and not spm_path.exists():
+        atomic_write(spm_path, Tokenizer.train(train_src + train_tgt, tcfg.vocab_size).save)
+    if distributed:
+        dist.barrier()  # every rank reads the one vocabulary rank 0 wrote
+    tokenizer = Tokenizer.load(spm_path)
+    mcfg.vocab_size = len(tokenizer)
+
+    def encode(srcs, tgts):
+        return [make_example(tokenizer.encode(s), tokenizer.encode(t), mcfg) for s, t in zip(srcs, tgts)]
+
+    def epoch_examples(epoch: int):
+        """This epoch's training pairs: sources perturbed (source_noise) and pairs segmented (spm_alpha) by one draw
+        per epoch, the same on every rank and resume."""
+        seed = 2 * (tcfg.seed * 100_003 + epoch)  # sentencepiece takes unsigned seeds: src even, tgt odd
+        srcs = noisy_sources(train_src, tcfg.source_noise, seed)
+        if not tcfg.spm_alpha:
+            return [make_example(tokenizer.encode(s), tgt[1:-1], mcfg) for s, (_, tgt) in zip(srcs, clean_ex)]
+        src_ids = tokenizer.sample(srcs, tcfg.spm_alpha, seed)
+        tgt_ids = tokenizer.sample(train_tgt, tcfg.spm_alpha, seed + 1)
+        return [make_example(s, t, mcfg) for s, t in zip(src_ids, tgt_ids)]
+
+    train_ex, val_ex = encode(train_src, train_tgt), encode(val_src, val_tgt)
+    clean_ex = train_ex
+    keep_epochs = {int(e) for e in tcfg.snapshot_epochs.split(",") if e.strip()}
+
+    model = Transformer(mcfg).to(device)
+    first = 1  # a second stage numbers its epochs on from the first stage's
+    if init_model is not None:
+        model.load_weights(init_model.state_dict())
+        first = history[-1]["epoch"] + 1 if history else 1
+        if rank == 0:
+            for e in snapshot_epochs(tcfg.init_from):  # its snapshots, and its shipped model as its last epoch
+                atomic_write(out_dir / TIMELINE / f"epoch{e}.safetensors",
+                             lambda tmp, e=e: Path(tmp).write_bytes((Path(tcfg.init_from) / TIMELINE / f"epoch{e}.safetensors").read_bytes()))
+            if history:
+                save_weights(out_dir / TIMELINE / f"epoch{first - 1}.safetensors", int8_rows(init_model.state_dict()))
+    last_epoch = first - 1 + tcfg.epochs
+    optimizer = make_optimizer(model, tcfg.weight_decay)
+    position = {"epoch": first, "batch": 0, "step": 0, "elapsed_s": 0.0}
+    metrics = {
+        "command": "python -m transformer " + shlex.join(sys.argv[1:]),
+        "hardware": hardware(),
+        "torch": torch.__version__,
+        "world_size": world,
+        "parameters": count_parameters(model),
+        "model_config": mcfg.to_dict(),
+        "train_config": tcfg.to_dict(),
+        "timeline_sources": timeline_src,
+        "epochs": history if init_model is not None else [],
+    }
+    if stage:
+        metrics["first_stage"] = stage
+    for stale in work.glob(".*.tmp"):  # a write cut short by a crash; the file it was meant to replace is intact
+        stale.unlink()
+    if resume and (work / STATE).exists():
+        position = load_state(work, model, optimizer)
+        done = json.loads((work / "metrics.json").read_text())["epochs"] if (work / "metrics.json").exists() else []
+        metrics["epochs"] = [row for row in done if row["epoch"] < position["epoch"]] or metrics["epochs"]
+        if rank == 0:
+            print(f"resumed at epoch {position['epoch']}, batch {position['batch']}, step {position['step']}")
+    ddp_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
+    model.train()
+
+    last_save = time.time()
+    redraw = tcfg.spm_alpha or tcfg.source_noise
+    drawer = ThreadPoolExecutor(1) if redraw else None  # draws the next epoch's examples meanwhile
+    next_ex = drawer.submit(epoch_examples, position["epoch"]) if drawer else None
+    for epoch in range(position["epoch"], last_epoch + 1):
+        if drawer:
+            train_ex = next_ex.result()
+            next_ex = drawer.submit(epoch_examples, epoch + 1) if epoch < last_epoch else None
+        batches = bucket_batches(train_ex, tcfg.max_tokens, seed=tcfg.seed + epoch)
+        batches = batches[: len(batches) // world * world][rank::world]  # equal counts, or all-reduce would hang
+        start_batch = position["batch"] if epoch == position["epoch"] else 0
+        t0, loss_sum, tok_sum = time.time(), 0.0, 0
+        bar = tqdm(
+            iterate_batches(train_ex, batches, mcfg.pad_id, start_batch),
+            total=len(batches) - start_batch,
+            desc=f"epoch {epoch}",
+            disable=rank != 0,
+            mininterval=10 if not sys.stderr.isatty() else 0.1,
+        )
+        for b, (src, tgt) in enumerate(bar, start=start_batch):
+            src, tgt = src.to(device), tgt.to(device)
+            position["step"] += 1
+            lr = learning_rate(position["step"], epoch - first + b / len(batches), mcfg.d_model, tcfg)
+            loss, n_tokens = train_step(ddp_model, optimizer, src, tgt, lr, tcfg.label_smoothing, mcfg.pad_id,
+                                        tcfg.clip_norm)
+            loss_sum, tok_sum = loss_sum + loss, tok_sum + n_tokens
+            bar.set_postfix(loss=f"{loss_sum / tok_sum:.3f}", lr=f"{lr:.2e}", refresh=False)
+            if rank == 0 and time.time() - last_save > tcfg.save_every_s:
+                elapsed = position["elapsed_s"] + time.time() - t0
+                save_state(work, model, optimizer, {**position, "epoch": epoch, "batch": b + 1, "elapsed_s": elapsed})
+                last_save = time.time()
+        epoch_s = time.time() - t0
+        position["elapsed_s"] += epoch_s
+        if rank != 0:
+            position.update(epoch=epoch + 1, batch=0)
+            continue
+
+        # End of epoch: snapshot, validation, metrics, resumable state
+        save_weights(work / f"epoch{epoch}.safetensors", model.state_dict())
+        if epoch in keep_epochs:
+            save_weights(out_dir / TIMELINE / f"epoch{epoch}.safetensors", int8_rows(model.state_dict()))
+        val_loss = validation_loss(model, val_ex, tcfg.max_tokens, device)
+        val_bleu = {}  # per corpus, measured every val_bleu_every epochs, and at the last
+        if (epoch - first + 1) % tcfg.val_bleu_every == 0 or epoch == last_epoch:
+            val_bleu = {name: bleu_of(model, tokenizer, vsrc, vrefs, tcfg.val_beam, batch_size=256)
+                        for name, (vsrc, vrefs) in val_sets.items()}
+        translations = translate_all(model, tokenizer, timeline_src, 1) if timeline_src else []
+        model.train()
+        row = {
+            "epoch": epoch,
+            "step": position["step"],
+            "train_loss": loss_sum / tok_sum,
+            "val_loss": val_loss,
+            "val_bleu": next(iter(val_bleu.values()), None),  # the first corpus's (the curve the app draws)
+            "val_bleu_by_corpus": val_bleu,
+            "lr": lr,
+            "tokens_per_s": tok_sum * world / epoch_s,
+            "epoch_s": epoch_s,
+            "wall_s": position["elapsed_s"],
+            "translations": translations,  # greedy, of metrics["timeline_sources"]
+        }
+        metrics["epochs"].append(row)
+        tqdm.write(json.dumps(row))
+        write_json(work / "metrics.json", {"epochs": metrics["epochs"], "first_stage": stage})
+        position.update(epoch=epoch + 1, batch=0)
+        save_state(work, model, optimizer, position)
+        last_save = time.time()
+
+    if drawer:
+        drawer.shutdown()
+    if rank == 0:
+        metrics["train_wall_s"] = position["elapsed_s"]
+        vsrc, vrefs = next(iter(val_sets.values()))
+        finish(out_dir, model, tokenizer, metrics, tcfg.average_last, tcfg.fp16_weights, vsrc, vrefs)
+    if distributed:
+        dist.destroy_process_group()
+    return metrics
