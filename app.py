@@ -302,8 +302,10 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result}
         for trigger in (panel.go.click, panel.text.submit):
             translated = listen(trigger, page.show_translation, inputs, outputs)
+            # a tab opened meanwhile shows it too. Usually nothing to send: off the queue, so that no student waits
+            # behind the whole class a second time for it
             listen(translated.then, page.redraw_open, inputs, outputs - set(panel.outputs) - {result},
-                   show_progress="hidden")  # a tab opened meanwhile shows it too; usually nothing to send
+                   show_progress="hidden", queue=False)
         listen(panel.pair.change, page.choose_pair, inputs, outputs)
 
         def on_select(tab: gr.Tab, handler, names: list[str], js: str) -> None:

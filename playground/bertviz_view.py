@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from transformer.interpret.capture import AttentionMaps
+from transformer.model import KINDS
 from transformer.errors import InputError
 
 REQUIRE_TAG = re.compile(r'<script src="https://cdnjs\.cloudflare\.com/ajax/libs/require\.js/[^"]+"></script>')
@@ -63,7 +64,7 @@ def bertviz_document(maps: AttentionMaps, view: str = "head", scripts: str | lis
         raise InputError(f"view must be 'head' or 'model', not {view!r}")
     # float64 rounded: bertviz writes each weight as Python prints it, 0.123 rather than 0.12300000339746475
     per_layer = {kind: [m.double().round(decimals=DECIMALS).unsqueeze(0) for m in getattr(maps, kind)]
-                 for kind in ("encoder", "decoder", "cross")}
+                 for kind in KINDS}
     draw = head_view if view == "head" else model_view
     body = draw(
         encoder_attention=per_layer["encoder"], decoder_attention=per_layer["decoder"],

@@ -12,14 +12,14 @@ import torch
 from transformer.interpret import mechanics
 from . import plots
 from transformer.interpret.attribution import METHODS
-from transformer.interpret.capture import KINDS, AttentionMaps, parse_head
+from transformer.interpret.capture import AttentionMaps, parse_head
+from transformer.model import ATTENTION_KINDS, KINDS
 from transformer.errors import InputError
 from .results import Result
 from transformer.training.timeline import lens_over_epochs, snapshot, snapshots
 from transformer.translator import Translation, Translator, quantize_int8
 
-KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
-              "cross": "cross-attention (decoder -> encoder)"}
+KIND_NAMES = {kind.key: kind.label for kind in ATTENTION_KINDS}
 
 
 # -----------------------------------------------------------------------------
@@ -70,7 +70,7 @@ def inside_head(translator: Translator, result: Result, kind: str, layer: int, h
     """eq. 1 worked through for one query token of one head, from the hooked tensors: (figure, walk, reasons),
     reasons[j] saying why key j was masked ("" where it was not)."""
     attn = attention_block(translator, kind, layer)
-    walk = mechanics.walk_head(result.inspection.internals[kind][layer], head, query, attn.w_o.weight, attn.w_o.bias)
+    walk = mechanics.walk_head(result.internals[kind][layer], head, query, attn.w_o.weight, attn.w_o.bias)
     queries, keys = axis_tokens(result.maps, kind)
     reasons = ["" if ok else "future (causal mask)" for ok in walk.allowed.tolist()]
     title = f"{KIND_NAMES[kind]}, layer {layer}, head {head}: query {query} {queries[query]}"
@@ -143,9 +143,8 @@ def step_view(result: Result, index: int):
 
 
 def head_choices(translator: Translator) -> list[str]:
-    cfg = translator.cfg
-    layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
-    return [f"{kind}:{i}:{h}" for kind in KINDS for i in range(layers[kind]) for h in range(cfg.n_heads)]
+    blocks = translator.model.attention_blocks()
+    return [f"{kind}:{i}:{h}" for kind in KINDS for i in range(len(blocks[kind])) for h in range(translator.cfg.n_heads)]
 
 
 def ablate(translator: Translator, result: Result, heads: list[str]) -> Translation:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 from .cache import SharedCache
 from transformer.decoding import DecodeOptions
@@ -26,18 +27,41 @@ def neighbour_translation(translator: Translator) -> Translation:
 
 @dataclass
 class Result:
-    """One user's current translation and what the hooks saw; lives in that user's gr.State."""
+    """One user's current translation and what the hooks saw; lives in that user's gr.State.
+
+    The passes only a few views read (Q/K/V internals, the padded batch) are made when first asked for, once,
+    and kept here for every user who shares this result."""
 
     pair: str
     text: str
     translation: Translation
     inspection: Inspection
     options: DecodeOptions = DecodeOptions()
-    batch: list[dict] | None = None  # Translator.inspect_batch of [text, NEIGHBOUR]: masks with padding
+    translator: Translator | None = field(default=None, repr=False, compare=False)
+    _lazy: dict = field(default_factory=dict, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def maps(self):
         return self.inspection.maps
+
+    def _once(self, name: str, make):
+        with self._lock:  # two users opening One head at once run its pass once
+            if name not in self._lazy:
+                self._lazy[name] = make()
+            return self._lazy[name]
+
+    @property
+    def internals(self) -> dict:
+        """Per kind and layer: Q, K, V, the mask, W^O's input and output (Translator.inspect(internals=True))."""
+        return self._once("internals", lambda: self.translator.inspect(self.text, self.translation,
+                                                                       internals=True).internals)
+
+    @property
+    def batch(self) -> list[dict]:
+        """Translator.inspect_batch of [text, NEIGHBOUR]: the masks as a padded batch applies them."""
+        return self._once("batch", lambda: self.translator.inspect_batch(
+            [self.text, NEIGHBOUR], [self.translation, neighbour_translation(self.translator)]))
 
     @property
     def key(self) -> str:
@@ -51,12 +75,11 @@ def result_key(pair: str, text: str, options: DecodeOptions) -> str:
 
 def run(translator: Translator, pair: str, text: str, options: DecodeOptions = DecodeOptions(),
         cache: SharedCache | None = None) -> Result:
-    """Translate, then hooked teacher-forced passes: the sentence alone (maps, layer inputs, Q/K/V), and the
-    sentence in a padded batch with NEIGHBOUR (the masks as a batch applies them). Beam search keeps its tree.
+    """Translate, then one hooked teacher-forced pass (maps and layer inputs); the Q/K/V internals and the padded
+    batch wait until a view asks for them (Result.internals, Result.batch). Beam search keeps its tree.
     cache: results shared between users (every strategy is repeatable: sampling draws from its seed)."""
     if cache is not None:
         return cache.get(result_key(pair, text, options), lambda: run(translator, pair, text, options))
     translation = translator.translate(text, options, record_tree=options.strategy == "beam")
-    inspection = translator.inspect(text, translation, internals=True)
-    batch = translator.inspect_batch([text, NEIGHBOUR], [translation, neighbour_translation(translator)])
-    return Result(pair, text, translation, inspection, options, batch)
+    inspection = translator.inspect(text, translation)
+    return Result(pair, text, translation, inspection, options, translator)

@@ -46,14 +46,18 @@ def test_build_demo_reports_broken_checkpoints(tmp_path):
     assert isinstance(app.build_demo(translators, problems), gr.Blocks)  # the page still comes up
 
 
-def test_the_model_card_of_a_second_stage_names_both_runs(translator):
-    metrics = {"command": "python -m transformer train --init-from checkpoints/en-de --data-dir ../shared/data/tatoeba",
-               "hardware": "CPU", "train_wall_s": 600, "epochs": [{"epoch": e} for e in (1, 2, 3)],
-               "first_stage": {"command": "python -m transformer train --data-dir m", "train_wall_s": 1200}}
-    card = model_card(Translator(translator.model, translator.tokenizer, metrics, name="two"), "en-de")
-    assert ("two stages: first `python -m transformer train --data-dir m` (20 minutes of steps), then "
-            "`python -m transformer train --init-from checkpoints/en-de") in card
-    assert "on CPU, 10 minutes of steps, 3 epochs in all" in card and "everyday sentences" in card
+def test_the_model_card_of_a_third_stage_names_every_run_in_order(translator):
+    metrics = {"command": "python -m transformer train --init-from c --source-noise 0.3", "hardware": "CPU",
+               "train_wall_s": 600, "train_config": {"source_noise": 0.3},
+               "first_stage": {"command": "python -m transformer train --data-dir ../shared/data/tatoeba",
+                               "train_wall_s": 1200,
+                               "first_stage": {"command": "python -m transformer train --data-dir m"}}}
+    card = model_card(Translator(translator.model, translator.tokenizer, metrics, name="three"), "en-de")
+    assert "3 stage(s), the last on CPU" in card
+    assert ("1. `python -m transformer train --data-dir m`\n2. `python -m transformer train --data-dir "
+            "../shared/data/tatoeba` (20 minutes of steps)\n3. `python -m transformer train --init-from c "
+            "--source-noise 0.3` (10 minutes of steps)") in card
+    assert "everyday sentences, also typed without capitals or full stops" in card
 
 
 def test_int8_checkpoints_load_and_say_so_on_the_model_card(tmp_path, translator):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer import Transformer, greedy
+from transformer import Transformer, Translator, greedy
 from transformer.bench import TorchTransformer, Uncached, marian_copy, percentile
 
 from conftest import random_tokens, tiny_config
@@ -80,3 +80,61 @@ def test_engine_jobs_travel_in_a_file_and_a_failing_child_shows_its_stderr(tmp_p
     broken = "import sys; sys.exit('the engine could not start')"
     with pytest.raises(RuntimeError, match="exit code 1:\n.*the engine could not start"):
         run_job([sys.executable, "-c", broken], job, tmp_path / "job.json", tmp_path, 1)
+
+
+# -----------------------------------------------------------------------------
+# Each measurement of `python -m transformer bench`, once, on a tiny model: every figure it reports is there and
+# positive, so a refactor that breaks one (an undefined name, a changed signature) fails here, not after minutes
+
+
+@pytest.fixture
+def measured(translator):
+    from conftest import synthetic_pairs
+
+    pytest.importorskip("transformers")
+    src, tgt = synthetic_pairs(60)
+    tr = Translator(translator.model, translator.tokenizer, name="tiny")
+    return tr, src, tgt, marian_copy(tr.model)
+
+
+def positive(d: dict, *keys: str) -> None:
+    for key in keys:
+        assert d[key] > 0, key
+
+
+def test_bench_decoding_latency_compares_cached_uncached_and_hf(measured):
+    from transformer.bench import batch1_cases, decoding_latency
+
+    tr, src, _, hf = measured
+    r = decoding_latency(tr, batch1_cases(tr, src[:3]), hf)
+    positive(r, "greedy_speedup_vs_uncached", "greedy_speedup_vs_hf", "beam_speedup_vs_hf")
+    assert r["hf_same_greedy_tokens"] is True  # post-norm: our weights in HF give our tokens
+    assert set(r["greedy_latency_ms"]) == {"ours", "ours_uncached", "hf"}
+
+
+def test_bench_throughput_runs_both_engines_over_the_same_sentences(measured):
+    from transformer.bench import throughput
+
+    tr, src, _, hf = measured
+    r = throughput(tr, src[:10], hf)
+    assert r["throughput"]["sentences"] == 10
+    positive(r["throughput"], "ours_sentences_per_s", "hf_sentences_per_s")
+    positive(r, "throughput_speedup_vs_hf")
+
+
+def test_bench_int8_reports_speed_and_bleu(measured):
+    from transformer.bench import batch1_cases, int8_comparison
+
+    tr, src, tgt, _ = measured
+    r = int8_comparison(tr, src[:8], batch1_cases(tr, src[:2]), src[:8], tgt[:8])
+    positive(r, "int8_speedup", "int8_speedup_batch1")
+    assert r["int8_bleu"]["sentences"] == 8 and r["int8_bleu_delta"] == r["int8_bleu"]["int8"] - r["int8_bleu"]["fp32"]
+
+
+def test_bench_training_speed_against_torch_transformer(measured):
+    from transformer.bench import training_speed
+
+    tr, src, tgt, _ = measured
+    r = training_speed(tr, src, tgt, n_batches=3)
+    positive(r["training"], "ours_tokens_per_s", "baseline_tokens_per_s", "gemm_peak_gflops")
+    positive(r, "train_speedup_vs_baseline", "mfu")

@@ -4,7 +4,7 @@
 
 Starts `python app.py` on this machine, then every student (a session of its own) does what a class does:
   1. opens the link: the page's HTML (with its config inside) and the page's load event;
-  2. translates a sentence of its own (Translate, with the page's own inputs);
+  2. translates a sentence of its own (Translate, with the page's own inputs, and what the page runs after it);
   3. opens two other tabs (their select events, when the page has them).
 All students start each step together. Prints p50 / p95 / max seconds and the mean kB the server sent per step
 (the HTML and the event's stream; not the page's scripts and styles, which a browser caches), and the
@@ -112,17 +112,38 @@ class Student:
                     raise TimeoutError(f"event {dependency['id']} took over {self.timeout} s")
             self.waiting.discard(event_id)
             got = self.messages.pop(event_id)
-        seconds = time.perf_counter() - t0
         done = got[-1][0]
         if not done.get("success", False):
             raise RuntimeError(f"event {dependency['id']} failed: {str(done.get('output'))[:300]}")
-        for component, value in zip(dependency["outputs"], done["output"].get("data", [])):
+        self.apply(dependency, done["output"].get("data", []))
+        received = len(joined.content) + sum(n for _, n in got) + self.follow(dependency)
+        return time.perf_counter() - t0, received
+
+    def apply(self, dependency: dict, data: list) -> None:
+        for component, value in zip(dependency["outputs"], data):
             if isinstance(value, dict) and value.get("__type__") == "update":
                 if "value" in value:
                     self.values[component] = value["value"]
             else:
                 self.values[component] = value
-        return seconds, len(joined.content) + sum(n for _, n in got)
+
+    def follow(self, dependency: dict) -> int:
+        """The events a browser runs after this one (`.then`), each on the queue or off it as the page says;
+        returns the bytes they brought."""
+        received = 0
+        for after in self.config["dependencies"]:
+            if after.get("trigger_after") != dependency["id"] or not after.get("backend_fn", True):
+                continue
+            if after.get("queue", True):
+                received += self.event(after, None)[1]
+                continue
+            payload = {"data": [self.values.get(i) for i in after["inputs"]], "event_data": None,
+                       "fn_index": after["id"], "trigger_id": None, "session_hash": self.session}
+            answer = self.http.post(self.api + "run/predict", json=payload)
+            answer.raise_for_status()
+            self.apply(after, answer.json().get("data", []))
+            received += len(answer.content) + self.follow(after)
+        return received
 
     def open_page(self) -> tuple[float, int]:
         """What a browser fetches from this server to show the page, less its cached scripts and styles: the HTML

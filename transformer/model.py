@@ -6,6 +6,7 @@ V vocabulary, L layers. Masks are boolean and True where attention is allowed; N
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from collections.abc import Callable
 
 import torch
@@ -343,6 +344,25 @@ class Decoder(nn.Module):
         return self.final_norm(x)
 
 
+@dataclass(frozen=True)
+class AttentionKind:
+    """One of the model's three kinds of attention: the one place that names it and says which modules compute it."""
+
+    key: str  # what code, links and downloads call it
+    label: str  # what the page calls it
+    short: str  # its label on a radio button
+    stack: str  # the Transformer's attribute holding the layers: "encoder" or "decoder"
+    block: str  # the layer's attribute computing it: "self_attn" or "cross_attn"
+
+
+ATTENTION_KINDS = (
+    AttentionKind("encoder", "encoder self-attention", "Encoder self", "encoder", "self_attn"),
+    AttentionKind("decoder", "decoder self-attention (masked)", "Decoder self (masked)", "decoder", "self_attn"),
+    AttentionKind("cross", "cross-attention (decoder -> encoder)", "Cross", "decoder", "cross_attn"),
+)
+KINDS = tuple(kind.key for kind in ATTENTION_KINDS)  # ("encoder", "decoder", "cross")
+
+
 class Transformer(nn.Module):
     """Figure 1: an encoder stack, a decoder stack, and one shared embedding matrix."""
 
@@ -452,13 +472,9 @@ class Transformer(nn.Module):
         return self.generator(x[:, -1])  # (B, V)
 
     def attention_blocks(self) -> dict[str, list[MultiHeadAttention]]:
-        """Every MultiHeadAttention module, per kind (encoder self, decoder self, cross), in layer order:
-        the one map from a kind of attention to the modules that compute it."""
-        return {
-            "encoder": [layer.self_attn for layer in self.encoder.layers],
-            "decoder": [layer.self_attn for layer in self.decoder.layers],
-            "cross": [layer.cross_attn for layer in self.decoder.layers],
-        }
+        """Every MultiHeadAttention module, per kind (ATTENTION_KINDS), in layer order."""
+        return {kind.key: [getattr(layer, kind.block) for layer in getattr(self, kind.stack).layers]
+                for kind in ATTENTION_KINDS}
 
     def taps(self) -> dict[str, list[Tap]]:
         """The attention-probability taps, per kind, in layer order."""

@@ -11,11 +11,22 @@ from .common import View
 TATOEBA_CREDIT = "Sentence pairs from the Tatoeba Project (tatoeba.org), via manythings.org/anki, CC BY 2.0."
 
 
+def stages(metrics: dict) -> list[dict]:
+    """The training stages, first to last: a later stage keeps the one it started from under "first_stage"."""
+    chain = []
+    while metrics:
+        chain.append(metrics)
+        metrics = metrics.get("first_stage") or {}
+    return chain[::-1]
+
+
 def knows(metrics: dict) -> str:
     """What the checkpoint was trained on, and so what kind of text it translates well, in plain sentences."""
-    commands = " ".join([metrics.get("command", ""), (metrics.get("first_stage") or {}).get("command") or ""])
+    commands = " ".join(stage.get("command") or "" for stage in stages(metrics))
+    typed = any((stage.get("train_config") or {}).get("source_noise") for stage in stages(metrics))
     if "tatoeba" in commands:
-        return ("**What it knows:** Multi30k's picture captions and Tatoeba's everyday sentences. It translates "
+        return ("**What it knows:** Multi30k's picture captions and Tatoeba's everyday sentences"
+                + (", also typed without capitals or full stops" if typed else "") + ". It translates "
                 "short, plain sentences well (what people do, say and ask, what a picture shows); long, technical "
                 "or rare words poorly. " + TATOEBA_CREDIT)
     return ("**What it knows:** Multi30k's picture captions only. It translates short descriptions of a picture "
@@ -32,12 +43,10 @@ def model_card(translator, pair: str) -> str:
     test = metrics.get("test", {})
     scores = "\n".join(f"| {name} | {s.get('bleu_lc', float('nan')):.2f} | {s.get('bleu', float('nan')):.2f} | "
                        f"{s.get('chrf', float('nan')):.2f} |" for name, s in test.items()) or "| (not recorded) | | | |"
-    trained, first = metrics.get("train_wall_s"), metrics.get("first_stage") or {}
-    how = (f"`{metrics.get('command', 'unknown command')}` on {metrics.get('hardware', 'unknown hardware')}"
-           + (f", {trained / 60:.0f} minutes of steps, {len(metrics.get('epochs', []))} epochs" if trained else ""))
-    if first.get("command"):  # a second stage: trained on from a checkpoint that had its own run
-        took = f" ({first['train_wall_s'] / 60:.0f} minutes of steps)" if first.get("train_wall_s") else ""
-        how = f"two stages: first `{first['command']}`{took}, then {how} in all"
+    how = "\n".join(f"{i}. `{stage.get('command') or 'unknown command'}`"
+                     + (f" ({stage['train_wall_s'] / 60:.0f} minutes of steps)" if stage.get("train_wall_s") else "")
+                     for i, stage in enumerate(stages(metrics), 1))
+    how = f"{len(stages(metrics))} stage(s), the last on {metrics.get('hardware', 'unknown hardware')}:\n\n{how}"
     tables = f"""| component | parameters | share |
 | --- | ---: | ---: |
 {rows}

@@ -15,6 +15,7 @@ from transformer import Translator
 from playground import figures
 from playground.cache import SharedCache
 from transformer.errors import InputError
+from transformer.model import ATTENTION_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPLAIN = json.loads((ROOT / "assets" / "explanations.json").read_text(encoding="utf-8"))
@@ -145,12 +146,9 @@ class View:
         return {self.problem: gr.update(value=" ".join(problems), visible=bool(problems))}
 
 
-KIND_CHOICES = [("Encoder self", "encoder"), ("Decoder self (masked)", "decoder"), ("Cross", "cross")]
-
-
 def kind_radio(value: str) -> gr.Radio:
     """The attention-kind choice the Attention and One head views share."""
-    return gr.Radio(KIND_CHOICES, value=value, label="Attention")
+    return gr.Radio([(kind.short, kind.key) for kind in ATTENTION_KINDS], value=value, label="Attention")
 
 
 def layer_choices(translator: Translator) -> list[int]:

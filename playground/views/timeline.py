@@ -9,10 +9,9 @@ from playground import plots
 from transformer.training import timeline
 from transformer.errors import InputError
 from playground.figures import KIND_NAMES, axis_tokens
+from transformer.model import ATTENTION_KINDS, KINDS
 
 from .common import EXPLAIN, Context, View, friendly
-
-KINDS = {name: kind for kind, name in KIND_NAMES.items()}  # radio label -> kind
 
 
 def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | None = None) -> str:
@@ -36,7 +35,7 @@ class TimelineView(View):
             self.curves = gr.Plot()
             with gr.Row():
                 self.example = gr.Dropdown([], label="example", scale=3)
-                self.kind = gr.Radio(list(KINDS), value=KIND_NAMES["cross"],
+                self.kind = gr.Radio([(kind.label, kind.key) for kind in ATTENTION_KINDS], value="cross",
                                      label="attention (last layer, heads averaged)")
             self.forming = gr.Plot()
         self.pair_outputs = [self.epoch, self.example, self.table, self.curves, self.forming]
@@ -50,19 +49,18 @@ class TimelineView(View):
             note = "<p>This checkpoint was trained without recording a timeline.</p>"
             return out | {self.table: note, self.curves: plots.training_curves(translator.metrics), self.forming: None}
         return (out | self.at_epoch(translator, 1)
-                | {self.forming: self.forming_figure(translator, sources[0], KIND_NAMES["cross"])})
+                | {self.forming: self.forming_figure(translator, sources[0], "cross")})
 
     def at_epoch(self, translator, epoch: int) -> dict:
         shown = timeline.nearest_recorded(translator.metrics, epoch)
         return {self.table: translations_table(timeline.translations_at(translator.metrics, shown), shown, epoch),
                 self.curves: plots.training_curves(translator.metrics, mark_epoch=epoch)}
 
-    def forming_figure(self, translator, text: str, kind_name: str):
-        kind = KINDS[kind_name]
+    def forming_figure(self, translator, text: str, kind: str):
         stages = timeline.attention_over_epochs(translator, text)
         queries, keys = axis_tokens(stages[-1][1], kind)
         layers = [(label, getattr(m, kind)[-1].mean(dim=0)) for label, m in stages]  # (q, k): last layer, head mean
-        return plots.attention_stages(layers, queries, keys, f"{kind_name} forming during training (last layer)")
+        return plots.attention_stages(layers, queries, keys, f"{KIND_NAMES[kind]} forming during training (last layer)")
 
     @friendly
     def choose_epoch(self, pair: str, epoch) -> dict:
@@ -73,7 +71,7 @@ class TimelineView(View):
         if not text:
             raise InputError("choose an example")
         if kind not in KINDS:
-            raise InputError(f"choose one of: {', '.join(KINDS)}")
+            raise InputError(f"choose one of: {', '.join(KIND_NAMES.values())}")
         return {self.forming: self.forming_figure(self.ctx.translator(pair), text, kind)}
 
     def wire(self, result: gr.State) -> None:

@@ -19,9 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..errors import InputError
-from ..model import Tap, Transformer
-
-KINDS = ("encoder", "decoder", "cross")  # encoder self-attention, decoder (masked) self-attention, cross-attention
+from ..model import KINDS, Tap, Transformer
 
 _active: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("active_hook_sessions", default=frozenset())
 _session_ids = itertools.count()

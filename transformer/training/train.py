@@ -18,6 +18,7 @@ import shlex
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -27,7 +28,7 @@ from safetensors.torch import load_file
 from torch import Tensor
 from tqdm import tqdm
 
-from ..checkpoint import (TIMELINE, atomic_write, from_int8_rows, int8_rows, load_checkpoint, save_checkpoint,
+from ..checkpoint import (TIMELINE, atomic_write, int8_rows, load_checkpoint, load_snapshot, save_checkpoint,
                          save_weights, snapshot_epochs, write_json)
 from ..config import ModelConfig, TrainConfig
 from .data import bucket_batches, iterate_batches, make_example, open_corpora
@@ -206,8 +207,7 @@ def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transf
     kept = set(snapshot_epochs(init_from))
     for row in rows:
         if row["epoch"] in kept and timeline_src:
-            snap = Transformer(model.cfg).to(device)
-            snap.load_weights(from_int8_rows(load_file(Path(init_from) / TIMELINE / f"epoch{row['epoch']}.safetensors")))
+            snap = load_snapshot(init_from, row["epoch"], device)
             row["translations"] = translate_all(snap, tokenizer, timeline_src, 1)
     if rows and timeline_src:
         rows[-1]["translations"] = translate_all(model, tokenizer, timeline_src, 1)
@@ -216,11 +216,54 @@ def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transf
     return model, tokenizer, {"from": str(init_from), **summary}, rows
 
 
-def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool = False,
-          limit: int = 0) -> dict:
-    """Train a model and write the checkpoint directory `out`; returns the metrics it saved.
+@dataclass
+class Run:
+    """What set_up prepares for the epoch loop: the model and its optimizer, the data, where the run stands."""
 
-    data_dir: one folder or several (Multi30k's layout, or Tatoeba's with a held-out split of our own)."""
+    mcfg: ModelConfig
+    tcfg: TrainConfig
+    device: torch.device
+    rank: int
+    world: int
+    out_dir: Path
+    work: Path  # <out>/train: the resumable state, epoch snapshots, the epoch log
+    model: Transformer
+    ddp_model: torch.nn.Module  # the model, wrapped for DDP when several processes train it
+    optimizer: torch.optim.Optimizer
+    tokenizer: Tokenizer
+    train_src: list[str]  # the training pairs, each corpus repeated as `oversample` says
+    train_tgt: list[str]
+    clean_ex: list[tuple[list[int], list[int]]]  # their examples as written (no noise, best segmentation)
+    val_ex: list[tuple[list[int], list[int]]]
+    val_sets: dict[str, tuple[list[str], list]]  # per corpus: (sources, reference streams)
+    timeline_src: list[str]
+    first: int  # this stage's first epoch (a later stage numbers on from the one before)
+    last: int
+    metrics: dict
+    stage: dict | None  # the stage this one started from
+    position: dict  # epoch, batch, step, elapsed_s: where a resumed run goes on
+
+
+def read_corpora(data_dir: str | list[str], tcfg: TrainConfig, limit: int = 0):
+    """(train_src, train_tgt, val_src, val_tgt, val_sets): every corpus's training pairs (some seen several times
+    an epoch, `oversample`), each corpus's own val split; `limit` keeps the first N pairs (smoke tests)."""
+    repeats = oversampling(tcfg.oversample)
+    train_src, train_tgt, val_src, val_tgt, val_sets = [], [], [], [], {}
+    for corpus in open_corpora(data_dir, tcfg.pair):
+        src, tgt = corpus.pairs("train")
+        vsrc, vtgt = corpus.pairs("val")
+        if limit:
+            src, tgt, vsrc, vtgt = src[:limit], tgt[:limit], vsrc[: max(limit // 10, 8)], vtgt[: max(limit // 10, 8)]
+        train_src += src * repeats.get(corpus.name, 1)
+        train_tgt += tgt * repeats.get(corpus.name, 1)
+        val_src, val_tgt = val_src + vsrc, val_tgt + vtgt
+        val_sets[corpus.name] = corpus.split("val") if not limit else (vsrc, [vtgt])
+    return train_src, train_tgt, val_src, val_tgt, val_sets
+
+
+def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool,
+           limit: int) -> Run:
+    """Processes, data, vocabulary, model, optimizer and metrics; a resumed run's state where it stopped."""
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     rank, world = 0, 1
     if distributed:
@@ -232,26 +275,12 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
     torch.manual_seed(tcfg.seed)
     out_dir, work = Path(out), Path(out) / "train"
     work.mkdir(parents=True, exist_ok=True)
-    src_lang, tgt_lang = tcfg.pair.split("-")
+    train_src, train_tgt, val_src, val_tgt, val_sets = read_corpora(data_dir, tcfg, limit)
 
-    # Data: every corpus's training pairs (some seen several times an epoch), each corpus's own val split
-    corpora = open_corpora(data_dir, tcfg.pair)
-    repeats = oversampling(tcfg.oversample)
-    train_src, train_tgt, val_src, val_tgt, val_sets = [], [], [], [], {}
-    for corpus in corpora:
-        src, tgt = corpus.pairs("train")
-        vsrc, vtgt = corpus.pairs("val")
-        if limit:
-            src, tgt, vsrc, vtgt = src[:limit], tgt[:limit], vsrc[: max(limit // 10, 8)], vtgt[: max(limit // 10, 8)]
-        train_src += src * repeats.get(corpus.name, 1)
-        train_tgt += tgt * repeats.get(corpus.name, 1)
-        val_src, val_tgt = val_src + vsrc, val_tgt + vtgt
-        val_sets[corpus.name] = corpus.split("val") if not limit else (vsrc, [vtgt])
-
-    # The joint sentencepiece vocabulary (trained on the training side of both languages), or the first stage's
+    # The joint sentencepiece vocabulary (trained on the training side of both languages), or the stage before's
     timeline_src = read_timeline_sources(tcfg)
     spm_path = work / "spm.model"
-    init_model, stage = None, None
+    init_model, stage, history = None, None, []
     if tcfg.init_from:
         init_model, tokenizer, stage, history = first_stage(tcfg.init_from, timeline_src, device)
         mcfg = ModelConfig.from_dict({**init_model.cfg.to_dict(), **{k: getattr(mcfg, k) for k in DROPOUTS}})
@@ -267,23 +296,8 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
     def encode(srcs, tgts):
         return [make_example(tokenizer.encode(s), tokenizer.encode(t), mcfg) for s, t in zip(srcs, tgts)]
 
-    def epoch_examples(epoch: int):
-        """This epoch's training pairs: sources perturbed (source_noise) and pairs segmented (spm_alpha) by one draw
-        per epoch, the same on every rank and resume."""
-        seed = 2 * (tcfg.seed * 100_003 + epoch)  # sentencepiece takes unsigned seeds: src even, tgt odd
-        srcs = noisy_sources(train_src, tcfg.source_noise, seed)
-        if not tcfg.spm_alpha:
-            return [make_example(tokenizer.encode(s), tgt[1:-1], mcfg) for s, (_, tgt) in zip(srcs, clean_ex)]
-        src_ids = tokenizer.sample(srcs, tcfg.spm_alpha, seed)
-        tgt_ids = tokenizer.sample(train_tgt, tcfg.spm_alpha, seed + 1)
-        return [make_example(s, t, mcfg) for s, t in zip(src_ids, tgt_ids)]
-
-    train_ex, val_ex = encode(train_src, train_tgt), encode(val_src, val_tgt)
-    clean_ex = train_ex
-    keep_epochs = {int(e) for e in tcfg.snapshot_epochs.split(",") if e.strip()}
-
     model = Transformer(mcfg).to(device)
-    first = 1  # a second stage numbers its epochs on from the first stage's
+    first = 1
     if init_model is not None:
         model.load_weights(init_model.state_dict())
         first = history[-1]["epoch"] + 1 if history else 1
@@ -293,7 +307,6 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
                              lambda tmp, e=e: Path(tmp).write_bytes((Path(tcfg.init_from) / TIMELINE / f"epoch{e}.safetensors").read_bytes()))
             if history:
                 save_weights(out_dir / TIMELINE / f"epoch{first - 1}.safetensors", int8_rows(init_model.state_dict()))
-    last_epoch = first - 1 + tcfg.epochs
     optimizer = make_optimizer(model, tcfg.weight_decay)
     position = {"epoch": first, "batch": 0, "step": 0, "elapsed_s": 0.0}
     metrics = {
@@ -305,7 +318,7 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
         "model_config": mcfg.to_dict(),
         "train_config": tcfg.to_dict(),
         "timeline_sources": timeline_src,
-        "epochs": history if init_model is not None else [],
+        "epochs": history,
     }
     if stage:
         metrics["first_stage"] = stage
@@ -318,82 +331,107 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
         if rank == 0:
             print(f"resumed at epoch {position['epoch']}, batch {position['batch']}, step {position['step']}")
     ddp_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
-    model.train()
+    return Run(mcfg, tcfg, device, rank, world, out_dir, work, model, ddp_model, optimizer, tokenizer, train_src,
+               train_tgt, encode(train_src, train_tgt), encode(val_src, val_tgt), val_sets, timeline_src, first,
+               first - 1 + tcfg.epochs, metrics, stage, position)
 
-    last_save = time.time()
+
+def epoch_examples(run: Run, epoch: int) -> list[tuple[list[int], list[int]]]:
+    """This epoch's training pairs: sources perturbed (source_noise) and pairs segmented (spm_alpha) by one draw
+    per epoch, the same on every rank and resume."""
+    tcfg, tok = run.tcfg, run.tokenizer
+    seed = 2 * (tcfg.seed * 100_003 + epoch)  # sentencepiece takes unsigned seeds: src even, tgt odd
+    srcs = noisy_sources(run.train_src, tcfg.source_noise, seed)
+    if not tcfg.spm_alpha:
+        return [make_example(tok.encode(s), tgt[1:-1], run.mcfg) for s, (_, tgt) in zip(srcs, run.clean_ex)]
+    src_ids = tok.sample(srcs, tcfg.spm_alpha, seed)
+    tgt_ids = tok.sample(run.train_tgt, tcfg.spm_alpha, seed + 1)
+    return [make_example(s, t, run.mcfg) for s, t in zip(src_ids, tgt_ids)]
+
+
+def end_of_epoch(run: Run, epoch: int, loss_sum: float, tok_sum: int, lr: float, epoch_s: float) -> None:
+    """Snapshot, validation, the epoch's row in the metrics, the resumable state (rank 0)."""
+    model, tcfg, position = run.model, run.tcfg, run.position
+    save_weights(run.work / f"epoch{epoch}.safetensors", model.state_dict())
+    if epoch in {int(e) for e in tcfg.snapshot_epochs.split(",") if e.strip()}:
+        save_weights(run.out_dir / TIMELINE / f"epoch{epoch}.safetensors", int8_rows(model.state_dict()))
+    val_loss = validation_loss(model, run.val_ex, tcfg.max_tokens, run.device)
+    val_bleu = {}  # per corpus, measured every val_bleu_every epochs, and at the last
+    if (epoch - run.first + 1) % tcfg.val_bleu_every == 0 or epoch == run.last:
+        val_bleu = {name: bleu_of(model, run.tokenizer, vsrc, vrefs, tcfg.val_beam, batch_size=256)
+                    for name, (vsrc, vrefs) in run.val_sets.items()}
+    translations = translate_all(model, run.tokenizer, run.timeline_src, 1) if run.timeline_src else []
+    model.train()
+    row = {
+        "epoch": epoch,
+        "step": position["step"],
+        "train_loss": loss_sum / tok_sum,
+        "val_loss": val_loss,
+        "val_bleu": next(iter(val_bleu.values()), None),  # the first corpus's (the curve the app draws)
+        "val_bleu_by_corpus": val_bleu,
+        "lr": lr,
+        "tokens_per_s": tok_sum * run.world / epoch_s,
+        "epoch_s": epoch_s,
+        "wall_s": position["elapsed_s"],
+        "translations": translations,  # greedy, of metrics["timeline_sources"]
+    }
+    run.metrics["epochs"].append(row)
+    tqdm.write(json.dumps(row))
+    write_json(run.work / "metrics.json", {"epochs": run.metrics["epochs"], "first_stage": run.stage})
+    position.update(epoch=epoch + 1, batch=0)
+    save_state(run.work, model, run.optimizer, position)
+
+
+def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool = False,
+          limit: int = 0) -> dict:
+    """Train a model and write the checkpoint directory `out`; returns the metrics it saved.
+
+    data_dir: one folder or several (Multi30k's layout, or Tatoeba's with a held-out split of our own)."""
+    run = set_up(data_dir, out, mcfg, tcfg, resume, limit)
+    model, position, rank, world = run.model, run.position, run.rank, run.world
+    train_ex = run.clean_ex
     redraw = tcfg.spm_alpha or tcfg.source_noise
     drawer = ThreadPoolExecutor(1) if redraw else None  # draws the next epoch's examples meanwhile
-    next_ex = drawer.submit(epoch_examples, position["epoch"]) if drawer else None
-    for epoch in range(position["epoch"], last_epoch + 1):
+    next_ex = drawer.submit(epoch_examples, run, position["epoch"]) if drawer else None
+    model.train()
+    last_save = time.time()
+    for epoch in range(position["epoch"], run.last + 1):
         if drawer:
             train_ex = next_ex.result()
-            next_ex = drawer.submit(epoch_examples, epoch + 1) if epoch < last_epoch else None
+            next_ex = drawer.submit(epoch_examples, run, epoch + 1) if epoch < run.last else None
         batches = bucket_batches(train_ex, tcfg.max_tokens, seed=tcfg.seed + epoch)
         batches = batches[: len(batches) // world * world][rank::world]  # equal counts, or all-reduce would hang
         start_batch = position["batch"] if epoch == position["epoch"] else 0
         t0, loss_sum, tok_sum = time.time(), 0.0, 0
-        bar = tqdm(
-            iterate_batches(train_ex, batches, mcfg.pad_id, start_batch),
-            total=len(batches) - start_batch,
-            desc=f"epoch {epoch}",
-            disable=rank != 0,
-            mininterval=10 if not sys.stderr.isatty() else 0.1,
-        )
+        bar = tqdm(iterate_batches(train_ex, batches, run.mcfg.pad_id, start_batch), total=len(batches) - start_batch,
+                   desc=f"epoch {epoch}", disable=rank != 0, mininterval=10 if not sys.stderr.isatty() else 0.1)
         for b, (src, tgt) in enumerate(bar, start=start_batch):
-            src, tgt = src.to(device), tgt.to(device)
+            src, tgt = src.to(run.device), tgt.to(run.device)
             position["step"] += 1
-            lr = learning_rate(position["step"], epoch - first + b / len(batches), mcfg.d_model, tcfg)
-            loss, n_tokens = train_step(ddp_model, optimizer, src, tgt, lr, tcfg.label_smoothing, mcfg.pad_id,
-                                        tcfg.clip_norm)
+            lr = learning_rate(position["step"], epoch - run.first + b / len(batches), run.mcfg.d_model, tcfg)
+            loss, n_tokens = train_step(run.ddp_model, run.optimizer, src, tgt, lr, tcfg.label_smoothing,
+                                        run.mcfg.pad_id, tcfg.clip_norm)
             loss_sum, tok_sum = loss_sum + loss, tok_sum + n_tokens
             bar.set_postfix(loss=f"{loss_sum / tok_sum:.3f}", lr=f"{lr:.2e}", refresh=False)
-            if rank == 0 and time.time() - last_save > tcfg.save_every_s:
+            if rank == 0 and time.time() - last_save > tcfg.save_every_s:  # resumable mid-epoch
                 elapsed = position["elapsed_s"] + time.time() - t0
-                save_state(work, model, optimizer, {**position, "epoch": epoch, "batch": b + 1, "elapsed_s": elapsed})
+                save_state(run.work, model, run.optimizer,
+                           {**position, "epoch": epoch, "batch": b + 1, "elapsed_s": elapsed})
                 last_save = time.time()
         epoch_s = time.time() - t0
         position["elapsed_s"] += epoch_s
-        if rank != 0:
+        if rank == 0:
+            end_of_epoch(run, epoch, loss_sum, tok_sum, lr, epoch_s)
+            last_save = time.time()
+        else:
             position.update(epoch=epoch + 1, batch=0)
-            continue
-
-        # End of epoch: snapshot, validation, metrics, resumable state
-        save_weights(work / f"epoch{epoch}.safetensors", model.state_dict())
-        if epoch in keep_epochs:
-            save_weights(out_dir / TIMELINE / f"epoch{epoch}.safetensors", int8_rows(model.state_dict()))
-        val_loss = validation_loss(model, val_ex, tcfg.max_tokens, device)
-        val_bleu = {}  # per corpus, measured every val_bleu_every epochs, and at the last
-        if (epoch - first + 1) % tcfg.val_bleu_every == 0 or epoch == last_epoch:
-            val_bleu = {name: bleu_of(model, tokenizer, vsrc, vrefs, tcfg.val_beam, batch_size=256)
-                        for name, (vsrc, vrefs) in val_sets.items()}
-        translations = translate_all(model, tokenizer, timeline_src, 1) if timeline_src else []
-        model.train()
-        row = {
-            "epoch": epoch,
-            "step": position["step"],
-            "train_loss": loss_sum / tok_sum,
-            "val_loss": val_loss,
-            "val_bleu": next(iter(val_bleu.values()), None),  # the first corpus's (the curve the app draws)
-            "val_bleu_by_corpus": val_bleu,
-            "lr": lr,
-            "tokens_per_s": tok_sum * world / epoch_s,
-            "epoch_s": epoch_s,
-            "wall_s": position["elapsed_s"],
-            "translations": translations,  # greedy, of metrics["timeline_sources"]
-        }
-        metrics["epochs"].append(row)
-        tqdm.write(json.dumps(row))
-        write_json(work / "metrics.json", {"epochs": metrics["epochs"], "first_stage": stage})
-        position.update(epoch=epoch + 1, batch=0)
-        save_state(work, model, optimizer, position)
-        last_save = time.time()
 
     if drawer:
         drawer.shutdown()
     if rank == 0:
-        metrics["train_wall_s"] = position["elapsed_s"]
-        vsrc, vrefs = next(iter(val_sets.values()))
-        finish(out_dir, model, tokenizer, metrics, tcfg.average_last, tcfg.fp16_weights, vsrc, vrefs)
-    if distributed:
+        run.metrics["train_wall_s"] = position["elapsed_s"]
+        vsrc, vrefs = next(iter(run.val_sets.values()))
+        finish(run.out_dir, model, run.tokenizer, run.metrics, tcfg.average_last, tcfg.fp16_weights, vsrc, vrefs)
+    if dist.is_initialized():
         dist.destroy_process_group()
-    return metrics
+    return run.metrics
