@@ -135,6 +135,6 @@ def test_bench_training_speed_against_torch_transformer(measured):
     from transformer.bench import training_speed
 
     tr, src, tgt, _ = measured
-    r = training_speed(tr, src, tgt, n_batches=3)
+    r = training_speed(tr, src, tgt, n_batches=5, max_tokens=128)
     positive(r["training"], "ours_tokens_per_s", "baseline_tokens_per_s", "gemm_peak_gflops")
     positive(r, "train_speedup_vs_baseline", "mfu")

@@ -127,7 +127,9 @@ def gemm_peak_flops(n: int = 1024, repeats: int = 20) -> float:
 
 
 def train_speed(model: Transformer, batches: list[tuple[Tensor, Tensor]], warmup: int = 3) -> tuple[float, float]:
-    """(real target tokens/s, model FLOP/s) over the given batches with Adam and the paper's loss."""
+    """(real target tokens/s, model FLOP/s) over the given batches, after `warmup` of them, with Adam and the
+    paper's loss."""
+    assert len(batches) > warmup, f"{len(batches)} batches leave none to time after {warmup} for warm-up"
     cfg = model.cfg
     model.train()
     opt = make_optimizer(model)
@@ -179,8 +181,13 @@ class TorchTransformer(torch.nn.Module):
 def batch1_cases(tr: Translator, sentences: list[str]) -> list[tuple[Tensor, int, int]]:
     """(source (1, S), greedy steps, beam-4 steps) per sentence: the lengths the baselines are forced to."""
     ids = [torch.tensor([tr.source_ids(s)[0]]) for s in sentences]  # (1, S) each
-    return [(x, len(decoding.greedy(tr.model, x, 2 * x.size(1) + 10)[0].steps),
-             len(decoding.beam_search(tr.model, x, 2 * x.size(1) + 10, 4, 1.0)[0].steps)) for x in ids]
+    return [(x, len(decoding.greedy(tr.model, x, step_limit(tr, x))[0].steps),
+             len(decoding.beam_search(tr.model, x, step_limit(tr, x), 4, 1.0)[0].steps)) for x in ids]
+
+
+def step_limit(tr: Translator, src: Tensor) -> int:
+    """The most output steps the page allows this source (DecodeOptions' automatic limit)."""
+    return decoding.DecodeOptions().length_limit(src.size(1), tr.cfg.max_len)
 
 
 def hf_generate(hf, src: Tensor, n: int, beams: int, pad_id: int) -> Tensor:
@@ -201,7 +208,7 @@ def decoding_latency(tr: Translator, cases: list[tuple[Tensor, int, int]], hf) -
     ours = latency(lambda c: decoding.greedy(model, c[0], c[1]), cases)
     slow = latency(lambda c: decoding.greedy(uncached, c[0], c[1]), cases)
     theirs = latency(lambda c: hf_generate(hf, c[0], c[1], 1, cfg.pad_id), cases)
-    beam_ours = latency(lambda c: decoding.beam_search(model, c[0], 2 * c[0].size(1) + 10, 4, 1.0), cases)
+    beam_ours = latency(lambda c: decoding.beam_search(model, c[0], step_limit(tr, c[0]), 4, 1.0), cases)
     beam_theirs = latency(lambda c: hf_generate(hf, c[0], c[2], 4, cfg.pad_id), cases)
     return {
         "hf_weights_copied": not cfg.norm_first,
@@ -260,11 +267,12 @@ def int8_comparison(tr: Translator, texts: list[str], cases: list, val_src: list
     }
 
 
-def training_speed(tr: Translator, train_src: list[str], train_tgt: list[str], n_batches: int) -> dict:
+def training_speed(tr: Translator, train_src: list[str], train_tgt: list[str], n_batches: int,
+                   max_tokens: int = 4096) -> dict:
     """Our trainer's step on bucketed batches vs torch.nn.Transformer of the same size on random unbucketed ones."""
     tok, cfg = tr.tokenizer, tr.cfg
     examples = [make_example(tok.encode(s), tok.encode(t), cfg) for s, t in zip(train_src, train_tgt)]
-    buckets = bucket_batches(examples, 4096, seed=0)
+    buckets = bucket_batches(examples, max_tokens, seed=0)
     ours_batches = [batch_tensors(examples, b, cfg.pad_id) for b in buckets[:n_batches]]
     per_batch = round(statistics.mean(len(b) for b in buckets))
     shuffled = torch.randperm(len(examples), generator=torch.Generator().manual_seed(0)).tolist()
