@@ -262,9 +262,9 @@ def beside_training(url: str, config: dict, timeout: float, sentences: int = 8) 
 # Serving the app for the class, and the table
 
 
-def serve(port: int) -> subprocess.Popen:
+def serve(port: int, code: Path = ROOT) -> subprocess.Popen:
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
-    app = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
+    app = subprocess.Popen([sys.executable, str(code / "app.py"), "--port", str(port)], cwd=code, env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -310,13 +310,15 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0, help="0: a free port")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one event may take")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--code", type=Path, default=ROOT,
+                        help="the checkout whose app.py is served (e.g. a `git worktree` of an older commit)")
     args = parser.parse_args()
     if any(not 1 <= n <= 100 for n in args.students):
         raise SystemExit("--students: from 1 to 100")
     runs = {}
     for n in args.students:  # a fresh server per class size: nothing cached from the run before
         port = args.port or free_port()
-        app = serve(port)
+        app = serve(port, args.code.resolve())
         try:
             runs[n] = classroom(f"http://127.0.0.1:{port}/", n, args.tabs, args.timeout)
         finally:
