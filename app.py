@@ -70,6 +70,11 @@ def load_translators(root: Path, device: str, int8: bool = False) -> tuple[dict[
 
 FIRST_TAB = "steps"  # what the page shows under the panel when it opens
 OPEN_JS = "(open, ...rest) => [window.tpOpen || '%s', ...rest]" % FIRST_TAB  # the open view, as the browser knows it
+# A translation draws the tab open when it starts (one event on the queue per click). Only when the user opened
+# another tab meanwhile does the browser ask for that one too, through the hidden redraw button.
+TRANSLATE_JS = "(open, ...rest) => { window.tpDrawn = window.tpOpen || '%s'; return [window.tpDrawn, ...rest]; }" % FIRST_TAB
+CHECK_JS = ("() => { if ((window.tpOpen || '%s') !== window.tpDrawn) "
+            "document.getElementById('redraw-open')?.click(); }" % FIRST_TAB)
 
 
 def selecting_js(name: str, group: str | None, inner: bool) -> str:
@@ -270,6 +275,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
         result = gr.State(None)
         open_tab = gr.Textbox(FIRST_TAB, visible=False, elem_id="open-tab")
+        redraw = gr.Button("Redraw the open tab", visible="hidden", elem_id="redraw-open")  # clicked by CHECK_JS
         panel = TranslatePanel(ctx)
         groups = {}
         with gr.Tabs():
@@ -301,11 +307,9 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         inputs = set(panel.controls) | {c for v in every for c in v.reads} | {result, open_tab}
         outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result}
         for trigger in (panel.go.click, panel.text.submit):
-            translated = listen(trigger, page.show_translation, inputs, outputs)
-            # a tab opened meanwhile shows it too. Usually nothing to send: off the queue, so that no student waits
-            # behind the whole class a second time for it
-            listen(translated.then, page.redraw_open, inputs, outputs - set(panel.outputs) - {result},
-                   show_progress="hidden", queue=False)
+            translated = listen(trigger, page.show_translation, inputs, outputs, js=TRANSLATE_JS)
+            translated.success(None, js=CHECK_JS)  # in the browser: no second event unless the open tab changed
+        listen(redraw.click, page.redraw_open, inputs, outputs - set(panel.outputs) - {result}, show_progress="hidden")
         listen(panel.pair.change, page.choose_pair, inputs, outputs)
 
         def on_select(tab: gr.Tab, handler, names: list[str], js: str) -> None:
