@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from transformer.config import TrainConfig
+from transformer.metrics import Metrics
 from transformer.training.schedule import learning_rate, noam_lr
 
 FONT = dict(size=14)  # readable on a classroom projector
@@ -208,27 +209,26 @@ def embedding_inputs(embedded: Tensor, with_pe: Tensor, tokens: list[str], title
 # Learning rate and training curves
 
 
-def training_stages(metrics: dict) -> list[tuple[list[dict], dict, int]]:
+def training_stages(metrics: Metrics) -> list[tuple[list[dict], dict, int]]:
     """(epoch rows, recipe, steps before the stage) per stage of a checkpoint's training.
 
-    A second stage (metrics["first_stage"]: trained on from another checkpoint) counts its steps from 0 again and
-    numbers its epochs on from the first stage's; its rows follow the first stage's in metrics["epochs"]."""
-    rows, recipe = metrics.get("epochs", []), metrics.get("train_config", {})
-    first = metrics.get("first_stage") or {}
-    if not first.get("train_config"):
-        return [(rows, recipe, 0)] if rows else []
-    end = first["train_config"].get("epochs", 0)
-    before, after = [r for r in rows if r["epoch"] <= end], [r for r in rows if r["epoch"] > end]
-    offset = before[-1]["step"] if before else 0
-    return [(r, c, o) for r, c, o in ((before, first["train_config"], 0), (after, recipe, offset)) if r]
+    A later stage (trained on from another checkpoint) counts its steps from 0 again and numbers its epochs on from
+    the stage before; its rows follow that stage's in metrics.epochs."""
+    out, offset = [], 0
+    for stage, start, end in metrics.stage_epochs():
+        rows = [r for r in metrics.epochs if start <= r["epoch"] <= end]
+        if rows:
+            out.append((rows, stage.train_config, offset))
+            offset += rows[-1]["step"]
+    return out
 
 
-def global_steps(metrics: dict) -> dict[int, int]:
+def global_steps(metrics: Metrics) -> dict[int, int]:
     """Epoch -> the step count at its end, counted over every stage."""
     return {row["epoch"]: offset + row["step"] for rows, _, offset in training_stages(metrics) for row in rows}
 
 
-def checkpoint_schedule(metrics: dict, points: int = 400) -> tuple[list[int], list[float]]:
+def checkpoint_schedule(metrics: Metrics, points: int = 400) -> tuple[list[int], list[float]]:
     """The rate a checkpoint's run used at each step, from its recipe in metrics.json (schedule.learning_rate).
 
     Steps map to epochs through the step count recorded at each epoch's end; a second stage's steps follow the
@@ -236,7 +236,7 @@ def checkpoint_schedule(metrics: dict, points: int = 400) -> tuple[list[int], li
     resumed with a longer schedule: a second cycle of warm rate and fall), that stage is drawn from the recorded
     rates themselves, one point per epoch. ([], []) when not recorded.
     """
-    d_model = metrics.get("model_config", {}).get("d_model")
+    d_model = metrics.model_config.get("d_model")
     stages = training_stages(metrics)
     if not (d_model and stages and all(recipe for _, recipe, _ in stages)):
         return [], []
@@ -263,7 +263,7 @@ def checkpoint_schedule(metrics: dict, points: int = 400) -> tuple[list[int], li
     return xs, rates
 
 
-def noam_curves(curves: list[tuple[int, int]], checkpoint: tuple[str, dict] | None = None,
+def noam_curves(curves: list[tuple[int, int]], checkpoint: tuple[str, Metrics] | None = None,
                 steps: int = 20000) -> go.Figure:
     """lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) per (d_model, warmup); with `checkpoint`
     (a label and its metrics.json), the schedule that run really used: its peak hold and cool-down included."""
@@ -282,9 +282,9 @@ def noam_curves(curves: list[tuple[int, int]], checkpoint: tuple[str, dict] | No
     return _layout(fig, "Noam schedule (eq. 3): linear warm-up, then 1/sqrt(step) decay", 420)
 
 
-def training_curves(metrics: dict, mark_epoch: int | None = None) -> go.Figure:
+def training_curves(metrics: Metrics, mark_epoch: int | None = None) -> go.Figure:
     """The checkpoint's own run: its schedule per step, train/val loss and val BLEU per epoch (one epoch marked)."""
-    epochs = metrics.get("epochs", [])
+    epochs = metrics.epochs
     fig = make_subplots(rows=1, cols=3, subplot_titles=["learning rate", "loss", "val BLEU"], horizontal_spacing=0.08)
     if not epochs:
         return _layout(fig, "This checkpoint has no training curve in metrics.json", 360)
@@ -301,9 +301,9 @@ def training_curves(metrics: dict, mark_epoch: int | None = None) -> go.Figure:
         fig.add_trace(go.Scatter(x=ep, y=[(e.get("val_bleu_by_corpus") or {}).get(name) for e in epochs],
                                  name=f"val BLEU, {name} (greedy)", connectgaps=True), row=1, col=3)
     stages = training_stages(metrics)
-    if len(stages) > 1:  # where the second stage starts (its val set, and so its val loss, is new there)
+    for rows, _, _ in stages[1:]:  # where each later stage starts (its val set, and so its val loss, may be new)
         for col in (2, 3):
-            fig.add_vline(x=stages[1][0][0]["epoch"] - 0.5, line_dash="dash", line_color="silver", row=1, col=col)
+            fig.add_vline(x=rows[0]["epoch"] - 0.5, line_dash="dash", line_color="silver", row=1, col=col)
     if mark_epoch is not None:
         step = global_steps(metrics).get(mark_epoch)
         for col, x in ((1, step), (2, mark_epoch), (3, mark_epoch)):

@@ -10,7 +10,8 @@ import torch
 import torch.nn.functional as F
 
 from transformer import CheckpointError, Transformer, greedy, load_checkpoint, noam_lr, save_checkpoint
-from transformer.checkpoint import atomic_write
+from transformer.files import atomic_write
+from transformer.metrics import Metrics
 from transformer.config import TrainConfig
 from transformer.training.data import bucket_batches, padding_waste, read_pair
 from transformer.training.schedule import cooldown
@@ -84,11 +85,11 @@ def test_buckets_cover_every_example_once_within_the_budget_with_little_padding(
 def test_checkpoint_round_trip_is_bit_exact(tmp_path, tokenizer):
     torch.manual_seed(0)
     model = Transformer(tiny_config(vocab_size=len(tokenizer), norm_first=True))
-    save_checkpoint(tmp_path / "ck", model, tokenizer, {"note": "hi"})
+    save_checkpoint(tmp_path / "ck", model, tokenizer, Metrics(command="x", extra={"note": "hi"}))
     assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == [
         "config.json", "metrics.json", "model.safetensors", "spm.model"]
     loaded, tok, metrics = load_checkpoint(tmp_path / "ck")
-    assert loaded.cfg == model.cfg and metrics == {"note": "hi"} and tok.proto == tokenizer.proto
+    assert loaded.cfg == model.cfg and metrics == Metrics(command="x", extra={"note": "hi"}) and tok.proto == tokenizer.proto
     for (k, v), (k2, v2) in zip(model.state_dict().items(), loaded.state_dict().items()):
         assert k == k2 and torch.equal(v, v2)
     save_checkpoint(tmp_path / "half", model, tokenizer, fp16=True)
@@ -170,10 +171,11 @@ def test_train_writes_a_checkpoint_and_resumes(data_dir, tmp_path):
     assert [r["epoch"] for r in first["epochs"]] == [1]
     tcfg.epochs = 2
     metrics = train(str(data_dir), str(out), tiny_config(max_len=32), tcfg, resume=True)
-    assert [r["epoch"] for r in metrics["epochs"]] == [1, 2]
-    assert metrics["epochs"][1]["step"] == 2 * metrics["epochs"][0]["step"]  # continued, did not restart
-    assert metrics["averaged_epochs"] == [1, 2]
-    assert metrics["epochs"][1]["val_loss"] < metrics["epochs"][0]["val_loss"]
+    assert [r["epoch"] for r in metrics.epochs] == [1, 2]
+    assert metrics.epochs[1]["step"] == 2 * metrics.epochs[0]["step"]  # continued, did not restart
+    assert metrics.averaged_epochs == [1, 2]
+    assert metrics.epochs[1]["val_loss"] < metrics.epochs[0]["val_loss"]
+    assert metrics.data == [data_dir.name]  # what it was trained on, recorded
     model, tok, _ = load_checkpoint(out)
     assert model.cfg.vocab_size == len(tok) == 60
     src, _ = read_pair(data_dir, "val", "en", "de")

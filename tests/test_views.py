@@ -11,10 +11,13 @@ import torch
 
 from playground import plots
 from playground.bertviz_view import bertviz_document, iframe
+from playground.views.common import token_diff
 from transformer.interpret.capture import AttentionMaps
+from transformer.metrics import Metrics
 
 from conftest import ROOT
-from playground.views.common import token_diff
+
+M = Metrics.from_dict  # the tests write metrics.json as a dict, as a file holds it
 
 
 def maps_with(tokens: list[str]) -> AttentionMaps:
@@ -132,17 +135,17 @@ def test_training_curve_draws_the_checkpoints_own_schedule_with_its_cool_down():
     epochs = [{"epoch": e, "step": 100 * e, "train_loss": 3.0, "val_loss": 2.0, "val_bleu": 10.0 * e} for e in (1, 2, 3, 4)]
     metrics = {"epochs": epochs, "model_config": {"d_model": 128},
                "train_config": {"warmup": 50, "lr_scale": 1.0, "epochs": 4, "cooldown_epochs": 2}}
-    steps, rates = plots.training_curves(metrics).data[0].x, plots.training_curves(metrics).data[0].y
+    steps, rates = plots.training_curves(M(metrics)).data[0].x, plots.training_curves(M(metrics)).data[0].y
     by_step = dict(zip(steps, rates))
     # eq. 3 by hand: 128^-0.5 * min(step^-0.5, step * 50^-1.5); after the warm-up the first term is the smaller
     assert by_step[150] == pytest.approx(128**-0.5 * 150**-0.5)  # epoch 2: before the cool-down
     assert by_step[300] == pytest.approx(0.5 * 128**-0.5 * 300**-0.5)  # end of epoch 3: half-way down the cool-down
     assert by_step[400] == 0.0 and rates[-1] < 0.01 * max(rates)  # and at the last step it reaches 0
     metrics["train_config"]["hold_peak"] = True  # a run trained with --hold-peak: flat from warm-up to cool-down
-    rate_trace = plots.training_curves(metrics).data[0]
+    rate_trace = plots.training_curves(M(metrics)).data[0]
     by_step = dict(zip(rate_trace.x, rate_trace.y))
     assert by_step[101] == by_step[191] == pytest.approx(128**-0.5 * 50**-0.5)  # the peak, held
-    noam = plots.noam_curves([(128, 50)], ("this checkpoint", metrics))  # the LR view draws the same recipe
+    noam = plots.noam_curves([(128, 50)], ("this checkpoint", M(metrics)))  # the LR view draws the same recipe
     assert [t.name for t in noam.data] == ["d_model=128, warmup=50", "this checkpoint: as trained"]
     assert list(noam.data[1].y) == list(rate_trace.y) and noam.data[1].y[-1] == 0.0 < noam.data[0].y[-1]
 
@@ -160,7 +163,7 @@ def test_a_second_stage_is_drawn_after_the_first_and_a_changed_recipe_from_its_r
                "epochs": [{"epoch": 1, "step": 100, "train_loss": 3.0, "val_loss": 2.0, "val_bleu": 5.0},
                           {"epoch": 2, "step": 200, "train_loss": 3.0, "val_loss": 2.0, "val_bleu": 9.0},
                           row(3, 40, peak2, {"m": 8.0, "t": 4.0}), row(4, 80, 0.0, {"m": 9.5, "t": 7.0})]}
-    fig = plots.training_curves(metrics, mark_epoch=3)
+    fig = plots.training_curves(M(metrics), mark_epoch=3)
     by_step = dict(zip(fig.data[0].x, fig.data[0].y))
     assert max(by_step) == 280  # the second stage's 80 steps follow the first stage's 200
     assert by_step[220] == pytest.approx(learning_rate(20, 0.5, 32, TrainConfig.from_dict(second)))
@@ -172,7 +175,7 @@ def test_a_second_stage_is_drawn_after_the_first_and_a_changed_recipe_from_its_r
     # resumed with a longer schedule (a second cycle): its recipe no longer gives the rates it recorded
     metrics["train_config"] = dict(second, epochs=4)
     metrics["epochs"][-1]["lr"] = 0.0  # recorded: the stage fell to 0 at epoch 4, which epochs=4 would not do
-    steps, rates = plots.checkpoint_schedule(metrics)
+    steps, rates = plots.checkpoint_schedule(M(metrics))
     assert steps[-2:] == [240, 280] and rates[-2:] == [peak2, 0.0]
 
 
@@ -182,15 +185,15 @@ def test_timeline_rows_and_table_escape_and_refuse_unknown_epochs():
 
     metrics = {"timeline_sources": ["a <b>", "c"],
                "epochs": [{"epoch": 1, "translations": ["x x x", "x"]}, {"epoch": 2, "translations": ["<i>", "d"]}]}
-    assert timeline.recorded_epochs(metrics) == [1, 2]
-    rows = timeline.translations_at(metrics, 1)
+    assert timeline.recorded_epochs(M(metrics)) == [1, 2]
+    rows = timeline.translations_at(M(metrics), 1)
     assert [(r.source, r.at_epoch, r.final) for r in rows] == [("a <b>", "x x x", "<i>"), ("c", "x", "d")]
     table = translations_table(rows, 1)
     assert "&lt;b&gt;" in table and "&lt;i&gt;" in table and "<b>" not in table and "<i>" not in table
     with pytest.raises(ValueError, match="epoch 3 is not recorded"):
-        timeline.translations_at(metrics, 3)
+        timeline.translations_at(M(metrics), 3)
     with pytest.raises(ValueError, match="without recording a timeline"):
-        timeline.translations_at({"epochs": [{"epoch": 1}]}, 1)
+        timeline.translations_at(M({"epochs": [{"epoch": 1}]}), 1)
 
 
 def test_training_curves_mark_the_chosen_epoch():
@@ -199,16 +202,16 @@ def test_training_curves_mark_the_chosen_epoch():
                "epochs": [{"epoch": e, "step": 10 * e, "train_loss": 3.0 / e, "val_loss": 2.0 / e, "val_bleu": None}
                           for e in (1, 2)]}
     marks = lambda fig: sorted(s.x0 for s in fig.layout.shapes)
-    assert marks(plots.training_curves(metrics)) == []
-    assert marks(plots.training_curves(metrics, mark_epoch=2)) == [2, 2, 20]  # step axis, then both epoch axes
+    assert marks(plots.training_curves(M(metrics))) == []
+    assert marks(plots.training_curves(M(metrics), mark_epoch=2)) == [2, 2, 20]  # step axis, then both epoch axes
 
 
 def test_the_model_card_says_what_data_the_model_knows_and_credits_tatoeba():
     from playground.views.card import TATOEBA_CREDIT, knows
 
-    captions = knows({"command": "python -m transformer train --data-dir ../shared/data/multi30k"})
+    captions = knows(M({"command": "python -m transformer train --data-dir ../shared/data/multi30k"}))
     assert "picture captions only" in captions and "Tatoeba" not in captions
-    both = knows({"command": "python -m transformer train --data-dir m --data-dir ../shared/data/tatoeba"})
+    both = knows(M({"command": "python -m transformer train --data-dir m --data-dir ../shared/data/tatoeba"}))
     assert "everyday sentences" in both and TATOEBA_CREDIT in both
 
 
@@ -227,6 +230,6 @@ def test_a_second_stages_sparse_timeline_shows_the_last_recorded_epoch_before_th
 
     rows = [{"epoch": e, "translations": [f"t{e}"] if e in (1, 2, 4, 120, 121) else []} for e in range(1, 122)]
     metrics = {"epochs": rows, "timeline_sources": ["a dog"]}
-    assert [timeline.nearest_recorded(metrics, e) for e in (1, 3, 50, 120, 121)] == [1, 2, 4, 120, 121]
-    table = translations_table(timeline.translations_at(metrics, 4), 4, 50)
+    assert [timeline.nearest_recorded(M(metrics), e) for e in (1, 3, 50, 120, 121)] == [1, 2, 4, 120, 121]
+    table = translations_table(timeline.translations_at(M(metrics), 4), 4, 50)
     assert "after epoch 4 (the last recorded before 50)" in table and "t4" in table and "t121" in table

@@ -50,7 +50,7 @@ def average(args) -> int:
     from .training.train import finish
 
     model, tokenizer, metrics = load_checkpoint(args.checkpoint)
-    src_lang, tgt_lang = metrics.get("train_config", {}).get("pair", "en-de").split("-")
+    src_lang, tgt_lang = metrics.pair.split("-")
     val_src, val_tgt = read_pair(args.data_dir, "val", src_lang, tgt_lang)
     finish(args.checkpoint, model, tokenizer, metrics, args.last, args.fp16, val_src, val_tgt)
     return 0
@@ -75,7 +75,7 @@ def evaluate(args) -> int:
         return fail("give --src and --ref, or --data-dir (with --split)")
     tr = Translator.load(args.checkpoint, device="cpu" if args.int8 else args.device, int8=args.int8)
     if args.data_dir:
-        src, refs = open_corpora(args.data_dir, tr.metrics.get("train_config", {}).get("pair", "en-de"))[0].split(args.split)
+        src, refs = open_corpora(args.data_dir, tr.metrics.pair)[0].split(args.split)
         args.src = f"{args.data_dir} ({args.split})"
     else:
         src, refs = read_test_set(args.src, args.ref)

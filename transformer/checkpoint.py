@@ -5,41 +5,19 @@ Every file is written to a temporary name and renamed into place, so a crash nev
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 from safetensors.torch import load_file, save_file
 
 from .config import ModelConfig
+from .files import atomic_write, write_json
+from .metrics import METRICS, Metrics
 from .model import Transformer
 from .tokenizer import Tokenizer
 
-CONFIG, WEIGHTS, SPM, METRICS = "config.json", "model.safetensors", "spm.model", "metrics.json"
+CONFIG, WEIGHTS, SPM = "config.json", "model.safetensors", "spm.model"
 MARIAN_VOCAB = "vocab.json"  # instead of spm.model: Marian's tokenizer (transformer.interop.marian_vocab)
-
-
-def atomic_write(path: str | Path, write) -> None:
-    """Call write(tmp_path), then rename tmp_path onto path (atomic on POSIX filesystems)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp makes files 0600; checkpoints are meant to be shared
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def write_json(path: str | Path, obj) -> None:
-    atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(obj, indent=2) + "\n"))
 
 
 def untied(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -99,21 +77,21 @@ def load_snapshot(path: str | Path, epoch: int, device: str | torch.device = "cp
 
 
 def save_checkpoint(
-    out_dir: str | Path, model: Transformer, tokenizer: Tokenizer, metrics: dict | None = None, fp16: bool = False
+    out_dir: str | Path, model: Transformer, tokenizer: Tokenizer, metrics: Metrics | None = None, fp16: bool = False
 ) -> None:
     out_dir = Path(out_dir)
     write_json(out_dir / CONFIG, model.cfg.to_dict())
     save_weights(out_dir / WEIGHTS, model.state_dict(), fp16=fp16)
     atomic_write(out_dir / SPM, tokenizer.save)
     if metrics is not None:
-        write_json(out_dir / METRICS, metrics)
+        metrics.save(out_dir / METRICS)
 
 
 class CheckpointError(ValueError):
     """A checkpoint directory that is missing, incomplete or unreadable; the message says which file."""
 
 
-def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[Transformer, Tokenizer, dict]:
+def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[Transformer, Tokenizer, Metrics]:
     """(model in eval mode, tokenizer, metrics) from a checkpoint directory."""
     path = Path(path)
     marian = (path / MARIAN_VOCAB).is_file()  # an imported OPUS-MT model keeps Marian's tokenizer files
@@ -131,7 +109,7 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
             tokenizer = MarianVocab.load(path)
         else:
             tokenizer = Tokenizer.load(path / SPM)
-        metrics = json.loads((path / METRICS).read_text()) if (path / METRICS).is_file() else {}
+        metrics = Metrics.load(path / METRICS)
     except Exception as e:  # a corrupt file of any kind: say which checkpoint, keep the reason
         raise CheckpointError(f"{path} could not be loaded: {type(e).__name__}: {e}") from e
     if len(tokenizer) != cfg.vocab_size:

@@ -17,6 +17,7 @@ from .checkpoint import load_checkpoint
 from .batching import length_sorted_batches, pad_batch
 from .decoding import DecodeOptions
 from .errors import InputError
+from .metrics import Metrics
 from .model import Transformer
 from .tokenizer import Tokenizer
 
@@ -114,12 +115,12 @@ def quantize_int8(model: Transformer) -> Transformer:
 
 
 class Translator:
-    def __init__(self, model: Transformer, tokenizer: Tokenizer, metrics: dict | None = None, name: str = "",
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, metrics: Metrics | dict | None = None, name: str = "",
                  precision: str = "fp32"):
         self.model = model.eval()
         self.precision = precision  # "fp32", or "int8" for a quantize_int8 model
         self.tokenizer = tokenizer
-        self.metrics = metrics or {}
+        self.metrics = metrics if isinstance(metrics, Metrics) else Metrics.from_dict(metrics)
         self.name = name
         self.path: Path | None = None  # the checkpoint directory, when loaded from one (its timeline lives there)
         self.device = next(model.parameters()).device

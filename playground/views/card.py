@@ -4,6 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from playground import figures
+from transformer.metrics import Metrics
 
 from .common import View
 
@@ -11,20 +12,10 @@ from .common import View
 TATOEBA_CREDIT = "Sentence pairs from the Tatoeba Project (tatoeba.org), via manythings.org/anki, CC BY 2.0."
 
 
-def stages(metrics: dict) -> list[dict]:
-    """The training stages, first to last: a later stage keeps the one it started from under "first_stage"."""
-    chain = []
-    while metrics:
-        chain.append(metrics)
-        metrics = metrics.get("first_stage") or {}
-    return chain[::-1]
-
-
-def knows(metrics: dict) -> str:
+def knows(metrics: Metrics) -> str:
     """What the checkpoint was trained on, and so what kind of text it translates well, in plain sentences."""
-    commands = " ".join(stage.get("command") or "" for stage in stages(metrics))
-    typed = any((stage.get("train_config") or {}).get("source_noise") for stage in stages(metrics))
-    if "tatoeba" in commands:
+    typed = any(stage.train_config.get("source_noise") for stage in metrics.stages())
+    if "tatoeba" in metrics.trained_on():
         return ("**What it knows:** Multi30k's picture captions and Tatoeba's everyday sentences"
                 + (", also typed without capitals or full stops" if typed else "") + ". It translates "
                 "short, plain sentences well (what people do, say and ask, what a picture shows); long, technical "
@@ -40,13 +31,13 @@ def model_card(translator, pair: str) -> str:
     total = sum(n for _, n in breakdown)
     rows = "\n".join(f"| {name} | {n:,} | {100 * n / total:.1f}% |" for name, n in breakdown)
     config = "\n".join(f"| `{k}` | {v} |" for k, v in cfg.to_dict().items())
-    test = metrics.get("test", {})
+    test = metrics.test
     scores = "\n".join(f"| {name} | {s.get('bleu_lc', float('nan')):.2f} | {s.get('bleu', float('nan')):.2f} | "
                        f"{s.get('chrf', float('nan')):.2f} |" for name, s in test.items()) or "| (not recorded) | | | |"
-    how = "\n".join(f"{i}. `{stage.get('command') or 'unknown command'}`"
-                     + (f" ({stage['train_wall_s'] / 60:.0f} minutes of steps)" if stage.get("train_wall_s") else "")
-                     for i, stage in enumerate(stages(metrics), 1))
-    how = f"{len(stages(metrics))} stage(s), the last on {metrics.get('hardware', 'unknown hardware')}:\n\n{how}"
+    how = "\n".join(f"{i}. `{stage.command or 'unknown command'}`"
+                     + (f" ({stage.train_wall_s / 60:.0f} minutes of steps)" if stage.train_wall_s else "")
+                     for i, stage in enumerate(metrics.stages(), 1))
+    how = f"{len(metrics.stages())} stage(s), the last on {metrics.hardware or 'unknown hardware'}:\n\n{how}"
     tables = f"""| component | parameters | share |
 | --- | ---: | ---: |
 {rows}
@@ -55,7 +46,7 @@ def model_card(translator, pair: str) -> str:
 | --- | --- |
 {config}
 """
-    imported = metrics.get("imported")
+    imported = metrics.imported
     if imported:  # an OPUS-MT model: where it came from and under which licence, not how we trained it
         return f"""### {pair} `{translator.name}`: imported
 

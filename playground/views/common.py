@@ -40,7 +40,7 @@ class Context:
     def label(self, pair: str) -> str:
         """What the page calls a loaded checkpoint: "English → German", or "English → German (OPUS-MT)" for a model
         imported into the folder en-de-opus-mt (any other folder name is shown as it is)."""
-        imported = "imported" in self.translators[pair].metrics
+        imported = self.translators[pair].metrics.imported is not None
         name = pair.removesuffix("-opus-mt") if imported else pair
         return PAIR_NAMES.get(name, name) + (" (OPUS-MT)" if imported else "")
 

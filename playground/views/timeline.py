@@ -42,7 +42,7 @@ class TimelineView(View):
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         epochs = timeline.recorded_epochs(translator.metrics)
-        sources = translator.metrics.get("timeline_sources", []) if epochs else []
+        sources = translator.metrics.timeline_sources if epochs else []
         out = {self.epoch: gr.update(minimum=1, maximum=max(epochs or [2]), value=1, interactive=bool(epochs)),
                self.example: gr.update(choices=sources, value=sources[0] if sources else None)}
         if not epochs:

@@ -16,7 +16,9 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from ..checkpoint import CONFIG, METRICS, save_weights, write_json
+from ..checkpoint import CONFIG, save_weights
+from ..files import write_json
+from ..metrics import Metrics
 from ..config import ACTIVATIONS, ModelConfig
 from ..errors import InputError
 from ..model import Transformer
@@ -157,5 +159,5 @@ def import_marian(source: str, out: str | Path) -> Path:
     vocab.save(out)
     card = {"source": str(source), "licence": LICENCE, "architecture": "MarianMTModel (OPUS-MT), imported",
             "parameters": sum(p.numel() for p in model.parameters())}
-    write_json(out / METRICS, {"imported": card})
+    Metrics(imported=card).save(out)
     return out

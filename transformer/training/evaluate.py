@@ -9,6 +9,7 @@ from sacrebleu.metrics import BLEU, CHRF
 from .data import read_lines
 from ..decoding import DecodeOptions
 from ..errors import InputError
+from ..metrics import Metrics
 
 
 def score_translations(hyps: list[str], refs: list) -> dict:
@@ -53,17 +54,12 @@ def evaluate(translator, src: list[str], refs: list, options: DecodeOptions = De
 
 def record(checkpoint: str, name: str, result: dict, options: dict) -> None:
     """Keep the scores in the checkpoint's metrics.json (the model card shows them), with the command's options."""
-    from pathlib import Path
-
-    from ..checkpoint import METRICS, write_json
-
-    path = Path(checkpoint) / METRICS
-    metrics = json.loads(path.read_text()) if path.exists() else {}
+    metrics = Metrics.load(checkpoint)
     keep = ("bleu", "bleu_lc", "chrf", "references", "sentences", "seconds", "signatures")
-    metrics.setdefault("test", {})[name] = {k: result[k] for k in keep} | {
+    metrics.test[name] = {k: result[k] for k in keep} | {
         "beam": options["beam"], "length_penalty": options["length_penalty"], "src": options["src"],
         "int8": options.get("int8", False), "perturb": options.get("perturb", "none")}
-    write_json(path, metrics)
+    metrics.save(checkpoint)
 
 
 def report(result: dict) -> str:

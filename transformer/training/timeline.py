@@ -12,6 +12,7 @@ from ..interpret.capture import AttentionMaps
 from ..checkpoint import load_snapshot, snapshot_epochs
 from ..errors import InputError
 from ..interpret.lens import Lens
+from ..metrics import Metrics
 from ..translator import Translator
 
 
@@ -22,12 +23,12 @@ class EpochRow:
     final: str  # greedy, after the last epoch
 
 
-def recorded_epochs(metrics: dict) -> list[int]:
+def recorded_epochs(metrics: Metrics) -> list[int]:
     """The epochs whose translations metrics.json holds (empty for a checkpoint trained without a timeline)."""
-    return [row["epoch"] for row in metrics.get("epochs", []) if row.get("translations")]
+    return [row["epoch"] for row in metrics.epochs if row.get("translations")]
 
 
-def nearest_recorded(metrics: dict, epoch: int) -> int:
+def nearest_recorded(metrics: Metrics, epoch: int) -> int:
     """The last epoch at or before `epoch` whose translations were recorded (a second training stage keeps only its
     first stage's snapshot epochs), or the first recorded one."""
     epochs = recorded_epochs(metrics)
@@ -36,17 +37,17 @@ def nearest_recorded(metrics: dict, epoch: int) -> int:
     return max((e for e in epochs if e <= epoch), default=epochs[0])
 
 
-def translations_at(metrics: dict, epoch: int) -> list[EpochRow]:
-    rows = {row["epoch"]: row for row in metrics.get("epochs", []) if row.get("translations")}
+def translations_at(metrics: Metrics, epoch: int) -> list[EpochRow]:
+    rows = {row["epoch"]: row for row in metrics.epochs if row.get("translations")}
     if not rows:
         raise InputError("this checkpoint was trained without recording a timeline")
-    if "timeline_sources" not in metrics:
+    if not metrics.timeline_sources:
         raise InputError("metrics.json records translations for each epoch but not their sources (timeline_sources)")
     if epoch not in rows:
         raise InputError(f"epoch {epoch} is not recorded; choose one of 1-{max(rows)}")
     last = rows[max(rows)]["translations"]
     now = rows[epoch]["translations"]
-    return [EpochRow(src, at, end) for src, at, end in zip(metrics["timeline_sources"], now, last)]
+    return [EpochRow(src, at, end) for src, at, end in zip(metrics.timeline_sources, now, last)]
 
 
 def snapshots(translator: Translator) -> list[int]:

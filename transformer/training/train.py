@@ -28,8 +28,10 @@ from safetensors.torch import load_file
 from torch import Tensor
 from tqdm import tqdm
 
-from ..checkpoint import (TIMELINE, atomic_write, int8_rows, load_checkpoint, load_snapshot, save_checkpoint,
-                         save_weights, snapshot_epochs, write_json)
+from ..checkpoint import (TIMELINE, int8_rows, load_checkpoint, load_snapshot, save_checkpoint, save_weights,
+                         snapshot_epochs)
+from ..files import atomic_write, write_json
+from ..metrics import Metrics
 from ..config import ModelConfig, TrainConfig
 from .data import bucket_batches, iterate_batches, make_example, open_corpora
 from ..decoding import DecodeOptions
@@ -130,18 +132,18 @@ def average_snapshots(paths: list[Path]) -> dict[str, Tensor]:
     return {k: (v / len(paths)).float() for k, v in total.items()}
 
 
-def finish(out_dir: Path, model, tokenizer, metrics: dict, last: int, fp16: bool, val_src, val_tgt) -> None:
+def finish(out_dir: Path, model, tokenizer, metrics: Metrics, last: int, fp16: bool, val_src, val_tgt) -> None:
     """Average the last `last` epoch snapshots under <out>/train/, score them on val, write the checkpoint.
 
     val_tgt: one reference per source, or reference streams (several references per source)."""
     work = Path(out_dir) / "train"
     epochs = sorted(int(p.stem[len("epoch"):]) for p in work.glob("epoch*.safetensors"))[-last:]
     model.load_weights(average_snapshots([work / f"epoch{e}.safetensors" for e in epochs]))
-    metrics["averaged_epochs"] = epochs
-    metrics["val_bleu_averaged_greedy"] = bleu_of(model, tokenizer, val_src, val_tgt, 1)
+    metrics.averaged_epochs = epochs
+    metrics.val_bleu_averaged_greedy = bleu_of(model, tokenizer, val_src, val_tgt, 1)
     save_checkpoint(out_dir, model, tokenizer, metrics, fp16=fp16)
     print(f"wrote {out_dir}: epochs {epochs[0]}-{epochs[-1]} averaged, val BLEU (greedy) "
-          f"{metrics['val_bleu_averaged_greedy']:.2f}")
+          f"{metrics.val_bleu_averaged_greedy:.2f}")
 
 
 def hardware() -> str:
@@ -197,13 +199,13 @@ def oversampling(spec: str) -> dict[str, int]:
     return out
 
 
-def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transformer, Tokenizer, dict, list[dict]]:
+def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transformer, Tokenizer, Metrics, list[dict]]:
     """The checkpoint a second stage starts from: (model, tokenizer, its summary, its epoch rows).
 
     Its rows keep their curves; their translations are redone for this run's timeline sentences from the
     snapshots it kept (other epochs lose theirs), and its last row gets the shipped model's own."""
     model, tokenizer, metrics = load_checkpoint(init_from, device)
-    rows = [dict(row, translations=[]) for row in metrics.get("epochs", [])]
+    rows = [dict(row, translations=[]) for row in metrics.epochs]
     kept = set(snapshot_epochs(init_from))
     for row in rows:
         if row["epoch"] in kept and timeline_src:
@@ -211,9 +213,10 @@ def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transf
             row["translations"] = translate_all(snap, tokenizer, timeline_src, 1)
     if rows and timeline_src:
         rows[-1]["translations"] = translate_all(model, tokenizer, timeline_src, 1)
-    keep = ("command", "train_config", "test", "averaged_epochs", "train_wall_s", "first_stage")  # stages nest
-    summary = {k: metrics.get(k) for k in keep if k in metrics}
-    return model, tokenizer, {"from": str(init_from), **summary}, rows
+    summary = Metrics(command=metrics.command, hardware=metrics.hardware, train_config=metrics.train_config,
+                      data=metrics.data, first_stage=metrics.first_stage, train_wall_s=metrics.train_wall_s,
+                      averaged_epochs=metrics.averaged_epochs, test=metrics.test, extra={"from": str(init_from)})
+    return model, tokenizer, summary, rows  # the stage before, without its rows (they are this run's too)
 
 
 @dataclass
@@ -239,8 +242,8 @@ class Run:
     timeline_src: list[str]
     first: int  # this stage's first epoch (a later stage numbers on from the one before)
     last: int
-    metrics: dict
-    stage: dict | None  # the stage this one started from
+    metrics: Metrics
+    stage: Metrics | None  # the stage this one started from
     position: dict  # epoch, batch, step, elapsed_s: where a resumed run goes on
 
 
@@ -309,25 +312,17 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
                 save_weights(out_dir / TIMELINE / f"epoch{first - 1}.safetensors", int8_rows(init_model.state_dict()))
     optimizer = make_optimizer(model, tcfg.weight_decay)
     position = {"epoch": first, "batch": 0, "step": 0, "elapsed_s": 0.0}
-    metrics = {
-        "command": "python -m transformer " + shlex.join(sys.argv[1:]),
-        "hardware": hardware(),
-        "torch": torch.__version__,
-        "world_size": world,
-        "parameters": count_parameters(model),
-        "model_config": mcfg.to_dict(),
-        "train_config": tcfg.to_dict(),
-        "timeline_sources": timeline_src,
-        "epochs": history,
-    }
-    if stage:
-        metrics["first_stage"] = stage
+    metrics = Metrics(command="python -m transformer " + shlex.join(sys.argv[1:]), hardware=hardware(),
+                      torch=torch.__version__, world_size=world, parameters=count_parameters(model),
+                      model_config=mcfg.to_dict(), train_config=tcfg.to_dict(),
+                      data=[corpus.name for corpus in open_corpora(data_dir, tcfg.pair)], timeline_sources=timeline_src,
+                      epochs=history, first_stage=stage)
     for stale in work.glob(".*.tmp"):  # a write cut short by a crash; the file it was meant to replace is intact
         stale.unlink()
     if resume and (work / STATE).exists():
         position = load_state(work, model, optimizer)
         done = json.loads((work / "metrics.json").read_text())["epochs"] if (work / "metrics.json").exists() else []
-        metrics["epochs"] = [row for row in done if row["epoch"] < position["epoch"]] or metrics["epochs"]
+        metrics.epochs = [row for row in done if row["epoch"] < position["epoch"]] or metrics.epochs
         if rank == 0:
             print(f"resumed at epoch {position['epoch']}, batch {position['batch']}, step {position['step']}")
     ddp_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
@@ -373,17 +368,18 @@ def end_of_epoch(run: Run, epoch: int, loss_sum: float, tok_sum: int, lr: float,
         "tokens_per_s": tok_sum * run.world / epoch_s,
         "epoch_s": epoch_s,
         "wall_s": position["elapsed_s"],
-        "translations": translations,  # greedy, of metrics["timeline_sources"]
+        "translations": translations,  # greedy, of metrics.timeline_sources
     }
-    run.metrics["epochs"].append(row)
+    run.metrics.epochs.append(row)
     tqdm.write(json.dumps(row))
-    write_json(run.work / "metrics.json", {"epochs": run.metrics["epochs"], "first_stage": run.stage})
+    write_json(run.work / "metrics.json", {"epochs": run.metrics.epochs,
+                                           "first_stage": run.stage and run.stage.to_dict()})
     position.update(epoch=epoch + 1, batch=0)
     save_state(run.work, model, run.optimizer, position)
 
 
 def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool = False,
-          limit: int = 0) -> dict:
+          limit: int = 0) -> Metrics:
     """Train a model and write the checkpoint directory `out`; returns the metrics it saved.
 
     data_dir: one folder or several (Multi30k's layout, or Tatoeba's with a held-out split of our own)."""
@@ -429,7 +425,7 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
     if drawer:
         drawer.shutdown()
     if rank == 0:
-        run.metrics["train_wall_s"] = position["elapsed_s"]
+        run.metrics.train_wall_s = position["elapsed_s"]
         vsrc, vrefs = next(iter(run.val_sets.values()))
         finish(run.out_dir, model, run.tokenizer, run.metrics, tcfg.average_last, tcfg.fp16_weights, vsrc, vrefs)
     if dist.is_initialized():
