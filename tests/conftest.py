@@ -34,6 +34,15 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
+def figure(sent):
+    """A figure as a handler sends it to the page (serialized), back as a plotly Figure a test can read."""
+    import json
+
+    import plotly.graph_objects as go
+
+    return go.Figure(json.loads(sent.plot)) if hasattr(sent, "plot") else sent
+
+
 def tiny_config(**overrides) -> ModelConfig:
     cfg = dict(vocab_size=40, d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64,
                dropout=0.0, max_len=64)

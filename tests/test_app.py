@@ -22,7 +22,7 @@ from playground.cache import SharedCache
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
 
-from conftest import SHIPPED, shipped_pairs
+from conftest import SHIPPED, figure, shipped_pairs
 
 TEXT = "A man in a blue shirt is riding a bike down the street."
 
@@ -193,10 +193,10 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
     assert "srcdoc" in after(values, open_tab(page, "bertviz", defaults(page) | {page.result: result}))[
         page.views["bertviz"].html]
     attention = page.views["attention"]
-    fig = attention.redraw(result, "encoder", 1, "average", "heads")[attention.plot]
+    fig = figure(attention.redraw(result, "encoder", 1, "average", "heads")[attention.plot])
     assert len(fig.data) == page.ctx.translator(result.pair).cfg.n_heads
     steps = page.views["steps"]
-    assert "Step 2" in steps.redraw(result, 2)[steps.detail].layout.title.text
+    assert "Step 2" in figure(steps.redraw(result, 2)[steps.detail]).layout.title.text
     fresh = defaults(page) | {page.result: result}
     opened = page.opener(None, "Inside attention")(fresh | {page.open_tab: "rollout"})  # as the browser says
     assert page.views["rollout"].shown in opened and page.views["inside"].shown not in opened  # its open inner tab
@@ -327,7 +327,7 @@ def test_choosing_a_pair_redraws_the_open_tab_and_the_others_when_opened(page, t
     card = open_tab(page, "card", after(values, out))
     assert f"{pair.upper()} checkpoint" in card[page.views["card"].card]
     added = schedule.add_curve(pair, [(512, 4000)], 256, 800)
-    assert added[schedule.curves] == [(512, 4000), (256, 800)] and len(added[schedule.noam].data) == 3
+    assert added[schedule.curves] == [(512, 4000), (256, 800)] and len(figure(added[schedule.noam]).data) == 3
 
 
 class Request:
@@ -446,9 +446,9 @@ def test_inside_attention_views_for_every_kind_escape_hostile_tokens(page):
         out = inside.redraw(result, kind, 1, 2, query)
         steps = out[inside.steps]
         assert f"{query} {html.escape(queries[query])}" in steps and f"{query} {queries[query]}" not in steps
-        assert out[inside.query]["value"] == query and len(out[inside.plot].data) >= 8
+        assert out[inside.query]["value"] == query and len(figure(out[inside.plot]).data) >= 8
         assert "Equal to the Attention view's row to" in steps
-    keys = list(inside.redraw(result, "encoder", 0, 0, 0)[inside.plot].data[1].y)
+    keys = list(figure(inside.redraw(result, "encoder", 0, 0, 0)[inside.plot]).data[1].y)
     assert any("&lt;" in k for k in keys) and not any("<script" in k for k in keys)
     assert inside.redraw(result, "cross", 0, 0, 999)[inside.query]["value"] == len(result.maps.target_tokens) - 1
     families = page.views["families"].fill(result, {})[page.views["families"].plot]

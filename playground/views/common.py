@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import html
+import inspect
 import json
 import logging
 from dataclasses import dataclass, field
@@ -51,27 +52,43 @@ class Context:
 
 
 def friendly(fn):
-    """Bad input (InputError, raised on purpose) becomes its plain message in the page (gr.Error), never a
-    traceback; anything else is a bug: logged with its traceback on the server and reported in one sentence."""
+    """Every handler's way to the page. Its figures are sent as the JSON the page receives (serialized); bad input
+    (InputError, raised on purpose) becomes its plain message in the page (gr.Error), never a traceback; anything
+    else is a bug: logged with its traceback on the server and reported in one sentence. Works on generators
+    (streamed updates) too."""
+    def failed(e: Exception) -> gr.Error:
+        if isinstance(e, gr.Error):
+            return e
+        if isinstance(e, InputError):
+            return gr.Error(str(e))
+        log.exception("%s failed", fn.__qualname__)  # keep the server up, say so in words
+        return gr.Error(f"Something went wrong ({type(e).__name__}); please try other settings.")
+
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def streamed(*args, **kwargs):
+            try:
+                for update in fn(*args, **kwargs):
+                    yield serialized(update)
+            except Exception as e:
+                raise failed(e) from None
+        return streamed
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
-        except gr.Error:
-            raise
-        except InputError as e:
-            raise gr.Error(str(e)) from None
-        except Exception as e:  # keep the server up, say so in words
-            log.exception("%s failed", fn.__qualname__)
-            raise gr.Error(f"Something went wrong ({type(e).__name__}); please try other settings.") from None
+            return serialized(fn(*args, **kwargs))
+        except Exception as e:
+            raise failed(e) from None
     return wrapper
 
 
-def serialized(updates: dict) -> dict:
-    """The updates with every plotly figure turned into the JSON the page receives, once: a drawn view that many
-    users are sent is serialized one time, not once per user."""
-    return {c: gr.components.plot.PlotData(type="plotly", plot=u.to_json()) if isinstance(u, go.Figure) else u
-            for c, u in updates.items()}
+def serialized(updates):
+    """Updates (a dict of them, or one value) with every plotly figure turned into the JSON the page receives, once:
+    a drawn view that many users are sent is serialized one time, not once per user."""
+    if isinstance(updates, dict):
+        return {c: serialized(u) for c, u in updates.items()}
+    return gr.components.plot.PlotData(type="plotly", plot=updates.to_json()) if isinstance(updates, go.Figure) else updates
 
 
 def copied(updates: dict) -> dict:

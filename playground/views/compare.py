@@ -8,7 +8,7 @@ from playground import figures
 from transformer.errors import InputError
 from transformer.training.timeline import snapshots
 
-from .common import EXPLAIN, Context, View, friendly, kind_radio, layer_choices, need, serialized, token_diff
+from .common import EXPLAIN, Context, View, friendly, kind_radio, layer_choices, need, token_diff
 
 
 def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
@@ -69,7 +69,7 @@ class CompareView(View):
 
     @friendly
     def redraw(self, result, spec, kind, layer) -> dict:
-        return serialized(self.draw(need(result), spec, kind, layer))
+        return self.draw(need(result), spec, kind, layer)
 
     def wire(self, result: gr.State) -> None:
         for control in self.controls:

@@ -60,12 +60,10 @@ class LiveView(View):
                 self.self_attention: plots.attention_heatmap(enc, p.maps.source_tokens, p.maps.source_tokens,
                                                              "encoder self-attention on the probe (last layer)")}
 
+    @friendly
     def run(self, *values):
         """Streams progress (a generator); the model so far is kept after every report, so Stop leaves it usable."""
-        try:
-            s = self.settings(*values)
-        except InputError as e:
-            raise gr.Error(str(e)) from None
+        s = self.settings(*values)
         for p in live.train_toy(s, pause_s=PAUSE_S):
             words = "finished" if p.done else "training"
             status = (f"**{words}**: step {p.step} of {s.steps}; held-out exact match {p.accuracy:.0%}; "
