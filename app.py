@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import html
 import inspect
 import itertools
 import json
@@ -21,6 +22,7 @@ from transformer import CheckpointError, Translator
 from playground import results
 from playground.cache import SharedCache
 from playground.bertviz_view import script_files
+from transformer.errors import InputError
 from transformer.translator import resolve_device
 from playground.views.ablation import AblationView
 from playground.views.api import register as register_api
@@ -178,9 +180,14 @@ class Page:
         tab that is open; the other tabs draw themselves when opened. values maps each input to its value."""
         ticket = self.asked(request)
         panel = self.panel
+        if not values[panel.text].strip():  # said where the translation goes; the views keep what they show
+            return {panel.translation: EMPTY, panel.notice: "", panel.samples: ""}
         pair = values[panel.pair]
         translator = self.ctx.translator(pair)
-        result = results.run(translator, pair, values[panel.text], panel.options(values), self.results)
+        try:
+            result = results.run(translator, pair, values[panel.text], panel.options(values), self.results)
+        except InputError as e:  # bad settings: said in place, and gone with the next good translation
+            return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: ""}
         key = ("panel", result.key, self.key_of(values, [panel.n_samples]))
         out = self.shared(key, lambda: panel.fill(result, values)) | {self.result: result}
         out |= self.draw(self.visible(values), result, values)
@@ -236,6 +243,7 @@ class Page:
 
 
 TICKETS = itertools.count(1)
+EMPTY = "(Type an English sentence in the box above, then press Enter or Translate.)"
 
 
 def listen(trigger, handler, inputs: set, outputs: set, js: str | None = None, **kwargs):
@@ -268,9 +276,9 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                   SharedCache(8 * cache_size, ttl_s=1800))
     weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
-        gr.Markdown("# Transformer Playground\nA small encoder-decoder Transformer (Vaswani et al. 2017) trained here, "
-                    "and every view of how it works, read from forward hooks on its modules; the model card says "
-                    "what each model knows.")
+        gr.Markdown("# Transformer Playground\nType an English sentence and watch a small Transformer translate it: "
+                    "where it looks, how sure it is of each word, and how it learned. The model card says what each "
+                    "model knows.")
         for problem in problems or []:
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
         result = gr.State(None)
@@ -306,7 +314,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         every = list(views.values())
         inputs = set(panel.controls) | {c for v in every for c in v.reads} | {result, open_tab}
         outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result}
-        for trigger in (panel.go.click, panel.text.submit):
+        for trigger in (panel.go.click, panel.text.submit, panel.examples.load_input_event.then):  # Enter, a chip
             translated = listen(trigger, page.show_translation, inputs, outputs, js=TRANSLATE_JS)
             translated.success(None, js=CHECK_JS)  # in the browser: no second event unless the open tab changed
         listen(redraw.click, page.redraw_open, inputs, outputs - set(panel.outputs) - {result}, show_progress="hidden")

@@ -280,8 +280,7 @@ def test_handlers_turn_bad_input_into_a_plain_message(page):
         page.views["steps"].redraw(None, 0)
     with pytest.raises(gr.Error, match="tick at least one head"):
         page.views["ablation"].run(page.show_translation(defaults(page))[page.result], [])
-    with pytest.raises(gr.Error, match="top_p must be"):
-        page.show_translation(defaults(page) | {page.panel.top_p: 0.0})
+    assert "top_p must be" in page.show_translation(defaults(page) | {page.panel.top_p: 0.0})[page.panel.notice]
 
 
 def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_in_a_sentence(caplog):
@@ -363,12 +362,36 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
     (dict(pair="xx-yy"), "pair 'xx-yy' is not loaded here"),
     (dict(beam_size="99", strategy="beam"), "beam_size must be a whole number from 1 to 16"),
     (dict(temperature="hot"), "temperature='hot' is not a number"),
-    (dict(text="   "), "there is no text to translate"),
 ])
 def test_a_bad_shared_link_still_opens_the_page_and_says_why(page, query, says):
     out = page.open(on_load(page), Request(**query))
     assert says in out[page.panel.notice]
     assert out[page.panel.pair] in page.ctx.pairs  # the page is usable: a loaded pair, default settings
+
+
+def test_a_link_with_one_bad_parameter_keeps_every_other_one(page):
+    values, problems = page.panel.from_query(on_load(page), {"strategy": "beam", "beam_size": "99",
+                                                             "length_penalty": "1.5", "temperature": "hot"})
+    panel = page.panel
+    assert (values[panel.strategy], values[panel.length_penalty], values[panel.beam_size]) == ("beam", 1.5, 4)
+    assert len(problems) == 2 and "temperature='hot' is not a number" in problems
+    assert any(p.startswith("beam_size='99' was left out (beam_size must be a whole number") for p in problems)
+
+
+def test_an_empty_source_is_answered_where_the_translation_goes_and_the_views_keep_their_translation(page):
+    values = after(defaults(page), page.show_translation(defaults(page) | {page.panel.text: "A dog runs."}))
+    out = page.show_translation(values | {page.panel.text: "  \n "})
+    assert out == {page.panel.translation: app.EMPTY, page.panel.notice: "", page.panel.samples: ""}
+    opened = page.open(on_load(page), Request(text="   "))  # a link with no text still opens, and says so
+    assert opened[page.panel.translation] == app.EMPTY
+
+
+def test_bad_settings_are_said_in_the_notice_and_gone_with_the_next_good_translation(page):
+    values = defaults(page) | {page.panel.text: "A dog runs.", page.panel.max_len: 999}
+    bad = page.show_translation(values)
+    assert "max_len must be a whole number" in bad[page.panel.notice] and bad[page.panel.translation] == ""
+    good = page.show_translation(values | {page.panel.max_len: 0})
+    assert good[page.panel.notice] == "" and good[page.panel.translation]
 
 
 def corrupt_snapshot(folder: Path) -> None:

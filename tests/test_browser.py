@@ -8,6 +8,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+import app
 from conftest import ROOT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -140,6 +141,25 @@ def test_translate_an_example_and_see_every_view(page):
     shot(page, "bertviz")
     assert all(urlparse(u).hostname not in ("127.0.0.1", "localhost") for u in page.blocked)
     assert not page.dialogs
+
+
+def test_enter_and_an_example_translate_at_once_and_an_empty_box_is_answered_in_place(page, translators):
+    box, shown = page.locator("#source-text textarea"), page.locator("#translation textarea")
+    landed = "(want) => document.querySelector('#translation textarea').value === want"
+    box.fill("A horse runs on the beach.")
+    box.press("Enter")  # translates
+    want = translators["en-de"].translate("A horse runs on the beach.").text
+    page.wait_for_function(landed, arg=want, timeout=60_000)
+    box.press("End")
+    box.press("Shift+Enter")  # a new line, no translation
+    assert box.input_value() == "A horse runs on the beach.\n" and shown.input_value() == want
+    example = EXAMPLES[4]
+    page.get_by_text(example, exact=True).first.click()  # an example is translated when clicked
+    page.wait_for_function(landed, arg=translators["en-de"].translate(example).text, timeout=60_000)
+    box.fill("   ")
+    page.click("#translate-button")
+    page.wait_for_function(landed, arg=app.EMPTY, timeout=60_000)
+    assert not page.locator(".toast-body").count() and not page.dialogs  # no error badge, no toast
 
 
 def test_a_tab_opened_after_a_translation_draws_that_translation(page):

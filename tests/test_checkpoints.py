@@ -91,12 +91,12 @@ def test_the_timeline_was_recorded_and_its_snapshots_are_small(translators, pair
     epochs = timeline.recorded_epochs(tr.metrics)
     # A later stage records all of its own epochs, numbered on from the stage before; the earlier stages'
     # translations are redone from their snapshots (the only weights of them that are kept).
-    last = tr.metrics["epochs"][-1]["epoch"]
-    start = last - tr.metrics["train_config"]["epochs"]
+    _, first, last = tr.metrics.stage_epochs()[-1]
+    start = first - 1
     this_stage = list(range(start + 1, last + 1))
     assert epochs == [e for e in timeline.snapshots(tr) if e <= start] + this_stage
     examples = json.loads((SHIPPED.parent / "assets" / "examples.json").read_text())
-    assert tr.metrics["timeline_sources"] == examples
+    assert tr.metrics.timeline_sources == examples
     first, last = timeline.translations_at(tr.metrics, 1), timeline.translations_at(tr.metrics, epochs[-1])
     assert [r.final for r in first] == [r.at_epoch for r in last]
     assert sum(r.at_epoch == r.final for r in first) <= 1  # epoch 1 does not translate yet

@@ -278,4 +278,4 @@ def test_torchrun_trains_data_parallel_unchanged(data_dir, tmp_path):
     load_checkpoint(out)
     alone = train(str(data_dir), str(tmp_path / "one"), tiny_config(n_encoder_layers=1, n_decoder_layers=1, max_len=32),
                   TrainConfig(epochs=1, max_tokens=512, warmup=20, vocab_size=60, threads=1))
-    assert metrics["epochs"][0]["step"] == alone["epochs"][0]["step"] // 2  # each rank took half of one process's batches
+    assert metrics["epochs"][0]["step"] == alone.epochs[0]["step"] // 2  # each rank took half of one process's batches

@@ -59,8 +59,8 @@ def friendly(fn):
     def failed(e: Exception) -> gr.Error:
         if isinstance(e, gr.Error):
             return e
-        if isinstance(e, InputError):
-            return gr.Error(str(e))
+        if isinstance(e, InputError):  # the user's input: said in the page, no traceback in the server's log
+            return gr.Error(str(e), print_exception=False)
         log.exception("%s failed", fn.__qualname__)  # keep the server up, say so in words
         return gr.Error(f"Something went wrong ({type(e).__name__}); please try other settings.")
 

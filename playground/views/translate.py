@@ -36,10 +36,13 @@ class TranslatePanel:
         with gr.Row():
             self.pair = gr.Dropdown([(ctx.label(p), p) for p in pairs], value=pairs[0] if pairs else None,
                                     label="Language pair", scale=1)
-            self.text = gr.Textbox(label="English text", value=EXAMPLES[0], lines=2, max_length=20000, scale=4,
-                                   elem_id="source-text")
-        gr.Examples(EXAMPLES, inputs=self.text, label="Examples: picture captions and everyday sentences",
-                    examples_per_page=len(EXAMPLES))
+            # one line that grows: Enter translates, Shift+Enter starts a new line (Gradio submits on Enter only
+            # in a one-line box)
+            self.text = gr.Textbox(label="English text", value=EXAMPLES[0], lines=1, max_lines=4, max_length=20000,
+                                   placeholder="Type an English sentence. Enter translates; Shift+Enter starts a new line.",
+                                   scale=4, elem_id="source-text")
+        self.examples = gr.Examples(EXAMPLES, inputs=self.text, examples_per_page=len(EXAMPLES),
+                                    label="Examples (a click translates): picture captions and everyday sentences")
         with gr.Row():
             self.strategy = gr.Radio([("Greedy", "greedy"), ("Random sampling", "sample"), ("Beam search", "beam")],
                                      value="greedy", label="Decoding")
@@ -97,7 +100,8 @@ class TranslatePanel:
         return {self.translation: result.translation.text, self.notice: notice, self.samples: samples}
 
     def from_query(self, values: dict, query: dict[str, str]) -> tuple[dict, list[str]]:
-        """The controls' values with a shared link's URL parameters applied; bad ones are left out and named."""
+        """The controls' values with a shared link's URL parameters applied; each bad one is left out and named,
+        and every other one is kept."""
         values, problems = dict(values), []
         pair = query.get("pair")
         if pair is not None:
@@ -107,20 +111,17 @@ class TranslatePanel:
                 problems.append(f"pair {pair!r} is not loaded here")
         if "text" in query:
             values[self.text] = query["text"][: self.text.max_length]
-        decoding = {c: values[c] for c in self.decoding}
         for name, control in zip(QUERY_FIELDS, self.decoding):
             if name not in query:
                 continue
             raw = query[name]
             try:
-                decoding[control] = raw if name == "strategy" else float(raw)
-            except ValueError:
-                problems.append(f"{name}={raw!r} is not a number")
-        try:
-            DecodeOptions(*decoding.values())
-            values |= decoding
-        except ValueError as e:
-            problems.append(f"{e}; the default decoding settings are used")
+                value = raw if name == "strategy" else float(raw)
+                DecodeOptions(*(value if c is control else values[c] for c in self.decoding))  # checks this one
+                values[control] = value
+            except ValueError as e:
+                problems.append(f"{name}={raw!r} was left out ({e})" if "could not convert" not in str(e)
+                                else f"{name}={raw!r} is not a number")
         return values, problems
 
     def strategy_controls(self, strategy: str) -> dict:
