@@ -14,7 +14,9 @@ from . import plots
 from transformer.interpret.attribution import METHODS
 from transformer.interpret.capture import AttentionMaps, parse_head
 from transformer.model import ATTENTION_KINDS, KINDS
+from transformer.config import TrainConfig
 from transformer.errors import InputError
+from transformer.training.schedule import noam_lr
 from .results import Result
 from transformer.training.timeline import lens_over_epochs, snapshot, snapshots
 from transformer.translator import Translation, Translator, quantize_int8
@@ -343,3 +345,44 @@ def comparison_figure(cmp: Comparison, kind: str, layer: int, first_name: str):
         panels.append(("difference (first − second)", panels[0][1] - panels[1][1], panels[0][2], panels[0][3]))
     return plots.side_by_side(panels, f"{KIND_NAMES[kind]}: mean of heads"
                               + ("" if cmp.same_tokens else " (different tokens: each map on its own)"))
+
+
+# -----------------------------------------------------------------------------
+# The views' opening texts: every number in them read from the checkpoint or the settings, never typed in
+
+
+def listed(numbers: list[int]) -> str:
+    """[1, 2, 4, 8, 131, 132, 133] -> "1, 2, 4, 8 and 131-133" (runs of three or more as a range)."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    parts = [f"{r[0]}-{r[-1]}" if len(r) >= 3 else ", ".join(map(str, r)) for r in runs]
+    parts = [p for part in parts for p in part.split(", ")]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def timeline_text(translator: Translator, template: str) -> str:
+    from transformer.training import timeline
+
+    recorded = timeline.recorded_epochs(translator.metrics)
+    return template.format(examples=len(translator.metrics.timeline_sources), recorded=listed(recorded),
+                           snapshots=listed(snapshots(translator)) if snapshots(translator) else "none")
+
+
+def schedule_text(metrics) -> str:
+    """Each stage's schedule in words, from the recipe it recorded: warm-up, peak, hold or decay, cool-down."""
+    d_model = metrics.model_config.get("d_model")
+    if not d_model:
+        return "not recorded in this checkpoint"
+    parts = []
+    for stage, start, end in metrics.stage_epochs():
+        c = TrainConfig.from_dict(stage.train_config)
+        peak = noam_lr(c.warmup, d_model, c.warmup, c.lr_scale)
+        words = (f"epochs {start}-{end}: a warm-up over {c.warmup:,} steps to {peak:.1e}, "
+                 + ("held" if c.hold_peak else "then decaying as 1/sqrt(step)")
+                 + (f", then falling linearly to 0 over the last {c.cooldown_epochs} epochs" if c.cooldown_epochs else ""))
+        parts.append(words)
+    return "; ".join(parts)

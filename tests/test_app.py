@@ -48,16 +48,42 @@ def test_build_demo_reports_broken_checkpoints(tmp_path):
 
 def test_the_model_card_of_a_third_stage_names_every_run_in_order(translator):
     metrics = {"command": "python -m transformer train --init-from c --source-noise 0.3", "hardware": "CPU",
-               "train_wall_s": 600, "train_config": {"source_noise": 0.3},
+               "train_wall_s": 600, "train_config": {"source_noise": 0.3, "epochs": 2},
+               "epochs": [{"epoch": e, "step": e} for e in range(1, 6)],
                "first_stage": {"command": "python -m transformer train --data-dir ../shared/data/tatoeba",
-                               "train_wall_s": 1200,
-                               "first_stage": {"command": "python -m transformer train --data-dir m"}}}
+                               "train_wall_s": 1200, "train_config": {"epochs": 1},
+                               "first_stage": {"command": "python -m transformer train --data-dir m",
+                                               "train_config": {"epochs": 3}}}}
     card = model_card(Translator(translator.model, translator.tokenizer, metrics, name="three"), "en-de")
-    assert "3 stage(s), the last on CPU" in card
-    assert ("1. `python -m transformer train --data-dir m`\n2. `python -m transformer train --data-dir "
-            "../shared/data/tatoeba` (20 minutes of steps)\n3. `python -m transformer train --init-from c "
-            "--source-noise 0.3` (10 minutes of steps)") in card
+    assert "3 stage(s):" in card
+    assert ("1. epochs 1-3: `python -m transformer train --data-dir m`\n2. epoch 4, 20 minutes of steps: "
+            "`python -m transformer train --data-dir ../shared/data/tatoeba`\n3. epoch 5, 10 minutes of steps on "
+            "CPU: `python -m transformer train --init-from c --source-noise 0.3`") in card
     assert "everyday sentences, also typed without capitals or full stops" in card
+
+
+def test_every_number_in_the_views_texts_comes_from_the_checkpoint_or_the_settings(page):
+    from playground.figures import listed
+    from transformer.model import Transformer, count_parameters
+    from transformer.training import timeline
+    from transformer.training.live import ToySettings
+
+    pair = shipped_pairs()[0]
+    tr, values = page.ctx.translator(pair), defaults(page)
+    view = page.views["timeline"]
+    text = view.on_pair(tr, pair, values)[view.about]
+    assert f"the {len(tr.metrics.timeline_sources)} examples" in text and "ten examples" not in text
+    assert f"after epochs {listed(timeline.snapshots(tr))}." in text
+    view = page.views["schedule"]
+    text = view.on_pair(tr, pair, values)[view.about]
+    for stage, start, end in tr.metrics.stage_epochs():
+        assert f"epochs {start}-{end}: a warm-up over {stage.train_config['warmup']:,} steps" in text
+    toy = count_parameters(Transformer(ToySettings().model_config()))
+    assert f"{toy:,} parameters" in page.views["live"].about.value and "a few thousand" not in page.views["live"].about.value
+    card = model_card(tr, pair)
+    assert "1 threads" not in card
+    for stage, start, end in tr.metrics.stage_epochs():
+        assert f"epochs {start}-{end}, {stage.train_wall_s / 60:.0f} minutes of steps on {stage.hardware}" in card
 
 
 def test_int8_checkpoints_load_and_say_so_on_the_model_card(tmp_path, translator):

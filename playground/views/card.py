@@ -34,10 +34,11 @@ def model_card(translator, pair: str) -> str:
     test = metrics.test
     scores = "\n".join(f"| {name} | {s.get('bleu_lc', float('nan')):.2f} | {s.get('bleu', float('nan')):.2f} | "
                        f"{s.get('chrf', float('nan')):.2f} |" for name, s in test.items()) or "| (not recorded) | | | |"
-    how = "\n".join(f"{i}. `{stage.command or 'unknown command'}`"
-                     + (f" ({stage.train_wall_s / 60:.0f} minutes of steps)" if stage.train_wall_s else "")
-                     for i, stage in enumerate(metrics.stages(), 1))
-    how = f"{len(metrics.stages())} stage(s), the last on {metrics.hardware or 'unknown hardware'}:\n\n{how}"
+    how = "\n".join(f"{i}. " + (f"epoch {start}" if start == end else f"epochs {start}-{end}")
+                     + (f", {stage.train_wall_s / 60:.0f} minutes of steps" if stage.train_wall_s else "")
+                     + (f" on {stage.hardware}" if stage.hardware else "") + f": `{stage.command or 'unknown command'}`"
+                     for i, (stage, start, end) in enumerate(metrics.stage_epochs(), 1))
+    how = f"{len(metrics.stages())} stage(s):\n\n{how}"
     tables = f"""| component | parameters | share |
 | --- | ---: | ---: |
 {rows}

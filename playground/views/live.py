@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from transformer.model import Transformer, count_parameters
 from transformer.training import live, toy
 from playground import plots
 from transformer.errors import InputError
@@ -17,7 +18,8 @@ class LiveView(View):
     def __init__(self):
         defaults = live.ToySettings()
         with gr.Tab("Train a tiny one") as self.tab:
-            gr.Markdown(EXPLAIN["live"])
+            self.about = gr.Markdown(EXPLAIN["live"].format(
+                parameters=count_parameters(Transformer(defaults.model_config()))))
             self.notice()
             with gr.Row():
                 self.task = gr.Radio(list(toy.TASKS), value=defaults.task, label="task")

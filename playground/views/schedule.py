@@ -4,6 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from playground import plots
+from playground.figures import schedule_text
 
 from .common import EXPLAIN, Context, View, friendly
 
@@ -14,7 +15,7 @@ class ScheduleView(View):
     def __init__(self, ctx: Context, pair: gr.Dropdown):
         self.ctx, self.pair = ctx, pair
         with gr.Tab("Learning rate") as self.tab:
-            gr.Markdown(EXPLAIN["schedule"])
+            self.about = gr.Markdown()  # names the checkpoint's own schedule: filled in per pair
             self.notice()
             with gr.Row():
                 self.d_model = gr.Slider(64, 1024, value=512, step=32, label="d_model")
@@ -25,13 +26,14 @@ class ScheduleView(View):
             self.training = gr.Plot()
             self.curves = gr.State([PAPER_BASE])  # per user: the (d_model, warmup) curves drawn
         self.pair_inputs = [self.curves]
-        self.pair_outputs = [self.noam, self.training]
+        self.pair_outputs = [self.about, self.noam, self.training]
 
     def noam_figure(self, pair: str, curves: list):
         return plots.noam_curves([tuple(c) for c in curves], (f"this checkpoint ({pair})", self.ctx.translator(pair).metrics))
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        return {self.noam: self.noam_figure(pair, values[self.curves]), self.training: plots.training_curves(translator.metrics)}
+        return {self.about: EXPLAIN["schedule"].format(schedule=schedule_text(translator.metrics)),
+                self.noam: self.noam_figure(pair, values[self.curves]), self.training: plots.training_curves(translator.metrics)}
 
     @friendly
     def add_curve(self, pair, curves, d_model, warmup) -> dict:

@@ -8,7 +8,7 @@ import gradio as gr
 from playground import plots
 from transformer.training import timeline
 from transformer.errors import InputError
-from playground.figures import KIND_NAMES, axis_tokens
+from playground.figures import KIND_NAMES, axis_tokens, timeline_text
 from transformer.model import ATTENTION_KINDS, KINDS
 
 from .common import EXPLAIN, Context, View, friendly
@@ -28,7 +28,7 @@ class TimelineView(View):
     def __init__(self, ctx: Context, pair: gr.Dropdown):
         self.ctx, self.pair = ctx, pair
         with gr.Tab("How it learned") as self.tab:
-            gr.Markdown(EXPLAIN["timeline"])
+            self.about = gr.Markdown()  # its numbers are the checkpoint's: filled in per pair
             self.notice()
             self.epoch = gr.Slider(1, 2, value=1, step=1, label="after epoch")
             self.table = gr.HTML(elem_id="timeline-table")
@@ -38,12 +38,13 @@ class TimelineView(View):
                 self.kind = gr.Radio([(kind.label, kind.key) for kind in ATTENTION_KINDS], value="cross",
                                      label="attention (last layer, heads averaged)")
             self.forming = gr.Plot()
-        self.pair_outputs = [self.epoch, self.example, self.table, self.curves, self.forming]
+        self.pair_outputs = [self.about, self.epoch, self.example, self.table, self.curves, self.forming]
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         epochs = timeline.recorded_epochs(translator.metrics)
         sources = translator.metrics.timeline_sources if epochs else []
-        out = {self.epoch: gr.update(minimum=1, maximum=max(epochs or [2]), value=1, interactive=bool(epochs)),
+        out = {self.about: timeline_text(translator, EXPLAIN["timeline"]) if epochs else "",
+               self.epoch: gr.update(minimum=1, maximum=max(epochs or [2]), value=1, interactive=bool(epochs)),
                self.example: gr.update(choices=sources, value=sources[0] if sources else None)}
         if not epochs:
             note = "<p>This checkpoint was trained without recording a timeline.</p>"

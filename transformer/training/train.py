@@ -149,7 +149,8 @@ def finish(out_dir: Path, model, tokenizer, metrics: Metrics, last: int, fp16: b
 def hardware() -> str:
     if torch.cuda.is_available():
         return f"{torch.cuda.device_count()} x {torch.cuda.get_device_name(0)}"
-    return f"CPU {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
+    threads = torch.get_num_threads()
+    return f"CPU {platform.processor() or platform.machine()}, {threads} thread{'s' if threads > 1 else ''}"
 
 
 # -----------------------------------------------------------------------------
@@ -213,7 +214,7 @@ def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transf
             row["translations"] = translate_all(snap, tokenizer, timeline_src, 1)
     if rows and timeline_src:
         rows[-1]["translations"] = translate_all(model, tokenizer, timeline_src, 1)
-    summary = Metrics(command=metrics.command, hardware=metrics.hardware, train_config=metrics.train_config,
+    summary = Metrics(command=metrics.command, hardware=metrics.hardware, train_config=metrics.train_config,  # kept
                       data=metrics.data, first_stage=metrics.first_stage, train_wall_s=metrics.train_wall_s,
                       averaged_epochs=metrics.averaged_epochs, test=metrics.test, extra={"from": str(init_from)})
     return model, tokenizer, summary, rows  # the stage before, without its rows (they are this run's too)
