@@ -74,9 +74,13 @@ FIRST_TAB = "steps"  # what the page shows under the panel when it opens
 OPEN_JS = "(open, ...rest) => [window.tpOpen || '%s', ...rest]" % FIRST_TAB  # the open view, as the browser knows it
 # A translation draws the tab open when it starts (one event on the queue per click). Only when the user opened
 # another tab meanwhile does the browser ask for that one too, through the hidden redraw button.
-TRANSLATE_JS = "(open, ...rest) => { window.tpDrawn = window.tpOpen || '%s'; return [window.tpDrawn, ...rest]; }" % FIRST_TAB
-CHECK_JS = ("() => { if ((window.tpOpen || '%s') !== window.tpDrawn) "
-            "document.getElementById('redraw-open')?.click(); }" % FIRST_TAB)
+# While it runs, the translation shown is marked as old (class "stale"), until the new one lands.
+TRANSLATE_JS = ("(open, ...rest) => { window.tpDrawn = window.tpOpen || '%s'; "
+                "document.getElementById('translation')?.classList.add('stale'); "
+                "return [window.tpDrawn, ...rest]; }" % FIRST_TAB)
+CHECK_JS = ("() => { document.getElementById('translation')?.classList.remove('stale'); "
+            "if ((window.tpOpen || '%s') !== window.tpDrawn) document.getElementById('redraw-open')?.click(); }"
+            % FIRST_TAB)
 
 
 def selecting_js(name: str, group: str | None, inner: bool) -> str:
@@ -314,9 +318,11 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         every = list(views.values())
         inputs = set(panel.controls) | {c for v in every for c in v.reads} | {result, open_tab}
         outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result}
-        for trigger in (panel.go.click, panel.text.submit, panel.examples.load_input_event.then):  # Enter, a chip
+        triggers = (panel.go.click, panel.text.submit, panel.examples.load_input_event.then,  # Enter, an example,
+                    panel.reseeded.then, panel.compared.then)  # New sample, the three-way comparison
+        for trigger in triggers:
             translated = listen(trigger, page.show_translation, inputs, outputs, js=TRANSLATE_JS)
-            translated.success(None, js=CHECK_JS)  # in the browser: no second event unless the open tab changed
+            translated.then(None, js=CHECK_JS)  # in the browser: no second event unless the open tab changed
         listen(redraw.click, page.redraw_open, inputs, outputs - set(panel.outputs) - {result}, show_progress="hidden")
         listen(panel.pair.change, page.choose_pair, inputs, outputs)
 

@@ -412,6 +412,16 @@ def test_an_empty_source_is_answered_where_the_translation_goes_and_the_views_ke
     assert opened[page.panel.translation] == app.EMPTY
 
 
+def test_with_sampling_the_box_is_sample_1_of_those_drawn(page):
+    panel = page.panel
+    values = defaults(page) | {panel.text: "A dog runs in the park.", panel.strategy: "sample", panel.seed: 5,
+                               panel.n_samples: 3}
+    out = page.show_translation(values)
+    first = re.search(r"sample 1 of 3 \(seed 5\): the translation above</[^>]+>\s*<[^>]+>([^<]*)<", out[panel.samples])
+    assert first and html.unescape(first.group(1)) == out[panel.translation]
+    assert out[panel.translation] == page.ctx.translator("en-de").translate("A dog runs in the park.", "sample", seed=5).text
+
+
 def test_bad_settings_are_said_in_the_notice_and_gone_with_the_next_good_translation(page):
     values = defaults(page) | {page.panel.text: "A dog runs.", page.panel.max_len: 999}
     bad = page.show_translation(values)

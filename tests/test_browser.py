@@ -162,6 +162,23 @@ def test_enter_and_an_example_translate_at_once_and_an_empty_box_is_answered_in_
     assert not page.locator(".toast-body").count() and not page.dialogs  # no error badge, no toast
 
 
+def test_new_sample_and_the_comparison_each_leave_the_translation_box_on_this_sentence(page, translators):
+    tr, text = translators["en-de"], "A small boy plays with a red ball."
+    landed = "(want) => document.querySelector('#translation textarea').value === want"
+    page.locator("#source-text textarea").fill(text)
+    page.get_by_text("Random sampling", exact=True).click()
+    page.click("#translate-button")
+    page.wait_for_function(landed, arg=tr.translate(text, "sample", seed=0).text, timeout=60_000)
+    page.click("#new-sample")  # the next seed, translated at once
+    page.wait_for_function(landed, arg=tr.translate(text, "sample", seed=1).text, timeout=60_000)
+    page.wait_for_function("() => !document.querySelector('#translation.stale')", timeout=10_000)  # old: unmarked
+    page.get_by_text("Greedy", exact=True).click()
+    other = "Two women walk along a quiet road."
+    page.locator("#source-text textarea").fill(other)
+    page.get_by_role("button", name="Compare greedy, sampling and beam search").click()
+    page.wait_for_function(landed, arg=tr.translate(other).text, timeout=60_000)  # the box follows the comparison
+
+
 def test_a_tab_opened_after_a_translation_draws_that_translation(page):
     """Translate on Step by step; Attention, One head and bertviz were not drawn for it until they are opened."""
     page.locator("#source-text textarea").fill("A zebra eats grass beside a yellow tractor.")

@@ -57,6 +57,7 @@ class TranslatePanel:
             self.length_penalty = gr.Slider(0, 2, value=1.0, step=0.1, label="Length penalty", visible=False)
         with gr.Row():
             self.go = gr.Button("Translate", variant="primary", elem_id="translate-button")
+            self.new_sample = gr.Button("New sample (next seed)", visible=False, elem_id="new-sample")
             self.compare_button = gr.Button("Compare greedy, sampling and beam search")
         with gr.Row():
             self.present = gr.Checkbox(False, label="Presentation mode (larger text and figures, for a projector)",
@@ -94,9 +95,11 @@ class TranslatePanel:
         notice = html.escape(" ".join(notices + [translator.unfamiliar(result.text)]).strip())
         samples = ""
         n = int(values[self.n_samples] or 1)
-        if result.options.strategy == "sample" and n > 1:
-            more = translator.translate_batch([result.text] * n, result.options)
-            samples = cards([(f"sample {i + 1}", s.text) for i, s in enumerate(more)])
+        if result.options.strategy == "sample":  # the box is sample 1; the others are drawn from the next seed
+            seed = result.options.seed
+            more = translator.translate_batch([result.text] * (n - 1), replace(result.options, seed=seed + 1)) if n > 1 else []
+            names = [f"sample 1 of {n} (seed {seed}): the translation above"] + [f"sample {i}" for i in range(2, n + 1)]
+            samples = cards(list(zip(names, [result.translation.text] + [s.text for s in more])))
         return {self.translation: result.translation.text, self.notice: notice, self.samples: samples}
 
     def from_query(self, values: dict, query: dict[str, str]) -> tuple[dict, list[str]]:
@@ -127,7 +130,7 @@ class TranslatePanel:
     def strategy_controls(self, strategy: str) -> dict:
         sampling, beam = strategy == "sample", strategy == "beam"
         return ({c: gr.update(visible=sampling) for c in (self.temperature, self.top_k, self.top_p, self.seed,
-                                                            self.n_samples)}
+                                                            self.n_samples, self.new_sample)}
                 | {c: gr.update(visible=beam) for c in (self.beam_size, self.length_penalty)})
 
     @friendly
@@ -140,9 +143,12 @@ class TranslatePanel:
 
     def wire(self) -> None:
         self.strategy.change(self.strategy_controls, self.strategy,
-                             [self.temperature, self.top_k, self.top_p, self.seed, self.n_samples, self.beam_size,
-                              self.length_penalty], api_visibility="private")
-        self.compare_button.click(self.compare, [self.pair, self.text] + self.decoding, self.comparison,
-                                  api_visibility="private")
+                             [self.temperature, self.top_k, self.top_p, self.seed, self.n_samples, self.new_sample,
+                              self.beam_size, self.length_penalty], api_visibility="private")
+        # the page translates after each of these (app.py), so the Translation box is always the sentence's
+        self.compared = self.compare_button.click(self.compare, [self.pair, self.text] + self.decoding, self.comparison,
+                                                  api_visibility="private")
+        self.reseeded = self.new_sample.click(lambda seed: int(seed or 0) + 1, self.seed, self.seed, queue=False,
+                                              api_visibility="private")
         self.share.click(None, [self.pair, self.text, self.present] + self.decoding, self.link, js=SHARE_JS)
         self.present.change(None, self.present, None, js=PRESENT_JS)
