@@ -35,7 +35,7 @@ class TranslatePanel:
         pairs = ctx.pairs
         with gr.Row():
             self.pair = gr.Dropdown([(ctx.label(p), p) for p in pairs], value=pairs[0] if pairs else None,
-                                    label="Language pair", scale=1)
+                                    label="Language pair", scale=1, min_width=220)  # a phone: on its own line, whole
             # one line that grows: Enter translates, Shift+Enter starts a new line (Gradio submits on Enter only
             # in a one-line box)
             self.text = gr.Textbox(label="English text", value=EXAMPLES[0], lines=1, max_lines=4, max_length=20000,
