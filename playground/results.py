@@ -15,6 +15,21 @@ from transformer.decoding import DecodeOptions
 from transformer.translator import Inspection, Translation, Translator
 
 
+MAX_SENTENCES = 20  # the most sentences one request translates; the model learned single sentences
+
+
+@functools.lru_cache(maxsize=1)
+def _segmenter():
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences (pySBD: "Mr. Smith" and "U.S.A." stay whole), stripped, empty ones dropped."""
+    return [s.strip() for s in _segmenter().segment(text) if s.strip()]
+
+
 # The three families panel runs the user's sentence in one batch with this one: the shorter of the two is padded
 NEIGHBOUR = "Two dogs are running through a field of tall grass while a man watches."
 

@@ -412,6 +412,19 @@ def test_an_empty_source_is_answered_where_the_translation_goes_and_the_views_ke
     assert opened[page.panel.translation] == app.EMPTY
 
 
+def test_several_sentences_are_translated_one_at_a_time_and_joined_with_a_note(page):
+    tr, panel = page.ctx.translator("en-de"), page.panel
+    text = "Mr. Smith walks his dog. It is raining!  Two girls laugh."
+    out = page.show_translation(defaults(page) | {panel.text: text})
+    parts = ["Mr. Smith walks his dog.", "It is raining!", "Two girls laugh."]
+    assert out[panel.translation] == " ".join(tr.translate(p).text for p in parts)
+    assert "Translated as 3 sentences, one at a time" in out[panel.notice]
+    assert out[page.result].text == parts[0]  # the views show the first
+    many = page.show_translation(defaults(page) | {panel.text: "A dog runs. " * 25})
+    assert "the 5 after the first 20 were left out" in many[panel.notice]
+    assert many[panel.translation].count(" ") >= 19  # twenty translations joined
+
+
 def test_with_sampling_the_box_is_sample_1_of_those_drawn(page):
     panel = page.panel
     values = defaults(page) | {panel.text: "A dog runs in the park.", panel.strategy: "sample", panel.seed: 5,
