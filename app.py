@@ -191,17 +191,11 @@ class Page:
         parts = results.sentences(values[panel.text])  # the model learned single sentences: one at a time
         try:
             result = results.run(translator, pair, parts[0], panel.options(values), self.results)
-            rest = translator.translate_batch(parts[1:results.MAX_SENTENCES], panel.options(values)) if parts[1:] else []
+            key = ("panel", result.key, self.key_of(values, [panel.n_samples]))
+            out = self.shared(key, lambda: panel.fill(result, values)) | {self.result: result}
+            out |= panel.joined(translator, result, parts, out)  # the views show the first sentence
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
             return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: ""}
-        key = ("panel", result.key, self.key_of(values, [panel.n_samples]))
-        out = self.shared(key, lambda: panel.fill(result, values)) | {self.result: result}
-        if rest:
-            left = f"; the {len(parts) - results.MAX_SENTENCES} after the first {results.MAX_SENTENCES} were left out" if len(parts) > results.MAX_SENTENCES else ""
-            out[panel.translation] = " ".join([result.translation.text] + [t.text for t in rest])
-            out[panel.notice] = " ".join(filter(None, [
-                f"Translated as {len(parts)} sentences, one at a time (the model learned single sentences){left}; "
-                "the views below show the first.", out[panel.notice]]))
         out |= self.draw(self.visible(values), result, values)
         if self.stale(request, ticket=ticket):
             return {}  # the user has asked for a newer translation since: this one would overwrite it

@@ -10,6 +10,8 @@ import gradio as gr
 
 from transformer.decoding import MAX_BEAM, DecodeOptions
 
+from playground.results import MAX_SENTENCES
+
 from .common import ROOT, Context, cards, friendly
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
@@ -101,6 +103,19 @@ class TranslatePanel:
             names = [f"sample 1 of {n} (seed {seed}): the translation above"] + [f"sample {i}" for i in range(2, n + 1)]
             samples = cards(list(zip(names, [result.translation.text] + [s.text for s in more])))
         return {self.translation: result.translation.text, self.notice: notice, self.samples: samples}
+
+    def joined(self, translator, result, parts: list[str], filled: dict) -> dict:
+        """With several sentences, the box holds each one's translation (the first's is `result`'s), joined, and the
+        notice says so; at most MAX_SENTENCES of them. Nothing to change for one sentence."""
+        if len(parts) < 2:
+            return {}
+        kept = parts[:MAX_SENTENCES]
+        rest = translator.translate_batch(kept[1:], result.options)
+        left = f"; the {len(parts) - len(kept)} after the first {len(kept)} were left out" if len(parts) > len(kept) else ""
+        note = (f"Translated as {len(parts)} sentences, one at a time (the model learned single sentences){left}; "
+                "the views below show the first.")
+        return {self.translation: " ".join([result.translation.text] + [t.text for t in rest]),
+                self.notice: " ".join(filter(None, [note, filled.get(self.notice, "")]))}
 
     def from_query(self, values: dict, query: dict[str, str]) -> tuple[dict, list[str]]:
         """The controls' values with a shared link's URL parameters applied; each bad one is left out and named,
