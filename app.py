@@ -325,7 +325,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         for trigger in triggers:
             translated = listen(trigger, page.show_translation, inputs, outputs, js=TRANSLATE_JS)
             translated.then(None, js=CHECK_JS)  # in the browser: no second event unless the open tab changed
-        listen(redraw.click, page.redraw_open, inputs, outputs - set(panel.outputs) - {result}, show_progress="hidden")
+        listen(redraw.click, page.redraw_open, inputs, outputs - set(panel.outputs) - {result}, show_progress="hidden",
+               trigger_mode="always_last")  # a click while one is pending still runs, after it: the newest wins
         listen(panel.pair.change, page.choose_pair, inputs, outputs)
 
         def on_select(tab: gr.Tab, handler, names: list[str], js: str) -> None:
