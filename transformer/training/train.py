@@ -214,7 +214,7 @@ def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transf
             row["translations"] = translate_all(snap, tokenizer, timeline_src, 1)
     if rows and timeline_src:
         rows[-1]["translations"] = translate_all(model, tokenizer, timeline_src, 1)
-    summary = Metrics(command=metrics.command, hardware=metrics.hardware, train_config=metrics.train_config,  # kept
+    summary = Metrics(command=metrics.command, hardware=metrics.hardware, train_config=metrics.train_config,
                       data=metrics.data, first_stage=metrics.first_stage, train_wall_s=metrics.train_wall_s,
                       averaged_epochs=metrics.averaged_epochs, test=metrics.test, extra={"from": str(init_from)})
     return model, tokenizer, summary, rows  # the stage before, without its rows (they are this run's too)
