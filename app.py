@@ -33,6 +33,7 @@ from playground.views.card import CardView
 from playground.views.compare import CompareView
 from playground.views.common import ROOT, Context, copied, friendly, restore_hint, serialized
 from playground.views.families import FamiliesView
+from playground.views.glance import GlanceView
 from playground.views.inside import InsideHeadView
 from playground.views.live import LiveView
 from playground.views.positional import PositionalView
@@ -70,7 +71,7 @@ def load_translators(root: Path, device: str, int8: bool = False) -> tuple[dict[
 # browser when an event starts (OPEN_JS), never stored; a late answer drawn from an older translation is dropped.
 
 
-FIRST_TAB = "steps"  # what the page shows under the panel when it opens
+FIRST_TAB = "glance"  # what the page shows under the panel when it opens
 OPEN_JS = "(open, ...rest) => [window.tpOpen || '%s', ...rest]" % FIRST_TAB  # the open view, as the browser knows it
 # A translation draws the tab open when it starts (one event on the queue per click). Only when the user opened
 # another tab meanwhile does the browser ask for that one too, through the hidden redraw button.
@@ -282,9 +283,9 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                   SharedCache(8 * cache_size, ttl_s=1800))
     weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
-        gr.Markdown("# Transformer Playground\nType an English sentence and watch a small Transformer translate it: "
-                    "where it looks, how sure it is of each word, and how it learned. The model card says what each "
-                    "model knows.")
+        gr.HTML('<div id="masthead"><h1>Transformer Playground</h1><p>Type an English sentence and watch a small '
+                "Transformer translate it: where it looks, how sure it is, and how it learned.</p></div>",
+                apply_default_css=False)
         for problem in problems or []:
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
         result = gr.State(None)
@@ -292,21 +293,27 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         redraw = gr.Button("Redraw the open tab", visible="hidden", elem_id="redraw-open")  # clicked by CHECK_JS
         panel = TranslatePanel(ctx)
         groups = {}
+
+        def group(label: str, make) -> dict:
+            """A top-level tab holding several views, each in a tab of its own: the top level fits one line."""
+            with gr.Tab(label) as tab, gr.Tabs():
+                made = make()
+            groups[label] = (tab, list(made))
+            return made
+
         with gr.Tabs():
-            views = {"steps": StepsView(), "attention": AttentionView(ctx)}
+            views = {"glance": GlanceView(), "steps": StepsView()}
             with views["steps"].tab:
                 views["beam_tree"] = BeamTreeView(ctx)
-            with gr.Tab("Inside attention") as inside, gr.Tabs():  # how the maps' numbers are made
-                views |= {"inside": InsideHeadView(ctx), "families": FamiliesView(), "rollout": RolloutView(ctx)}
-                groups[inside.label] = (inside, ["inside", "families", "rollout"])
-            views["used"] = UsedView(ctx)  # beyond attention: what each output token really used
-            views |= {"bertviz": BertvizView(ctx), "ablation": AblationView(ctx), "compare": CompareView(ctx),
-                      "positional": PositionalView(ctx, panel.pair)}
-            with gr.Tab("Training") as training, gr.Tabs():  # how the model learns
-                views |= {"schedule": ScheduleView(ctx, panel.pair), "timeline": TimelineView(ctx, panel.pair),
-                          "live": LiveView()}
-                groups[training.label] = (training, ["schedule", "timeline", "live"])
-            views["card"] = CardView()
+            views |= group("Attention", lambda: {  # where the model looks, and how those numbers are made
+                "attention": AttentionView(ctx), "inside": InsideHeadView(ctx), "families": FamiliesView(),
+                "rollout": RolloutView(ctx), "bertviz": BertvizView(ctx)})
+            views |= group("Beyond attention", lambda: {"used": UsedView(ctx), "ablation": AblationView(ctx)})
+            views |= group("Training", lambda: {  # how the model learns
+                "schedule": ScheduleView(ctx, panel.pair), "timeline": TimelineView(ctx, panel.pair),
+                "live": LiveView()})
+            views |= group("The model", lambda: {  # what it is made of, and other models beside it
+                "positional": PositionalView(ctx, panel.pair), "compare": CompareView(ctx), "card": CardView()})
         for name, view in views.items():
             view.name = name
         tabs = {name: [name] for name in views if name != "beam_tree"} | {"steps": ["steps", "beam_tree"]}
@@ -320,7 +327,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         every = list(views.values())
         inputs = set(panel.controls) | {c for v in every for c in v.reads} | {result, open_tab}
         outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result}
-        triggers = (panel.go.click, panel.text.submit, panel.examples.load_input_event.then,  # Enter, an example,
+        triggers = (panel.go.click, panel.text.submit, panel.picked.then,  # Enter, an example,
                     panel.reseeded.then, panel.compared.then)  # New sample, the three-way comparison
         for trigger in triggers:
             translated = listen(trigger, page.show_translation, inputs, outputs, js=TRANSLATE_JS)

@@ -119,23 +119,24 @@ def layers_by_heads(maps: Tensor, query_tokens: list[str], key_tokens: list[str]
 
 
 def step_probabilities(steps, title: str = "Top-5 candidates at every step") -> go.Figure:
-    """Columns are decoding steps, rows the five most probable tokens; the chosen one is outlined in text."""
-    n = len(steps)
-    ranks = 5
-    z = [[(s.alternatives[r][1] if r < len(s.alternatives) else 0.0) for s in steps] for r in range(ranks)]
-    text = [[html.escape(s.alternatives[r][0]) if r < len(s.alternatives) else "" for s in steps] for r in range(ranks)]
+    """Rows are decoding steps, columns the five most probable tokens; the chosen one is bracketed in bold. One row a
+    step, so the figure fits any box's width however long the translation is, and grows downwards."""
+    n, ranks = len(steps), 5
+    z = [[(s.alternatives[r][1] if r < len(s.alternatives) else 0.0) for r in range(ranks)] for s in steps]
+    text = [[html.escape(s.alternatives[r][0]) if r < len(s.alternatives) else "" for r in range(ranks)] for s in steps]
     for j, s in enumerate(steps):  # mark the token that was actually chosen (sampling may pick rank > 1)
         for r in range(ranks):
             if r < len(s.alternatives) and s.alternatives[r][0] == s.token:
-                text[r][j] = f"<b>[{text[r][j]}]</b>"
-    x = [f"{j} {html.escape(s.token)}" for j, s in enumerate(steps)]
+                text[j][r] = f"<b>[{text[j][r]}]</b>"
+    y = [f"{j} {html.escape(s.token)}" for j, s in enumerate(steps)]
     fig = go.Figure(go.Heatmap(
-        z=z, x=x, y=[f"#{r + 1}" for r in range(ranks)], text=text, texttemplate="%{text}", colorscale=SCALE,
-        zmin=0, zmax=1, hovertemplate="step %{x}<br>%{text}: p = %{z:.3f}<extra></extra>",
+        z=z, x=[f"#{r + 1}" for r in range(ranks)], y=y, text=text, texttemplate="%{text}", textfont=dict(size=13),
+        colorscale=SCALE, zmin=0, zmax=1, hovertemplate="step %{y}<br>%{text}: p = %{z:.3f}<extra></extra>",
+        colorbar=dict(thickness=12),
     ))
-    fig.update_yaxes(autorange="reversed", title_text="rank")
-    fig.update_xaxes(title_text="step (chosen token)", tickangle=-45)
-    return _layout(fig, title, 360).update_layout(width=max(600, 110 * n))
+    fig.update_yaxes(autorange="reversed", title_text="step (chosen token)")
+    fig.update_xaxes(title_text="rank", side="top")
+    return _layout(fig, title, 110 + 26 * n)
 
 
 def step_detail(step, cross_row: Tensor, source_tokens: list[str], index: int) -> go.Figure:

@@ -196,23 +196,24 @@ def open_tab(page, name: str, values: dict) -> dict:
     return page.opener(name, group)(values)
 
 
-DRAWN_BY_TRANSLATION = {"steps", "attention", "inside", "families", "rollout", "used", "bertviz", "ablation",
+DRAWN_BY_TRANSLATION = {"glance", "steps", "attention", "inside", "families", "rollout", "used", "bertviz", "ablation",
                         "positional"}
 
 
 def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(page):
     values = defaults(page) | {page.panel.strategy: "beam", page.panel.text: "A girl in a red coat feeds a dog."}
     out = page.show_translation(values)
-    steps = {c for name in ("steps", "beam_tree") for c in page.views[name].draws}
-    assert set(out) == set(page.panel.outputs) | {page.result} | steps  # the open tab, nothing else
+    glance = set(page.views["glance"].draws)
+    assert set(out) == set(page.panel.outputs) | {page.result} | glance  # the open tab, nothing else
     result = out[page.result]
     assert out[page.panel.translation] == result.translation.text and result.options.strategy == "beam"
     values = after(values, out)
-    for name in DRAWN_BY_TRANSLATION - {"steps"}:
+    for name in DRAWN_BY_TRANSLATION - {"glance"}:
         view = page.views[name]
         opened = open_tab(page, name, values)
         assert set(view.outputs) <= set(opened) and opened[view.shown]["fill"] == result.key, name
-        assert not set(opened) - set(view.draws), name  # only this view's components, and its own state
+        below = set(page.views["beam_tree"].draws) if name == "steps" else set()  # drawn in the same tab
+        assert not set(opened) - set(view.draws) - below, name  # only this tab's components, and their own state
         values = after(values, opened)
         again = open_tab(page, name, values)
         assert again == {}, name  # seen before: nothing is drawn or sent again
@@ -224,7 +225,7 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
     steps = page.views["steps"]
     assert "Step 2" in figure(steps.redraw(result, 2)[steps.detail]).layout.title.text
     fresh = defaults(page) | {page.result: result}
-    opened = page.opener(None, "Inside attention")(fresh | {page.open_tab: "rollout"})  # as the browser says
+    opened = page.opener(None, "Attention")(fresh | {page.open_tab: "rollout"})  # as the browser says
     assert page.views["rollout"].shown in opened and page.views["inside"].shown not in opened  # its open inner tab
 
 
@@ -276,10 +277,10 @@ def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
     old = page.show_translation(values, user)[page.result]
     new = page.show_translation(values | {page.panel.text: "A cat sleeps."}, user)[page.result]
     stale_values = defaults(page) | {page.result: old}  # a tab opened before the newer translation came back
-    assert page.opener("rollout", "Inside attention")(stale_values, user) == {}
-    fresh = page.opener("rollout", "Inside attention")(defaults(page) | {page.result: new}, user)
+    assert page.opener("rollout", "Attention")(stale_values, user) == {}
+    fresh = page.opener("rollout", "Attention")(defaults(page) | {page.result: new}, user)
     assert fresh[page.views["rollout"].shown]["fill"] == new.key
-    assert page.opener("rollout", "Inside attention")(stale_values, Session("someone else"))  # others unaffected
+    assert page.opener("rollout", "Attention")(stale_values, Session("someone else"))  # others unaffected
 
 
 def test_the_same_translation_is_computed_once_for_everyone(page):
@@ -376,12 +377,15 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
     result = out[page.result]
     assert result.pair == pair and result.options.beam_size == 3 and result.options.length_penalty == 0.6
     assert out[panel.translation] == result.translation.text != ""
-    assert traces(out[page.views["beam_tree"].plot]) and out[page.views["beam_tree"].note] == ""
+    assert out[page.views["glance"].shown]["fill"] == result.key and "<svg" in out[page.views["glance"].picture]
+    tree = open_tab(page, "steps", after(on_load(page), out))
+    assert traces(tree[page.views["beam_tree"].plot]) and tree[page.views["beam_tree"].note] == ""
     heads = open_tab(page, "ablation", after(on_load(page), out))[page.views["ablation"].heads]
     assert heads["choices"] == figures.head_choices(page.ctx.translator(pair))  # the link's pair's heads
     plain = page.open(on_load(page), Request())  # no link: the first example, greedy
     assert plain[page.result].text == defaults(page)[panel.text] and plain[page.result].options.strategy == "greedy"
-    assert plain[panel.present] is False and "greedy" in plain[page.views["beam_tree"].note]
+    assert plain[panel.present] is False
+    assert "greedy" in open_tab(page, "steps", after(on_load(page), plain))[page.views["beam_tree"].note]
 
 
 @pytest.mark.parametrize("query, says", [

@@ -87,6 +87,7 @@ def test_step_and_pe_figures_are_built_from_data():
     steps = [TokenStep("▁Ein", 0.9, [("▁Ein", 0.9), ("▁Der", 0.05)]), TokenStep("</s>", 0.8, [("</s>", 0.8)])]
     fig = plots.step_probabilities(steps)
     assert fig.data[0].z[0][0] == 0.9 and "<b>[▁Ein]</b>" == fig.data[0].text[0][0]
+    assert fig.data[0].z[1][0] == 0.8 and fig.layout.width is None  # a row a step: as wide as its box
     pe = torch.randn(50, 8)
     assert len(plots.pe_curves(pe, [0, 3]).data) == 2
     torch.testing.assert_close(torch.tensor(plots.pe_similarity(pe, 10).data[0].z), pe[:10] @ pe[:10].t())

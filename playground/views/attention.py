@@ -5,14 +5,15 @@ import gradio as gr
 
 from playground import downloads, figures
 
-from .common import EXPLAIN, Context, View, friendly, kind_radio, layer_choices, need
+from .common import EXPLAIN, Context, View, folded, friendly, kind_radio, layer_choices, need
 
 
 class AttentionView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        with gr.Tab("Attention") as self.tab:
-            gr.Markdown(EXPLAIN["attention"])
+        with gr.Tab("Heatmaps") as self.tab:
+            gr.Markdown(EXPLAIN["attention"]["plain"], elem_classes="plain")
+            folded(EXPLAIN["attention"])
             self.notice()
             with gr.Row():
                 self.kind = kind_radio("cross")

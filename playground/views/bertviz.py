@@ -5,14 +5,15 @@ import gradio as gr
 
 from playground.bertviz_view import bertviz_document, iframe
 
-from .common import EXPLAIN, Context, View, friendly
+from .common import EXPLAIN, Context, View, folded, friendly
 
 
 class BertvizView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("bertviz") as self.tab:
-            gr.Markdown(EXPLAIN["bertviz"])
+            gr.Markdown(EXPLAIN["bertviz"]["plain"], elem_classes="plain")
+            folded(EXPLAIN["bertviz"])
             self.notice()
             self.view = gr.Radio([("Head view", "head"), ("Model view", "model")], value="head", label="View")
             self.html = gr.HTML(elem_id="bertviz")

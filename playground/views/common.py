@@ -163,6 +163,14 @@ class View:
         return {self.problem: gr.update(value=" ".join(problems), visible=bool(problems))}
 
 
+def folded(entry: dict) -> gr.Markdown:
+    """A view's mechanism and references under its plain words, folded until asked for (one component: HTML's
+    own <details>, so the page stays as light as before)."""
+    parts = [("How it works", entry.get("how", "")), ("References", entry.get("refs", ""))]
+    return gr.Markdown("\n".join(f"<details><summary>{title}</summary>\n\n{text}\n\n</details>"
+                                 for title, text in parts if text), elem_classes="folded")
+
+
 def kind_radio(value: str) -> gr.Radio:
     """The attention-kind choice the Attention and One head views share."""
     return gr.Radio([(kind.short, kind.key) for kind in ATTENTION_KINDS], value=value, label="Attention")

@@ -5,13 +5,14 @@ import gradio as gr
 
 from playground import figures
 
-from .common import EXPLAIN, View
+from .common import EXPLAIN, View, folded
 
 
 class FamiliesView(View):
     def __init__(self):
         with gr.Tab("Three families") as self.tab:
-            gr.Markdown(EXPLAIN["families"])
+            gr.Markdown(EXPLAIN["families"]["plain"], elem_classes="plain")
+            folded(EXPLAIN["families"])
             self.notice()
             self.plot = gr.Plot(label="Masks", elem_id="families-plot")
         self.outputs = [self.plot]

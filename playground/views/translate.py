@@ -15,6 +15,7 @@ from playground.results import MAX_SENTENCES
 from .common import ROOT, Context, cards, friendly
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
+PICK = "Examples: pick a sentence (it is translated at once)"
 QUERY_FIELDS = tuple(f.name for f in dataclasses.fields(DecodeOptions))  # the URL names of the decoding controls
 
 # Builds the shareable link in the browser, from the page's own address (right behind any proxy), offline too.
@@ -28,23 +29,43 @@ SHARE_JS = """(pair, text, present, ...decoding) => {
     if (present) url.searchParams.set("present", "1");
     return url.toString();
 }""".replace("FIELDS", json.dumps(QUERY_FIELDS))
-PRESENT_JS = "(on) => { document.body.classList.toggle('present', Boolean(on)); }"
+# the page zoomed; plotly figures then measure their boxes again, so each fits the zoomed width
+PRESENT_JS = ("(on) => { document.body.classList.toggle('present', Boolean(on)); "
+              "setTimeout(() => window.dispatchEvent(new Event('resize')), 50); }")
 
 
 class TranslatePanel:
     def __init__(self, ctx: Context):
         self.ctx = ctx
         pairs = ctx.pairs
-        with gr.Row():
+        # One compact block, so that the first screen also holds the model at a glance: the sentence, the button and
+        # the translation on one line (each on its own on a phone), the examples as a menu, the settings folded.
+        with gr.Row(equal_height=True, elem_id="panel"):
             self.pair = gr.Dropdown([(ctx.label(p), p) for p in pairs], value=pairs[0] if pairs else None,
-                                    label="Language pair", scale=1, min_width=220)  # a phone: on its own line, whole
+                                    label="Language pair", scale=1, min_width=230)  # a phone: on its own line, whole
             # one line that grows: Enter translates, Shift+Enter starts a new line (Gradio submits on Enter only
             # in a one-line box)
             self.text = gr.Textbox(label="English text", value=EXAMPLES[0], lines=1, max_lines=4, max_length=20000,
                                    placeholder="Type an English sentence. Enter translates; Shift+Enter starts a new line.",
-                                   scale=4, elem_id="source-text")
-        self.examples = gr.Examples(EXAMPLES, inputs=self.text, examples_per_page=len(EXAMPLES),
-                                    label="Examples (a click translates): picture captions and everyday sentences")
+                                   scale=4, min_width=240, elem_id="source-text")
+            self.go = gr.Button("Translate", variant="primary", scale=0, min_width=110, elem_id="translate-button")
+            self.translation = gr.Textbox(label="Translation", interactive=False, scale=4, min_width=240,
+                                          elem_id="translation")
+        with gr.Row(elem_id="panel-extras"):
+            self.examples = gr.Dropdown([(PICK, "")] + EXAMPLES, value="", show_label=False, container=False, scale=1,
+                                        min_width=240, elem_id="examples")
+            with gr.Column(scale=1, min_width=240), gr.Accordion("Decoding, presentation mode, link", open=False,
+                                                               elem_id="decoding"):
+                self.settings()
+        self.link = gr.Textbox(label="Shareable link: opens this pair, sentence and decoding, already translated",
+                               interactive=False, buttons=["copy"], visible=False, elem_id="share-link")
+        with gr.Column(elem_id="panel-out"):  # nothing to say: no room taken
+            self.notice = gr.Markdown(elem_classes="notice")
+            self.samples = gr.HTML()
+            self.comparison = gr.HTML()
+
+    def settings(self) -> None:
+        """The folded settings: decoding, the three-way comparison, presentation mode and the link."""
         with gr.Row():
             self.strategy = gr.Radio([("Greedy", "greedy"), ("Random sampling", "sample"), ("Beam search", "beam")],
                                      value="greedy", label="Decoding")
@@ -58,20 +79,11 @@ class TranslatePanel:
             self.beam_size = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size", visible=False)
             self.length_penalty = gr.Slider(0, 2, value=1.0, step=0.1, label="Length penalty", visible=False)
         with gr.Row():
-            self.go = gr.Button("Translate", variant="primary", elem_id="translate-button")
             self.new_sample = gr.Button("New sample (next seed)", visible=False, elem_id="new-sample")
             self.compare_button = gr.Button("Compare greedy, sampling and beam search")
         with gr.Row():
-            self.present = gr.Checkbox(False, label="Presentation mode (larger text and figures, for a projector)",
-                                       elem_id="present-toggle")
+            self.present = gr.Checkbox(False, label="Presentation mode (larger, for a projector)", elem_id="present-toggle")
             self.share = gr.Button("Link to this sentence and these settings", elem_id="share-button")
-        self.link = gr.Textbox(label="Shareable link: opens this pair, sentence and decoding, already translated",
-                               interactive=False, buttons=["copy"], elem_id="share-link")
-        self.translation = gr.Textbox(label="Translation", interactive=False, elem_id="translation")
-        self.notice = gr.Markdown(elem_classes="notice")
-        self.samples = gr.HTML()
-        self.comparison = gr.HTML()
-
     @property
     def decoding(self) -> list:
         """The decoding controls, in the order of DecodeOptions' fields (max length 0: automatic)."""
@@ -165,5 +177,9 @@ class TranslatePanel:
                                                   api_visibility="private")
         self.reseeded = self.new_sample.click(lambda seed: int(seed or 0) + 1, self.seed, self.seed, queue=False,
                                               api_visibility="private")
-        self.share.click(None, [self.pair, self.text, self.present] + self.decoding, self.link, js=SHARE_JS)
+        # an example from the menu goes into the box (the page then translates it); the menu's first line picks none
+        self.picked = self.examples.input(lambda example: example or gr.skip(), self.examples, self.text, queue=False,
+                                          api_visibility="private")
+        self.share.click(None, [self.pair, self.text, self.present] + self.decoding, self.link, js=SHARE_JS).then(
+            lambda: gr.update(visible=True), None, self.link, queue=False, api_visibility="private")
         self.present.change(None, self.present, None, js=PRESENT_JS)

@@ -1,0 +1,194 @@
+"""The model at a glance: Figure 1 of the paper, drawn for one translation as an SVG (no gradio, no plotly).
+
+The encoder reads the sentence along the top lane, the decoder writes along the bottom lane, and every box shows
+what the hooks saw there: the first layer's input, each layer's self-attention (and cross-attention) map averaged
+over heads, and the top 5 words at the chosen step. Every step is drawn once, hidden but the first; the page's
+script only shows another step (`data-at`) when its word is clicked, so choosing a word costs no request.
+"""
+from __future__ import annotations
+
+import html
+
+import torch
+from torch import Tensor
+
+from .results import Result
+
+WIDTH, HEIGHT = 1200, 280
+BLUES = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"]
+CHAR = 7.3  # the width of one character of the 12 px monospace the pieces are written in
+MAX_CELLS = 32  # a map with more rows or columns is averaged into this many bins a side (its file stays small)
+MAX_STEPS = 60  # words of the translation one can choose (the rest of a very long one shows none)
+
+# the view each box opens: a top-level tab, or "group/inner tab"
+OPENS = {"sentence": "Beyond attention/What the model used", "embedding": "The model/Positional encoding",
+         "encoder": "Attention/Heatmaps", "memory": "Attention/Rollout", "decoder": "Attention/Three families",
+         "cross": "Attention/Heatmaps", "output": "Step by step"}
+
+
+def piece(token: str) -> str:
+    """A piece as the picture writes it: without sentencepiece's word-start mark "▁" (a gap shows it instead)."""
+    return {"<s>": "start", "</s>": "end"}.get(token, token.replace("▁", "")) or "␣"
+
+
+def starts_word(token: str) -> bool:
+    return token.startswith("▁") or token in ("<s>", "</s>")
+
+
+def pooled(m: Tensor) -> Tensor:
+    """m (q, k) averaged into at most MAX_CELLS x MAX_CELLS bins."""
+    q, k = m.shape
+    if q <= MAX_CELLS and k <= MAX_CELLS:
+        return m
+    out = torch.nn.functional.adaptive_avg_pool2d(m[None, None], (min(q, MAX_CELLS), min(k, MAX_CELLS)))
+    return out[0, 0]  # (1, 1, q', k') -> (q', k')
+
+
+def thumbnail(m: Tensor, x: float, y: float, size: float, opens: str, label: str) -> str:
+    """A map (q, k) as size x size px of cells in nine shades of blue, one path per shade: its file stays small."""
+    m = pooled(m.float())
+    q, k = m.shape
+    top = float(m.max()) or 1.0
+    shade = (m / top * (len(BLUES) - 0.001)).long().clamp(0, len(BLUES) - 1)
+    paths = []
+    for level in range(1, len(BLUES)):
+        cells = (shade == level).nonzero().tolist()
+        if cells:
+            d = "".join(f"M{c} {r}h1v1h-1z" for r, c in cells)
+            paths.append(f'<path fill="{BLUES[level]}" d="{d}"/>')
+    return (f'<g class="box" data-open="{OPENS[opens]}"><title>{html.escape(label)}</title>'
+            f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{BLUES[0]}" stroke="#bbb"/>'
+            f'<g transform="translate({x} {y}) scale({size / k:.3f} {size / q:.3f})">{"".join(paths)}</g></g>')
+
+
+def chips(tokens: list[str], x: float, y: float, width: float, lines: int, weights: list[float] | None = None,
+          last: bool = False) -> str:
+    """Pieces as small boxes, wrapped into `width`: pieces of one word touch, a new word starts after a gap.
+    weights: a blue behind each piece as strong as its weight (a cross-attention row); last: the last piece marked."""
+    out, cx, line = [], x, 0
+    for i, tok in enumerate(tokens):
+        text = piece(tok)
+        w = len(text) * CHAR + 6
+        gap = 5 if starts_word(tok) and i else 1
+        if cx + gap + w > x + width and cx > x:
+            cx, line, gap = x, line + 1, 0
+        if line >= lines:
+            out.append(f'<text x="{x + width - 10}" y="{y + 16 * lines - 4}" class="small">…</text>')
+            break
+        cx += gap
+        top = y + line * 16
+        fill = "#fff"
+        if weights is not None:
+            fill = BLUES[min(len(BLUES) - 1, int(weights[i] * (len(BLUES) - 0.001)))]
+        stroke = ' stroke="#e6550d" stroke-width="2"' if last and i == len(tokens) - 1 else ' stroke="#ccc"'
+        color = "#fff" if weights is not None and weights[i] > 0.6 else "#222"
+        out.append(f'<rect x="{cx:.1f}" y="{top}" width="{w:.1f}" height="14" rx="2" fill="{fill}"{stroke}/>'
+                   f'<text x="{cx + 3:.1f}" y="{top + 11}" class="piece" fill="{color}">{html.escape(text)}</text>')
+        cx += w
+    return "".join(out)
+
+
+def box(x: float, y: float, w: float, h: float, title: str, caption: str, opens: str | None = None) -> str:
+    link = f' data-open="{OPENS[opens]}"' if opens else ""
+    return (f'<g class="box"{link}><rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" class="frame"/>'
+            f'<text x="{x + 6}" y="{y + 15}" class="title">{html.escape(title)}</text>'
+            f'<text x="{x + 6}" y="{y + h - 6}" class="small">{html.escape(caption)}</text></g>')
+
+
+def arrow(x1: float, y1: float, x2: float, y2: float) -> str:
+    return f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" class="flow" marker-end="url(#head)"/>'
+
+
+def figure(result: Result) -> str:
+    """The whole picture for one translation, as HTML: an explanation line, the SVG, and the translation's words to
+    click (each shows its step)."""
+    maps, translation = result.maps, result.translation
+    src, tgt = maps.source_tokens, maps.target_tokens  # tgt: <s> then the translation, the decoder's inputs
+    steps = translation.steps[:MAX_STEPS]
+    n_enc, n_dec = maps.encoder.size(0), maps.decoder.size(0)
+    d_model = result.inspection.source_input.size(-1)
+    E_Y, D_Y, LANE = 4, 154, 122  # the encoder's lane, the decoder's lane, their height
+    BUS = 140  # the memory's way to every decoder layer
+    parts = []
+
+    # inputs: the sentence's pieces, and their vectors (embedding x sqrt(d_model) + position) as the encoder gets them
+    parts.append(box(4, E_Y, 182, LANE, "Your sentence", "a gap starts a word", "sentence"))
+    parts.append(box(4, D_Y, 182, LANE, "Written so far", "the decoder's input", "output"))
+    parts.append(box(196, E_Y, 104, LANE, "Embedding", "+ position", "embedding"))
+    parts.append(box(196, D_Y, 104, LANE, "Embedding", "+ position", "embedding"))
+    for y, inputs, name in ((E_Y, result.inspection.source_input, "source"), (D_Y, result.inspection.target_input, "target")):
+        vectors = inputs[:, :32].abs()  # (pieces, first 32 of d_model numbers): how large each number is
+        parts.append(thumbnail(vectors, 214, y + 24, 70, "embedding",
+                               f"The first 32 of the {d_model} numbers of each {name} piece (rows), after adding its position"))
+
+    # the layers: each encoder layer's self-attention; each decoder layer's masked self-attention and cross-attention
+    left, right, gap = 312, 832, 8
+    n = max(n_enc, n_dec)
+    w = (right - left - gap * (n - 1)) / n
+    enc_avg, dec_avg, cross_avg = maps.encoder.mean(1), maps.decoder.mean(1), maps.cross.mean(1)  # (L, q, k)
+    for i in range(n_enc):
+        x = left + i * (w + gap)
+        size = min(70, w - 16)
+        parts.append(box(x, E_Y, w, LANE, f"Encoder {i + 1}", "self-attention", "encoder"))
+        parts.append(thumbnail(enc_avg[i], x + (w - size) / 2, E_Y + 24, size, "encoder",
+                               f"Encoder layer {i + 1}: self-attention, mean of heads (row: a piece, column: what it looks at)"))
+    size = min(56, (w - 18) / 2)
+    for i in range(n_dec):
+        x = left + i * (w + gap)
+        parts.append(box(x, D_Y, w, LANE, f"Decoder {i + 1}", "words | sentence", "decoder"))
+        parts.append(thumbnail(dec_avg[i], x + 6, D_Y + 24, size, "decoder",
+                               f"Decoder layer {i + 1}: masked self-attention over the words written so far"))
+        parts.append(thumbnail(cross_avg[i], x + w - 6 - size, D_Y + 24, size, "cross",
+                               f"Decoder layer {i + 1}: cross-attention to the sentence (row: a step)"))
+        parts.append(arrow(x + w - 6 - size / 2, BUS, x + w - 6 - size / 2, D_Y + 2))  # the memory, into cross-attention
+    parts.append(box(842, E_Y, 96, LANE, "Memory", f"{len(src)} vectors", "memory"))
+    parts.append(f'<text x="848" y="{E_Y + 50}" class="small">the encoder\'s</text>'
+                 f'<text x="848" y="{E_Y + 66}" class="small">output, one</text>'
+                 f'<text x="848" y="{E_Y + 82}" class="small">vector a piece</text>')
+    parts.append(box(842, D_Y, 96, LANE, "Linear +", "probabilities", "output"))
+    parts.append(f'<text x="848" y="{D_Y + 31}" class="title">softmax</text>'
+                 f'<text x="848" y="{D_Y + 60}" class="small">scores every</text>'
+                 f'<text x="848" y="{D_Y + 76}" class="small">word it knows</text>')
+    parts.append(box(948, E_Y, 248, D_Y + LANE - E_Y, "Next word", "click a word of the translation", "output"))
+
+    # the flow: left to right in each lane, the memory down to every decoder layer
+    for y in (E_Y, D_Y):
+        mid = y + LANE / 2
+        parts += [arrow(186, mid, 195, mid), arrow(300, mid, 311, mid), arrow(right, mid, 841, mid)]
+    parts.append(arrow(938, D_Y + LANE / 2, 947, D_Y + LANE / 2))
+    parts.append(f'<polyline points="890,{E_Y + LANE} 890,{BUS} {left + w - 6 - size / 2},{BUS}" class="flow"/>')
+
+    # what changes with the step: the pieces it looks at, the words written so far, the rows shown, the top 5
+    for t, step in enumerate(steps):
+        row = cross_avg[-1, t]  # (S,): the last decoder layer's cross-attention when it wrote word t
+        weights = (row / row.max()).tolist()
+        at = [f'<g class="at{" on" if t == 0 else ""}" data-at="{t}">',
+              chips(src, 10, E_Y + 24, 170, 6, weights),
+              chips(tgt[: t + 1], 10, D_Y + 24, 170, 6, last=True)]
+        for i in range(n_dec):
+            x = left + i * (w + gap)
+            q = dec_avg.size(1)
+            for x0 in (x + 6, x + w - 6 - size):
+                at.append(f'<rect x="{x0 - 1}" y="{D_Y + 24 + size * t / q - 1:.1f}" width="{size + 2}" '
+                          f'height="{size / q + 2:.1f}" class="row"/>')
+        at.append(f'<text x="958" y="{E_Y + 44}" class="word">{html.escape(piece(step.token))}</text>'
+                  f'<text x="958" y="{E_Y + 64}" class="small">step {t + 1} of {len(translation.steps)}: '
+                  f'chosen with p = {step.prob:.2f}</text>')
+        for r, (tok, p) in enumerate(step.alternatives[:5]):
+            y = E_Y + 84 + r * 24
+            mark = ' class="chosen"' if tok == step.token else ""
+            at.append(f'<rect x="1040" y="{y - 12}" width="{max(1.0, 146 * p):.1f}" height="16" class="bar"/>'
+                      f'<text x="958" y="{y}" class="piece"{mark}>{html.escape(piece(tok))[:11]}</text>'
+                      f'<text x="1044" y="{y}" class="small">{p:.2f}</text>')
+        at.append(f'<text x="958" y="{E_Y + 212}" class="small">the strongest blue in</text>'
+                  f'<text x="958" y="{E_Y + 228}" class="small">"Your sentence": where</text>'
+                  f'<text x="958" y="{E_Y + 244}" class="small">the last layer looked</text></g>')
+        parts.append("".join(at))
+
+    words = "".join(f'<button data-step="{t}" class="{"on" if t == 0 else ""}">{html.escape(piece(s.token))}</button>'
+                    for t, s in enumerate(steps))
+    svg = (f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="The model at a glance">'
+           '<defs><marker id="head" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
+           'orient="auto"><path d="M0 0L8 4L0 8z" fill="#888"/></marker></defs>' + "".join(parts) + "</svg>")
+    return (f'<div class="glance"><div class="glance-scroll">{svg}</div>'
+            f'<div class="glance-words">The translation, word by word (click one): {words}</div></div>')

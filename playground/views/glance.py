@@ -1,0 +1,43 @@
+"""The model at a glance: the page's first view. Figure 1 of the paper for this translation (glance.figure)."""
+from __future__ import annotations
+
+import gradio as gr
+
+from playground import glance
+
+from .common import EXPLAIN, View, folded
+
+# In the browser: a word of the translation shows its step (every step is in the page already); a box opens the
+# view that explains it (its tab, then the inner tab).
+GLANCE_JS = """
+element.addEventListener('click', (event) => {
+    const word = event.target.closest('[data-step]');
+    if (word) {
+        element.querySelectorAll('.at, [data-step]').forEach(e => e.classList.remove('on'));
+        element.querySelector(`.at[data-at="${word.dataset.step}"]`)?.classList.add('on');
+        word.classList.add('on');
+        return;
+    }
+    const box = event.target.closest('[data-open]');
+    if (box) window.tpOpenView(box.dataset.open);
+});
+window.tpOpenView = (path) => {
+    const tab = (label) => [...document.querySelectorAll('button[role=tab]')].find(b => b.textContent.trim() === label);
+    const [outer, inner] = path.split('/');
+    tab(outer)?.click();
+    if (inner) setTimeout(() => tab(inner)?.click(), 80);
+};
+"""
+
+
+class GlanceView(View):
+    def __init__(self):
+        with gr.Tab("At a glance", elem_id="glance-tab") as self.tab:
+            gr.Markdown(EXPLAIN["glance"]["plain"], elem_classes="plain")
+            self.notice()
+            self.picture = gr.HTML(elem_id="glance", js_on_load=GLANCE_JS)
+            folded(EXPLAIN["glance"])
+        self.outputs = [self.picture]
+
+    def fill(self, result, values: dict) -> dict:
+        return {self.picture: glance.figure(result)}
