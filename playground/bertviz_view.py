@@ -77,7 +77,13 @@ def bertviz_document(maps: AttentionMaps, view: str = "head", scripts: str | lis
     elif scripts != "cdn":
         tags = "".join(f'<script src="{html.escape(url, quote=True)}"></script>' for url in scripts)
         body = tags + REQUIRE_TAG.sub("", body)
-    return f'<!doctype html><html><head><meta charset="utf-8"></head><body>{body}</body></html>'
+    return f'<!doctype html><html><head><meta charset="utf-8"></head><body>{body}{TELL_HEIGHT}</body></html>'
+
+
+# The document tells the page its height whenever it changes (a menu choice, the model view's grid), and the page
+# sizes the frame to show it whole (BertvizView's script); the sandbox lets nothing else through.
+TELL_HEIGHT = ("<script>new ResizeObserver(() => parent.postMessage({bertvizHeight: "
+               "document.documentElement.scrollHeight}, '*')).observe(document.body);</script>")
 
 
 def iframe(document: str, height: int = 720) -> str:

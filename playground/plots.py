@@ -135,8 +135,8 @@ def step_probabilities(steps, title: str = "Top-5 candidates at every step") -> 
         colorbar=dict(thickness=12),
     ))
     fig.update_yaxes(autorange="reversed", title_text="step (chosen token)")
-    fig.update_xaxes(title_text="rank", side="top")
-    return _layout(fig, title, 110 + 26 * n)
+    fig.update_xaxes(side="top")
+    return _layout(fig, title + " (rank 1 to 5)", 110 + 26 * n)
 
 
 def step_detail(step, cross_row: Tensor, source_tokens: list[str], index: int) -> go.Figure:
@@ -493,7 +493,7 @@ def lens_grid(chosen_prob: Tensor, top_pieces: list[list[str]], top_prob: Tensor
     text = [[f"{html.escape(top_pieces[layer][t])}<br>{float(top_prob[layer, t]):.2f}" for t in range(T)]
             for layer in range(L)]
     fig = go.Figure(go.Heatmap(
-        z=values(chosen_prob), x=x, y=y, colorscale=SCALE, zmin=0, zmax=1, text=text, texttemplate="%{text}",
+        z=values(chosen_prob), x=x, y=y, colorscale=SCALE, zmin=0, zmax=1, text=text, texttemplate="%{text}", textfont=dict(size=12),
         colorbar=dict(title=dict(text="p(final)")),
         hovertemplate="%{y}, step %{x}<br>top-1 and its p: %{text}<br>p(final token) = %{z:.3f}<extra></extra>"))
     marked = [(t, layer) for t, layer in enumerate(first_top1) if layer >= 0]
@@ -511,7 +511,7 @@ def lens_over_training(stages: list[str], shares: Tensor, title: str) -> go.Figu
     S, L = shares.shape
     fig = go.Figure(go.Heatmap(
         z=values(shares.t()), x=[html.escape(s) for s in stages], y=[f"layer {layer}" for layer in range(L)],
-        colorscale=SCALE, zmin=0, zmax=1, texttemplate="%{z:.0%}",
+        colorscale=SCALE, zmin=0, zmax=1, texttemplate="%{z:.0%}", textfont=dict(size=12),
         hovertemplate="%{x}, %{y}<br>top-1 = final token at %{z:.0%} of the steps<extra></extra>"))
     fig.update_xaxes(title_text="training stage")
     return _layout(fig, title, 160 + 50 * L)
@@ -525,7 +525,7 @@ def attribution_rows(rows: list[tuple[str, list[float], list[float] | None]], so
     x = [f"src {label}" for label in labels(source_tokens)] + [f"tgt {label}" for label in labels(prefix_tokens)]
     z = [list(src) + (list(prefix) if prefix is not None else [None] * len(prefix_tokens)) for _, src, prefix in rows]
     y = [html.escape(name) for name, *_ in rows]
-    fig = go.Figure(go.Heatmap(z=z, x=x, y=y, colorscale=SCALE, zmin=0, texttemplate="%{z:.2f}", xgap=1, ygap=1,
+    fig = go.Figure(go.Heatmap(z=z, x=x, y=y, colorscale=SCALE, zmin=0, texttemplate="%{z:.2f}", textfont=dict(size=11), xgap=1, ygap=1,
                                colorbar=dict(title=dict(text="share")),
                                hovertemplate="%{y}<br>%{x}<br>share %{z:.3f}<extra></extra>"))
     fig.add_vline(x=S - 0.5, line=dict(color="#e6550d", width=3))

@@ -187,7 +187,8 @@ def after(values: dict, out: dict) -> dict:
 
 
 def traces(value) -> list[dict]:
-    """The traces of a figure as the page receives it (a drawn view is sent as plotly's JSON)."""
+    """The traces of a figure as the page receives it (a drawn view is sent as plotly's JSON), or in an update."""
+    value = value["value"] if isinstance(value, dict) else value
     return json.loads(value.plot)["data"] if hasattr(value, "plot") else value.to_plotly_json()["data"]
 
 

@@ -23,4 +23,4 @@ class BeamTreeView(View):
         fig = figures.beam_tree_figure(self.ctx.translator(result.pair), result)
         note = "" if fig is not None else ("This translation used " + result.options.strategy + " decoding: choose "
                                            "**Beam search** under Decoding and translate to see the search.")
-        return {self.note: note, self.plot: fig}
+        return {self.note: note, self.plot: gr.update(value=fig, visible=fig is not None)}  # no empty box

@@ -8,6 +8,16 @@ from playground.bertviz_view import bertviz_document, iframe
 from .common import EXPLAIN, Context, View, folded, friendly
 
 
+# The frame as tall as the document inside it says it is (bertviz_view.TELL_HEIGHT): the whole view, no inner scroll
+FIT_FRAME = """
+window.addEventListener('message', (event) => {
+    const frame = element.querySelector('iframe.bertviz-frame');
+    if (frame && event.source === frame.contentWindow && Number.isFinite(event.data?.bertvizHeight))
+        frame.style.height = Math.min(5000, event.data.bertvizHeight + 8) + 'px';
+});
+"""
+
+
 class BertvizView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -16,7 +26,7 @@ class BertvizView(View):
             folded(EXPLAIN["bertviz"])
             self.notice()
             self.view = gr.Radio([("Head view", "head"), ("Model view", "model")], value="head", label="View")
-            self.html = gr.HTML(elem_id="bertviz")
+            self.html = gr.HTML(elem_id="bertviz", js_on_load=FIT_FRAME)
         self.controls = [self.view]
         self.outputs = [self.html]
 

@@ -22,7 +22,9 @@ element.addEventListener('click', (event) => {
     if (box) window.tpOpenView(box.dataset.open);
 });
 window.tpOpenView = (path) => {
-    const tab = (label) => [...document.querySelectorAll('button[role=tab]')].find(b => b.textContent.trim() === label);
+    // a tab's button, or its line in the "More tabs" menu of a narrow screen
+    const tab = (label) => [...document.querySelectorAll('button[role=tab], .overflow-dropdown button')]
+        .find(b => b.textContent.trim() === label);
     const [outer, inner] = path.split('/');
     tab(outer)?.click();
     if (inner) setTimeout(() => tab(inner)?.click(), 80);
