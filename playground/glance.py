@@ -61,31 +61,33 @@ def thumbnail(m: Tensor, x: float, y: float, size: float, opens: str, label: str
             f'<g transform="translate({x} {y}) scale({size / k:.3f} {size / q:.3f})">{"".join(paths)}</g></g>')
 
 
-def chips(tokens: list[str], x: float, y: float, width: float, lines: int, weights: list[float] | None = None,
-          last: bool = False) -> str:
-    """Pieces as small boxes, wrapped into `width`: pieces of one word touch, a new word starts after a gap.
-    weights: a blue behind each piece as strong as its weight (a cross-attention row); last: the last piece marked."""
+def layout(tokens: list[str], x: float, y: float, width: float, lines: int) -> list[tuple[float, float, float]]:
+    """Where each piece's box goes, (x, y, width), wrapped into `width`: the pieces of one word touch, a new word
+    starts after a gap. Pieces past `lines` lines are left out (the list is shorter)."""
     out, cx, line = [], x, 0
     for i, tok in enumerate(tokens):
-        text = piece(tok)
-        w = len(text) * CHAR + 6
+        w = len(piece(tok)) * CHAR + 6
         gap = 5 if starts_word(tok) and i else 1
         if cx + gap + w > x + width and cx > x:
             cx, line, gap = x, line + 1, 0
         if line >= lines:
-            out.append(f'<text x="{x + width - 10}" y="{y + 16 * lines - 4}" class="small">…</text>')
             break
-        cx += gap
-        top = y + line * 16
-        fill = "#fff"
-        if weights is not None:
-            fill = BLUES[min(len(BLUES) - 1, int(weights[i] * (len(BLUES) - 0.001)))]
-        stroke = ' stroke="#e6550d" stroke-width="2"' if last and i == len(tokens) - 1 else ' stroke="#ccc"'
-        color = "#fff" if weights is not None and weights[i] > 0.6 else "#222"
-        out.append(f'<rect x="{cx:.1f}" y="{top}" width="{w:.1f}" height="14" rx="2" fill="{fill}"{stroke}/>'
-                   f'<text x="{cx + 3:.1f}" y="{top + 11}" class="piece" fill="{color}">{html.escape(text)}</text>')
-        cx += w
-    return "".join(out)
+        out.append((cx + gap, y + line * 16, w))
+        cx += gap + w
+    return out
+
+
+def chips(tokens: list[str], places: list[tuple[float, float, float]], ids: str = "") -> tuple[str, str]:
+    """The pieces' boxes and their texts, drawn apart so that a step's colours can go between the two; ids: a prefix
+    naming each box (a step's colour reuses it), or none."""
+    boxes = "".join(f'<rect{f" id={chr(34)}{ids}{i}{chr(34)}" if ids else ""} x="{x:.1f}" y="{y}" width="{w:.1f}" '
+                    f'height="14" rx="2" class="chip"/>' for i, (x, y, w) in enumerate(places))
+    texts = "".join(f'<text x="{x + 3:.1f}" y="{y + 11}" class="piece">{html.escape(piece(tok))}</text>'
+                    for tok, (x, y, w) in zip(tokens, places))
+    if len(places) < len(tokens):
+        x, y, w = places[-1]
+        texts += f'<text x="{x + w + 2:.1f}" y="{y + 11}" class="small">…</text>'
+    return boxes, texts
 
 
 def box(x: float, y: float, w: float, h: float, title: str, caption: str, opens: str | None = None) -> str:
@@ -158,37 +160,53 @@ def figure(result: Result) -> str:
     parts.append(arrow(938, D_Y + LANE / 2, 947, D_Y + LANE / 2))
     parts.append(f'<polyline points="890,{E_Y + LANE} 890,{BUS} {left + w - 6 - size / 2},{BUS}" class="flow"/>')
 
-    # what changes with the step: the pieces it looks at, the words written so far, the rows shown, the top 5
+    # what changes with the step: the pieces it looks at, the words written so far, the rows shown, the top 5.
+    # Every step's part is small: the sentence's boxes are drawn once and a step only colours them (<use>).
+    src_places = layout(src, 10, E_Y + 24, 170, 6)
+    tgt_places = layout(tgt, 10, D_Y + 24, 170, 6)
+    src_boxes, src_texts = chips(src, src_places, ids="c")
+    parts.append(src_boxes)
+    # each written piece once; a step shows the first t + 1 (<use> copies take no page style: the looks go inline)
+    written = "".join(f'<g id="w{i}" fill="#222" font-size="12" font-family="ui-monospace, monospace">'
+                      + "".join(chips([tok], [place])).replace('class="chip"', 'fill="#fff" stroke="#ccc"') + "</g>"
+                      for i, (tok, place) in enumerate(zip(tgt, tgt_places)))
+    parts.append(f"<defs>{written}</defs>")
+    steps_drawn = []
+    q = dec_avg.size(1)
     for t, step in enumerate(steps):
         row = cross_avg[-1, t]  # (S,): the last decoder layer's cross-attention when it wrote word t
-        weights = (row / row.max()).tolist()
-        at = [f'<g class="at{" on" if t == 0 else ""}" data-at="{t}">',
-              chips(src, 10, E_Y + 24, 170, 6, weights),
-              chips(tgt[: t + 1], 10, D_Y + 24, 170, 6, last=True)]
-        for i in range(n_dec):
-            x = left + i * (w + gap)
-            q = dec_avg.size(1)
-            for x0 in (x + 6, x + w - 6 - size):
-                at.append(f'<rect x="{x0 - 1}" y="{D_Y + 24 + size * t / q - 1:.1f}" width="{size + 2}" '
-                          f'height="{size / q + 2:.1f}" class="row"/>')
+        shades = (row / row.max() * (len(BLUES) - 0.001)).long().tolist()[: len(src_places)]
+        at = [f'<g class="at{" on" if t == 0 else ""}" data-at="{t}">']
+        at += [f'<use href="#c{i}" class="s{level}"/>' for i, level in enumerate(shades) if level]
+        at += [f'<use href="#w{i}"/>' for i in range(min(t + 1, len(tgt_places)))]  # the words written so far
+        if t < len(tgt_places):  # the newest input piece: the one this step starts from
+            x, y, w_ = tgt_places[t]
+            at.append(f'<rect x="{x:.1f}" y="{y}" width="{w_:.1f}" height="14" rx="2" class="newest"/>')
+        rows = "".join(f"M{x0 - 1:.1f} {D_Y + 23 + size * t / q:.1f}h{size + 2:.1f}v{size / q + 2:.1f}h{-size - 2:.1f}z"
+                       for i in range(n_dec) for x0 in (left + i * (w + gap) + 6, left + i * (w + gap) + w - 6 - size))
+        at.append(f'<path d="{rows}" class="row"/>')
         at.append(f'<text x="958" y="{E_Y + 44}" class="word">{html.escape(piece(step.token))}</text>'
                   f'<text x="958" y="{E_Y + 64}" class="small">step {t + 1} of {len(translation.steps)}: '
                   f'chosen with p = {step.prob:.2f}</text>')
         for r, (tok, p) in enumerate(step.alternatives[:5]):
             y = E_Y + 84 + r * 24
-            mark = ' class="chosen"' if tok == step.token else ""
+            mark = " chosen" if tok == step.token else ""
             at.append(f'<rect x="1040" y="{y - 12}" width="{max(1.0, 146 * p):.1f}" height="16" class="bar"/>'
-                      f'<text x="958" y="{y}" class="piece"{mark}>{html.escape(piece(tok))[:11]}</text>'
+                      f'<text x="958" y="{y}" class="piece{mark}">{html.escape(piece(tok)[:11])}</text>'
                       f'<text x="1044" y="{y}" class="small">{p:.2f}</text>')
-        at.append(f'<text x="958" y="{E_Y + 212}" class="small">the strongest blue in</text>'
-                  f'<text x="958" y="{E_Y + 228}" class="small">"Your sentence": where</text>'
-                  f'<text x="958" y="{E_Y + 244}" class="small">the last layer looked</text></g>')
-        parts.append("".join(at))
+        steps_drawn.append("".join(at) + "</g>")
+    parts += steps_drawn
+    parts.append(src_texts)
+    parts.append(f'<text x="958" y="{E_Y + 212}" class="small">the darker a piece of</text>'
+                 f'<text x="958" y="{E_Y + 228}" class="small">"Your sentence", the more</text>'
+                 f'<text x="958" y="{E_Y + 244}" class="small">the last layer looked at it</text>')
 
     words = "".join(f'<button data-step="{t}" class="{"on" if t == 0 else ""}">{html.escape(piece(s.token))}</button>'
                     for t, s in enumerate(steps))
     svg = (f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="The model at a glance">'
            '<defs><marker id="head" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
-           'orient="auto"><path d="M0 0L8 4L0 8z" fill="#888"/></marker></defs>' + "".join(parts) + "</svg>")
+           'orient="auto"><path d="M0 0L8 4L0 8z" fill="#888"/></marker></defs>'
+           + "<style>" + "".join(f".glance .s{i}{{fill:{c}}}" for i, c in enumerate(BLUES)) + "</style>"  # a step's shades
+           + "".join(parts) + "</svg>")
     return (f'<div class="glance"><div class="glance-scroll">{svg}</div>'
             f'<div class="glance-words">The translation, word by word (click one): {words}</div></div>')
