@@ -31,10 +31,11 @@ def browser():
         b.close()
 
 
-def open_page(browser, url: str):
-    """A fresh page on `url` in which every request that leaves this machine is refused and recorded; returned
-    once the page has made its opening translation (the load event), so no later click races with it."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def open_page(browser, url: str, size: tuple[int, int] = (1400, 1000)):
+    """A fresh page on `url` (a window of `size`) in which every request that leaves this machine is refused and
+    recorded; returned once the page has made its opening translation (the load event), so no later click races
+    with it."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     page = context.new_page()
     page.blocked, page.dialogs = [], []
 
@@ -86,12 +87,110 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
+def pick_example(page, example: str) -> None:
+    """Choose an example from the menu under the text box (the page translates it at once)."""
+    page.locator("#examples input").click()
+    page.get_by_role("option", name=example, exact=True).click()
+
+
 def translate_example(page, example: str) -> str:
     from playwright.sync_api import expect
 
-    page.get_by_text(example, exact=True).first.click()  # an example row fills the text box
+    page.evaluate(WATCH_EVENT)
+    pick_example(page, example)
     expect(page.locator("#source-text textarea")).to_have_value(example)
-    return click_translate(page)
+    page.wait_for_function("() => window.eventDone", timeout=60_000)
+    return page.locator("#translation textarea").input_value()
+
+
+def open_view(page, *labels: str) -> None:
+    """Open a view: its top-level tab, then its tab inside that group. A tab that a narrow screen folded into the
+    "More tabs" menu (⋯) is chosen there."""
+    for level, label in enumerate(labels):
+        tab = page.get_by_role("tab", name=label, exact=True)
+        if tab.count() and tab.first.is_visible():
+            tab.first.click()
+            continue
+        menus = page.locator(".overflow-menu:visible > button")
+        (menus.last if level else menus.first).click()  # a group's inner tabs come after the top level
+        page.locator(".overflow-dropdown:visible").get_by_role("button", name=label, exact=True).click()
+
+
+def open_settings(page) -> None:
+    """Unfold decoding, presentation mode and the link (folded under the text box until asked for)."""
+    if not page.locator("#present-toggle").is_visible():
+        page.get_by_text("Decoding, presentation mode, link").click()
+        page.locator("#present-toggle").wait_for(state="visible")
+
+
+# Problems with what is on screen: a plotly figure, frame, table or the glance picture wider than its box (unless a
+# box around it scrolls sideways), and figure text under 11 px as drawn (presentation mode's zoom included)
+FITS = """() => {
+  const shown = e => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const scrolls = e => { for (let a = e.parentElement; a; a = a.parentElement) { const o = getComputedStyle(a).overflowX; if (o === 'auto' || o === 'scroll') return a; } return null; };
+  const out = [];
+  for (const e of document.querySelectorAll('.js-plotly-plot .main-svg:first-of-type, iframe, table, .glance svg')) {
+    if (!shown(e)) continue;
+    const box = e.closest('.block') || e.parentElement;
+    const w = e.getBoundingClientRect().width, bw = box.getBoundingClientRect().width;
+    const s = scrolls(e);
+    const fits = w <= bw + 1 || (s && s.getBoundingClientRect().width <= bw + 1);
+    if (!fits) out.push(['wide', e.tagName, Math.round(w), Math.round(bw)]);
+  }
+  let small = 0, smallest = 99, ex = '';
+  for (const t of document.querySelectorAll('.js-plotly-plot text')) {
+    if (!shown(t) || !t.textContent.trim()) continue;
+    const px = t.getBoundingClientRect().height;  // what the eye sees, zoom included
+    const fs = parseFloat(getComputedStyle(t).fontSize) * (parseFloat(getComputedStyle(document.querySelector('.gradio-container')).zoom) || 1);
+    if (fs < 11) { small++; if (fs < smallest) { smallest = fs; ex = t.textContent.slice(0, 20); } }
+  }
+  if (small) out.push(['small text', small, smallest, ex]);
+  return out;
+}"""
+SETTLED = ("() => ![...document.querySelectorAll('[data-testid=status-tracker]')]"
+           ".some(e => !e.classList.contains('hide') && e.getClientRects().length)")  # no event running
+VIEWS = [("At a glance",), ("Step by step",), ("Attention", "Heatmaps"), ("Attention", "One head"),
+         ("Attention", "Three families"), ("Attention", "Rollout"), ("Attention", "bertviz"),
+         ("Beyond attention", "What the model used"), ("Beyond attention", "Head ablation"),
+         ("Training", "Learning rate"), ("Training", "How it learned"), ("Training", "Train a tiny one"),
+         ("The model", "Positional encoding"), ("The model", "Compare models"), ("The model", "Model card")]
+
+
+def in_view(page, selector: str) -> bool:
+    """Whether the element is drawn whole inside the window, unscrolled."""
+    return page.evaluate("(s) => { const r = document.querySelector(s).getBoundingClientRect();"
+                         " return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight; }", selector)
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1440, 900), (390, 844)], ids=["projector", "laptop", "phone"])
+def test_every_view_fits_its_box_at_projector_laptop_and_phone_sizes(browser, server, size):
+    """The first screen holds the sentence, its translation and the model at a glance (not on a phone: there it is
+    the next thing down); then every view and inner tab is opened, and nothing on screen is wider than its box."""
+    page = open_page(browser, server, size)
+    try:
+        page.wait_for_selector(".glance svg", timeout=30_000)
+        name = f"{size[0]}x{size[1]}"
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"first_screen_{name}.png"))
+        if size[0] >= 1280:
+            for selector in ("#source-text textarea", "#translation textarea", "#translate-button", ".glance svg",
+                             ".glance-words"):
+                assert in_view(page, selector), (name, selector)
+            assert page.get_by_role("tab").all_text_contents() == [  # every view's group on the top line: no "⋯"
+                "At a glance", "Step by step", "Attention", "Beyond attention", "Training", "The model"]
+        problems = {}
+        for path in VIEWS:
+            open_view(page, *path)
+            page.wait_for_timeout(300)
+            page.wait_for_function(SETTLED, timeout=60_000)
+            page.wait_for_timeout(300)  # plotly lays the figures out
+            if found := page.evaluate(FITS):
+                problems[path] = found
+            shot(page, f"{name}_{'_'.join(path)}".replace(" ", "_").lower())
+        assert not problems, problems
+        assert not page.dialogs and not page.blocked
+    finally:
+        page.context.close()
 
 
 FIFTEEN_WORDS = "A young man in a red jacket is riding his bicycle past an old stone church today."
@@ -101,7 +200,7 @@ def test_click_to_every_view_for_fifteen_words(page):
     """Times click -> translation, heatmaps and bertviz drawn; written to tests/artifacts/timings.json."""
     import time
 
-    page.get_by_role("tab", name="bertviz").click()
+    open_view(page, "Attention", "bertviz")
     page.frame_locator("#bertviz iframe").locator("svg text").first.wait_for(state="attached", timeout=60_000)
     page.locator("#source-text textarea").fill(FIFTEEN_WORDS)  # (the opening translation's page is drawn first)
     t0 = time.perf_counter()
@@ -109,7 +208,7 @@ def test_click_to_every_view_for_fifteen_words(page):
     page.frame_locator("#bertviz iframe").locator("svg text", has_text="church").first.wait_for(state="attached",
                                                                                                timeout=60_000)
     seconds = time.perf_counter() - t0
-    page.get_by_role("tab", name="Attention", exact=True).click()
+    open_view(page, "Attention", "Heatmaps")
     page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "timings.json").write_text(json.dumps({"click_to_all_views_s": seconds, "words": 15}))
@@ -121,11 +220,11 @@ def test_click_to_every_view_for_fifteen_words(page):
 def test_translate_an_example_and_see_every_view(page):
     translation = translate_example(page, EXAMPLES[1])
     assert len(translation.split()) >= 3
-    page.get_by_role("tab", name="Step by step").click()
+    open_view(page, "Step by step")
     page.wait_for_selector(".js-plotly-plot .heatmaplayer", timeout=30_000)
     shot(page, "steps")
 
-    page.get_by_role("tab", name="Attention", exact=True).click()
+    open_view(page, "Attention", "Heatmaps")
     page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
     labels = page.locator("#attention-plot .xtick text").all_text_contents()
     assert any("</s>" in t for t in labels)  # escaped labels survive as text, index-prefixed
@@ -133,7 +232,7 @@ def test_translate_an_example_and_see_every_view(page):
     page.wait_for_function("() => document.querySelectorAll('#attention-plot .heatmaplayer image').length >= 4")
     shot(page, "attention")
 
-    page.get_by_role("tab", name="bertviz").click()
+    open_view(page, "Attention", "bertviz")
     frame = page.frame_locator("#bertviz iframe")
     frame.locator("svg text").first.wait_for(timeout=30_000)
     drawn = frame.locator("svg text").all_text_contents()
@@ -154,7 +253,7 @@ def test_enter_and_an_example_translate_at_once_and_an_empty_box_is_answered_in_
     box.press("Shift+Enter")  # a new line, no translation
     assert box.input_value() == "A horse runs on the beach.\n" and shown.input_value() == want
     example = EXAMPLES[4]
-    page.get_by_text(example, exact=True).first.click()  # an example is translated when clicked
+    pick_example(page, example)  # an example is translated when chosen
     page.wait_for_function(landed, arg=translators["en-de"].translate(example).text, timeout=60_000)
     box.fill("   ")
     page.click("#translate-button")
@@ -166,6 +265,7 @@ def test_new_sample_and_the_comparison_each_leave_the_translation_box_on_this_se
     tr, text = translators["en-de"], "A small boy plays with a red ball."
     landed = "(want) => document.querySelector('#translation textarea').value === want"
     page.locator("#source-text textarea").fill(text)
+    open_settings(page)
     page.get_by_text("Random sampling", exact=True).click()
     page.click("#translate-button")
     page.wait_for_function(landed, arg=tr.translate(text, "sample", seed=0).text, timeout=60_000)
@@ -183,13 +283,13 @@ def test_a_tab_opened_after_a_translation_draws_that_translation(page):
     """Translate on Step by step; Attention, One head and bertviz were not drawn for it until they are opened."""
     page.locator("#source-text textarea").fill("A zebra eats grass beside a yellow tractor.")
     click_translate(page)
-    page.get_by_role("tab", name="Attention", exact=True).click()
+    open_view(page, "Attention", "Heatmaps")
     page.wait_for_function("() => [...document.querySelectorAll('#attention-plot .xtick text')]"
                            ".some(e => e.textContent.includes('tractor'))", timeout=30_000)
-    page.get_by_role("tab", name="bertviz").click()
+    open_view(page, "Attention", "bertviz")
     page.frame_locator("#bertviz iframe").locator("svg text", has_text="tractor").first.wait_for(state="attached",
                                                                                                 timeout=30_000)
-    page.get_by_role("tab", name="Inside attention").click()  # its open inner tab, One head (never drawn before)
+    open_view(page, "Attention", "One head")  # its open inner tab, One head (never drawn before)
     page.wait_for_function("() => document.querySelector('#inside-steps')?.textContent.includes('Equal to')",
                            timeout=30_000)
     assert not page.blocked and not page.dialogs  # bertviz's scripts came from this server
@@ -200,11 +300,12 @@ def test_translate_and_a_tab_clicked_at_once_always_end_on_the_newest_translatio
     in, the page ends on the newest translation and the open tab shows it (a late answer for an older one is
     dropped)."""
     animals = ["zebra", "camel", "horse", "goat", "elephant", "donkey"]
-    tabs = ["Attention", "Inside attention", "Step by step", "Inside attention", "Step by step", "Attention"]
+    tabs = [("Attention", "Heatmaps"), ("Attention", "One head"), ("Step by step",), ("Attention", "One head"),
+            ("Step by step",), ("Attention", "Heatmaps")]
     for animal, tab in zip(animals, tabs):
         page.locator("#source-text textarea").fill(f"A {animal} walks beside a yellow tractor.")
         page.click("#translate-button")
-        page.get_by_role("tab", name=tab, exact=True).click()  # no wait: the translation is still running
+        open_view(page, *tab)  # no wait: the translation is still running
     ticks = "() => [...document.querySelectorAll('#attention-plot .xtick text')].map(e => e.textContent).join(' ')"
     page.wait_for_function(f"() => ({ticks})().includes('donkey')", timeout=120_000)
     page.wait_for_timeout(3000)  # every answer still on its way lands by now: none may bring an older sentence
@@ -228,17 +329,17 @@ def test_an_imported_opus_mt_model_translates_and_its_views_draw_and_compare_mod
         page.get_by_role("option", name="English → German (OPUS-MT)").click()
         page.locator("#source-text textarea").fill("a dog runs in the park")
         click_translate(page)
-        page.get_by_role("tab", name="Attention", exact=True).click()
+        open_view(page, "Attention", "Heatmaps")
         page.wait_for_function("() => [...document.querySelectorAll('#attention-plot .xtick text')]"
                                ".some(e => e.textContent.includes('park'))", timeout=30_000)  # its own pieces
-        page.get_by_role("tab", name="What the model used").click()
+        open_view(page, "Beyond attention", "What the model used")
         page.wait_for_function("() => document.querySelector('#used-summary')?.textContent.includes('Output token 0')",
                                timeout=60_000)
         page.get_by_label("Language pair").click()
         page.get_by_role("option", name="English → German", exact=True).click()
         page.locator("#source-text textarea").fill("A dog runs in the park.")
         click_translate(page)
-        page.get_by_role("tab", name="Compare models").click()
+        open_view(page, "The model", "Compare models")
         page.wait_for_function("() => { const t = document.querySelector('#compare-diff')?.textContent || '';"
                                " return t.trim().startsWith('English → German:') && t.includes('(OPUS-MT)'); }",
                                timeout=60_000)  # this translation (en-de) first, the imported model's second
@@ -251,11 +352,11 @@ def test_an_imported_opus_mt_model_translates_and_its_views_draw_and_compare_mod
 
 def test_bertviz_model_view_and_ablation(page):
     translate_example(page, EXAMPLES[4])
-    page.get_by_role("tab", name="bertviz").click()
+    open_view(page, "Attention", "bertviz")
     page.get_by_text("Model view").click()
     frame = page.frame_locator("#bertviz iframe")
     frame.locator("svg text", has_text="Layer").first.wait_for(timeout=30_000)  # the grid's row heading
-    page.get_by_role("tab", name="Head ablation").click()
+    open_view(page, "Beyond attention", "Head ablation")
     boxes = page.locator("#ablation-heads label")
     boxes.first.wait_for(timeout=30_000)  # the tab draws its head list when it is opened
     for i in range(min(boxes.count(), 64)):
@@ -270,24 +371,22 @@ def test_bertviz_model_view_and_ablation(page):
 
 def test_positional_encoding_learning_rate_and_model_card(page):
     translate_example(page, EXAMPLES[2])
-    page.get_by_role("tab", name="Positional encoding").click()
+    open_view(page, "The model", "Positional encoding")
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .heatmaplayer').length >= 3",
                            timeout=30_000)  # PE matrix, similarity, and this sentence's layer input
     assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 6  # six sinusoids by default
     shot(page, "positional")
-    page.get_by_role("tab", name="Training").click()
-    page.get_by_role("tab", name="Learning rate").click()
+    open_view(page, "Training", "Learning rate")
     page.locator("input[aria-label='number input for warmup steps']").fill("8000")
     page.locator("input[aria-label='number input for warmup steps']").press("Enter")
     page.get_by_text("Add this curve").click()
     page.wait_for_function("() => [...document.querySelectorAll('.legendtext')].some(e => e.textContent.includes('warmup=8000'))")
     shot(page, "learning_rate")
-    page.get_by_role("tab", name="Model card").click()
+    open_view(page, "The model", "Model card")
     page.get_by_text("parameters", exact=False).first.wait_for()
-    assert page.get_by_role("tab").all_text_contents() == [  # one tab per view or group, none drawn twice
-        "Step by step", "Attention", "Inside attention", "What the model used", "bertviz", "Head ablation", "Compare models",
-        "Positional encoding", "Training",
-        "Model card"]
+    assert page.get_by_role("tab").all_text_contents() == [  # the top level, then the open group's views
+        "At a glance", "Step by step", "Attention", "Beyond attention", "Training", "The model",
+        "Positional encoding", "Compare models", "Model card"]
     assert "shared embedding" in page.content()
     shot(page, "model_card")
     assert not page.dialogs
@@ -295,8 +394,7 @@ def test_positional_encoding_learning_rate_and_model_card(page):
 
 
 def test_the_epoch_slider_changes_the_example_translations(page):
-    page.get_by_role("tab", name="Training").click()
-    page.get_by_role("tab", name="How it learned").click()
+    open_view(page, "Training", "How it learned")
     table = page.locator("#timeline-table")
     table.get_by_text("after epoch 1", exact=True).wait_for(timeout=30_000)
     first = table.inner_text()
@@ -322,8 +420,7 @@ def test_train_a_tiny_one_streams_stops_and_leaves_other_users_alone(page, serve
     other = Client(server, verbose=False)
     sentence = "Two young girls are playing with a dog in the park."
     alone = other.predict(sentence, "en-de", "greedy", api_name="/translate")
-    page.get_by_role("tab", name="Training").click()
-    page.get_by_role("tab", name="Train a tiny one").click()
+    open_view(page, "Training", "Train a tiny one")
     page.click("#toy-train")
     status = page.locator("#toy-status")
     status.get_by_text("step 100 of", exact=False).wait_for(timeout=60_000)
@@ -350,8 +447,7 @@ def test_a_second_training_waits_its_turn_and_its_user_sees_the_queue(browser, s
     pages = [open_page(browser, server) for _ in range(2)]
     try:
         for page in pages:
-            page.get_by_role("tab", name="Training").click()
-            page.get_by_role("tab", name="Train a tiny one").click()
+            open_view(page, "Training", "Train a tiny one")
         first, second = pages
         first.click("#toy-train")
         first.locator("#toy-status").get_by_text("step 50 of", exact=False).wait_for(timeout=60_000)
@@ -379,7 +475,7 @@ def test_hostile_text_through_the_page_runs_no_script(page):
     from playwright.sync_api import expect
 
     box = page.locator("#source-text textarea")
-    page.get_by_role("tab", name="bertviz").click()
+    open_view(page, "Attention", "bertviz")
     for text in HOSTILE:
         box.fill(text)
         click_translate(page)
@@ -388,7 +484,7 @@ def test_hostile_text_through_the_page_runs_no_script(page):
         frame.locator("svg text").first.wait_for(state="attached", timeout=30_000)
         drawn = " ".join(frame.locator("svg text").all_text_contents())
         assert "</s>" in drawn and "<unk>" in drawn  # angle-bracket tokens are drawn as text, not parsed
-    page.get_by_role("tab", name="Attention", exact=True).click()
+    open_view(page, "Attention", "Heatmaps")
     page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
     shot(page, "hostile")
     assert page.dialogs == []  # no alert() ever ran
@@ -403,30 +499,31 @@ def test_the_page_opens_translated_and_the_inside_attention_views_are_drawn(page
     """No click at all: the load event translated the first example; each inside-attention tab draws it when opened."""
     assert page.locator("#source-text textarea").input_value() == EXAMPLES[0]
     assert page.locator("#translation textarea").input_value()
-    page.get_by_role("tab", name="Inside attention").click()
+    open_view(page, "Attention", "One head")
     page.wait_for_selector("#inside-plot .heatmaplayer", timeout=30_000)
     steps = page.locator("#inside-steps").inner_text()
     assert "softmax" in steps and "Equal to the Attention view's row to" in steps
     shot(page, "inside_one_head")
-    page.get_by_role("tab", name="Three families").click()
+    open_view(page, "Attention", "Three families")
     page.wait_for_function("() => document.querySelectorAll('#families-plot .heatmaplayer image').length >= 6",
                            timeout=30_000)
     assert any("<pad>" in t for t in page.locator("#families-plot .xtick text").all_text_contents())
     shot(page, "three_families")
-    page.get_by_role("tab", name="Rollout").click()
+    open_view(page, "Attention", "Rollout")
     page.wait_for_function("() => document.querySelectorAll('#rollout-plot .heatmaplayer image').length >= 4",
                            timeout=30_000)
     page.get_by_role("button", name="Download the rollout (JSON)").wait_for(state="visible", timeout=10_000)
     shot(page, "rollout")
-    page.get_by_role("tab", name="Step by step").click()
+    open_view(page, "Step by step")
     page.get_by_text("choose Beam search under Decoding", exact=False).wait_for(timeout=30_000)
     assert not page.dialogs
 
 
 def test_new_views_draw_hostile_tokens_as_text_and_beam_search_as_a_tree(page):
+    open_settings(page)
     page.get_by_test_id("Beam search-radio-label").click()
     translate_example(page, EXAMPLES[1])
-    page.get_by_role("tab", name="Step by step").click()
+    open_view(page, "Step by step")
     page.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
     nodes = page.locator("#beam-tree-plot .textpoint").all_text_contents()
     assert "<s>" in nodes and "</s>" in nodes and len(nodes) > 10  # start, candidates and endings, drawn as text
@@ -434,8 +531,8 @@ def test_new_views_draw_hostile_tokens_as_text_and_beam_search_as_a_tree(page):
     shot(page, "beam_search_tree")
     page.locator("#source-text textarea").fill(HOSTILE[1])
     click_translate(page)
-    page.get_by_role("tab", name="Inside attention").click()
-    page.get_by_test_id("Encoder self-radio-label").click()
+    open_view(page, "Attention", "One head")
+    page.locator("[data-testid='Encoder self-radio-label']:visible").click()  # One head's, not Heatmaps'
     page.wait_for_function("() => document.querySelector('#inside-plot .gtitle')?.textContent.includes('encoder')",
                            timeout=30_000)
     page.locator("#inside-query input").click()
@@ -443,13 +540,13 @@ def test_new_views_draw_hostile_tokens_as_text_and_beam_search_as_a_tree(page):
     page.wait_for_function("() => document.querySelector('#inside-plot .gtitle')?.textContent.includes('<unk>')",
                            timeout=30_000)  # the token drawn as text, not parsed as a tag
     assert "<unk>" in page.locator("#inside-steps").inner_text()
-    page.get_by_role("tab", name="Three families").click()
+    open_view(page, "Attention", "Three families")
     page.wait_for_selector("#families-plot .heatmaplayer", timeout=30_000)
     assert any("<unk>" in t for t in page.locator("#families-plot .ytick text").all_text_contents())
-    page.get_by_role("tab", name="Rollout").click()
+    open_view(page, "Attention", "Rollout")
     page.wait_for_selector("#rollout-plot .heatmaplayer", timeout=30_000)
     assert any("<unk>" in t for t in page.locator("#rollout-plot .ytick text").all_text_contents())
-    page.get_by_role("tab", name="Step by step").click()  # the hostile sentence was decoded by beam search too
+    open_view(page, "Step by step")  # the hostile sentence was decoded by beam search too
     page.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
     assert "<s>" in page.locator("#beam-tree-plot .textpoint").all_text_contents()
     assert not page.dialogs  # no script from the text ever ran
@@ -458,7 +555,7 @@ def test_new_views_draw_hostile_tokens_as_text_and_beam_search_as_a_tree(page):
 def test_what_the_model_used_draws_when_opened_follows_the_chosen_token_and_draws_hostile_text_as_text(page):
     page.locator("#source-text textarea").fill(HOSTILE[1])
     click_translate(page)
-    page.get_by_role("tab", name="What the model used").click()  # drawn now, for this translation
+    open_view(page, "Beyond attention", "What the model used")  # drawn now, for this translation
     summary = page.locator("#used-summary")
     summary.get_by_text("Deletion test", exact=False).wait_for(timeout=60_000)
     page.wait_for_selector("#used-attributions .heatmaplayer", timeout=30_000)
@@ -481,20 +578,30 @@ def test_what_the_model_used_draws_when_opened_follows_the_chosen_token_and_draw
     assert not page.dialogs and not page.blocked
 
 
-def font_px(page) -> float:
-    return float(page.evaluate("() => getComputedStyle(document.querySelector('#translation textarea')).fontSize")[:-2])
+def rendered_px(page, selector: str) -> float:
+    """How tall an element is drawn on the screen (presentation mode zooms the page, so CSS sizes stay the same)."""
+    return page.evaluate("(s) => document.querySelector(s).getBoundingClientRect().height", selector)
+
+
+TICK = "#steps-tab .js-plotly-plot .ytick text"  # a label of the Top-5 figure
 
 
 def test_presentation_mode_enlarges_text_and_a_shared_link_restores_the_state(page, browser, server):
     from playwright.sync_api import expect
 
-    normal = font_px(page)
+    open_view(page, "Step by step")
+    page.wait_for_selector(TICK, timeout=30_000)
+    normal = {s: rendered_px(page, s) for s in ("#translate-button", TICK)}
+    open_settings(page)
     page.locator("#present-toggle input").check()
     page.wait_for_function("() => document.body.classList.contains('present')")
-    assert font_px(page) >= 1.4 * normal
+    page.wait_for_timeout(500)  # the figures measure their boxes again
+    for selector, px in normal.items():
+        assert rendered_px(page, selector) >= 1.3 * px, selector  # the page's text and the figures' text
+    assert not page.evaluate(FITS)  # and every figure still fits its box
     page.locator("#present-toggle input").uncheck()
     page.wait_for_function("() => !document.body.classList.contains('present')")
-    assert font_px(page) == normal
+    assert rendered_px(page, "#translate-button") == normal["#translate-button"]
 
     page.locator("#source-text textarea").fill("Two dogs run along the beach.")
     page.get_by_test_id("Beam search-radio-label").click()
@@ -513,12 +620,29 @@ def test_presentation_mode_enlarges_text_and_a_shared_link_restores_the_state(pa
     try:
         expect(shared.locator("#source-text textarea")).to_have_value("Two dogs run along the beach.")
         expect(shared.locator("#translation textarea")).to_have_value(translation)
+        open_settings(shared)
         assert shared.get_by_test_id("Beam search-radio-label").locator("input").is_checked()
         assert shared.locator("input[aria-label='number input for Beam size']").input_value() == "3"
         shared.wait_for_function("() => document.body.classList.contains('present')")
-        assert font_px(shared) >= 1.4 * normal
-        shared.get_by_role("tab", name="Step by step").click()
+        assert rendered_px(shared, "#translate-button") >= 1.3 * normal["#translate-button"]
+        open_view(shared, "Step by step")
         shared.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
         assert not shared.dialogs and not shared.blocked
     finally:
         shared.context.close()
+
+
+def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_their_views(page, translators):
+    from playground.glance import piece
+
+    steps = translators["en-de"].translate(EXAMPLES[0]).steps  # what the page opened on
+    page.click(".glance-words button[data-step='2']")
+    assert page.locator(".glance .at.on").get_attribute("data-at") == "2"  # only that step shown
+    assert page.locator(".glance .at.on .word").text_content() == piece(steps[2].token)
+    page.locator(".glance [data-open='Attention/Heatmaps']").first.click(force=True)  # an encoder layer's map
+    page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
+    assert page.get_by_role("tab", selected=True).all_text_contents() == ["Attention", "Heatmaps"]
+    open_view(page, "At a glance")
+    page.locator(".glance [data-open='Step by step']").first.click(force=True)  # the next word's box
+    page.wait_for_selector("#steps-tab .js-plotly-plot .heatmaplayer", timeout=30_000)
+    assert not page.dialogs and not page.blocked
