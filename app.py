@@ -274,7 +274,7 @@ def listen(trigger, handler, inputs: set, outputs: set, js: str | None = None, *
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,
                bertviz_offline: bool = True, cache_size: int = 32) -> Page:
     """The whole page; bertviz_offline=False loads bertviz's scripts from its CDN instead of the app's copies.
-    cache_size: translations kept for every user (with their hooked passes; see README, Many users)."""
+    cache_size: translations kept for every user (with their hooked passes; see docs/many-users.md)."""
     scripts = "cdn"
     if bertviz_offline:  # jQuery, d3 and the shim: static files of the app, sent once, cached by the browser
         gr.set_static_paths([str(p) for p in script_files()])
@@ -376,7 +376,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--int8", action="store_true",
                         help="dynamic int8 feed-forward layers and output projection (CPU only; faster on batches)")
     parser.add_argument("--threads", type=int, default=1,
-                        help="intra-op threads for every request (the queue runs two at once; README, Many users)")
+                        help="intra-op threads for every request (the queue runs two at once; docs/many-users.md)")
     parser.add_argument("--bertviz-cdn", action="store_true",
                         help="load bertviz's scripts from its CDN (smaller pages) instead of the local copies")
     return parser.parse_args(argv)

@@ -34,7 +34,7 @@ def test_the_true_source_of_each_task_and_every_methods_top_token_for_every_posi
 @pytest.mark.parametrize("task", ["copy", "reverse"])
 def test_attributions_of_a_trained_toy_model_find_the_true_source(task):
     """Trained by the live view's trainer (its defaults, ~40 s); thresholds far below what this CPU measured
-    (README: "Checked where the answer is known"), far above chance (one symbol in 3-12)."""
+    (docs/explanations.md: "Checked where the answer is known"), far above chance (one symbol in 3-12)."""
     model, exact = alignment.trained(task)
     assert exact >= 0.9
     seqs = alignment.held_out(30)

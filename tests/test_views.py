@@ -234,3 +234,22 @@ def test_a_second_stages_sparse_timeline_shows_the_last_recorded_epoch_before_th
     assert [timeline.nearest_recorded(M(metrics), e) for e in (1, 3, 50, 120, 121)] == [1, 2, 4, 120, 121]
     table = translations_table(timeline.translations_at(M(metrics), 4), 4, 50)
     assert "after epoch 4 (the last recorded before 50)" in table and "t4" in table and "t121" in table
+
+
+def test_every_view_opens_with_at_most_two_plain_sentences_and_folds_the_rest():
+    """A student who knows what attention is, and no more, reads the first lines: no section signs, paper names or
+    hooks there; the mechanism and the references are folded below."""
+    import gradio as gr
+
+    from playground.results import sentences
+    from playground.views.common import EXPLAIN, folded
+
+    research = ("§", "hook", "et al", "Vaswani", "BERT", "GPT", "ALTI", "Captum", "softmax", "eq.")
+    for name, entry in EXPLAIN.items():
+        plain = entry["plain"]
+        assert len(sentences(plain)) <= 2, name
+        assert not [w for w in research if w.lower() in plain.lower()], name
+        assert entry["how"], name
+    with gr.Blocks():
+        text = folded(EXPLAIN["steps"]).value
+    assert text.count("<details>") == 2 and "How it works" in text and "References" in text

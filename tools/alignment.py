@@ -4,7 +4,7 @@ Copy's output i is source token i; reverse's is source token n - 1 - i. A tiny m
 live view's trainer (to >= 95 % held-out exact match), then each method's top-1 source token is compared with the
 true one at every output position of held-out sequences, read teacher-forced with the correct target.
 
-    python tools/alignment.py            # the README's table (both tasks, 100 sequences each)
+    python tools/alignment.py            # the table in docs/explanations.md (both tasks, 100 sequences each)
 """
 from __future__ import annotations
 

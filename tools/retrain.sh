@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Retrain a shipped checkpoint with the README's recipe, choose the averaging and the length penalty on val,
+# Retrain a shipped checkpoint with the recipe in docs/training.md, choose the averaging and the length penalty on val,
 # then record the test scores in its metrics.json. Usage: tools/retrain.sh PAIR OUT DATA_DIR [more train flags]
 # (e.g. tools/retrain.sh en-de runs/en-de ../shared/data/multi30k --spm-alpha 0.2)
 set -euo pipefail

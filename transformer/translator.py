@@ -83,7 +83,7 @@ def clean_text(text: str) -> str:
 
 def fold_shouting(text: str) -> str:
     """A source typed in capitals ("GOOD MORNING"), read in lowercase: sentencepiece splits capitals into single
-    letters, which the model reads far worse than lowercase (README.md, Typed as a class types). A sentence is
+    letters, which the model reads far worse than lowercase (docs/training.md, Typed in a hurry). A sentence is
     shouting when it has at least 4 letters and 80 % of them are capitals; "I met the USA team" is left alone."""
     letters = [c for c in text if c.isalpha() and c.lower() != c.upper()]  # cased letters only
     upper = sum(c.isupper() for c in letters)
@@ -94,7 +94,7 @@ def column_major_embedding(model: Transformer) -> None:
     """Store the shared (V, D) embedding column by column, in place; the values stay the same.
 
     The output projection computes x @ E^T, and on the CPU the product is faster when E^T is the contiguous
-    one (README.md, Speed, has the measurement). The embedding lookups of a few tokens per step do not mind
+    one (docs/training.md, Speed, has the measurement). The embedding lookups of a few tokens per step do not mind
     the strides.
     """
     weight = model.embed.table.weight
@@ -105,7 +105,7 @@ def quantize_int8(model: Transformer) -> Transformer:
     """A copy with dynamic int8 feed-forward layers and output projection (weights int8, activations per batch).
 
     Those are the large matrices, where int8 products pay for quantizing their input; the d_model x d_model
-    attention projections stay fp32: too small for int8 to pay for quantizing their input (README.md, Speed).
+    attention projections stay fp32: too small for int8 to pay for quantizing their input (docs/training.md, Speed).
     CPU only.
     """
     names = {"output"} | {name for name, _ in model.named_modules() if name.endswith(("feed_forward.w_1", "feed_forward.w_2"))}

@@ -26,7 +26,7 @@ def cooldown(progress: float, epochs: int, cooldown_epochs: int) -> float:
     """Factor on the rate: 1, then falling linearly to 0 over the last `cooldown_epochs` of `epochs`.
 
     progress counts epochs done, fractions included (2.5 = half-way through the third epoch). Not in the
-    paper: a short run on little data otherwise ends with its rate still high (README.md's ablations measure
+    paper: a short run on little data otherwise ends with its rate still high (docs/training.md's ablations measure
     what the fall gains).
     """
     if cooldown_epochs <= 0:
