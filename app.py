@@ -35,6 +35,7 @@ from playground.views.common import ROOT, Context, copied, friendly, restore_hin
 from playground.views.families import FamiliesView
 from playground.views.glance import GlanceView
 from playground.views.inside import InsideHeadView
+from playground.views.lesson import LessonView
 from playground.views.live import LiveView
 from playground.views.positional import PositionalView
 from playground.views.rollout import RolloutView
@@ -73,6 +74,9 @@ def load_translators(root: Path, device: str, int8: bool = False) -> tuple[dict[
 
 FIRST_TAB = "glance"  # what the page shows under the panel when it opens
 OPEN_JS = "(open, ...rest) => [window.tpOpen || '%s', ...rest]" % FIRST_TAB  # the open view, as the browser knows it
+# The page's load: a link with ?lesson=N opens the Lesson (the load handler selects its tab)
+LOAD_JS = ("(open, ...rest) => { if (new URLSearchParams(location.search).has('lesson')) window.tpOpen = 'lesson'; "
+           "return [window.tpOpen || '%s', ...rest]; }" % FIRST_TAB)
 # A translation draws the tab open when it starts (one event on the queue per click). Only when the user opened
 # another tab meanwhile does the browser ask for that one too, through the hidden redraw button.
 # While it runs, the translation shown is marked as old (class "stale"), until the new one lands.
@@ -108,6 +112,7 @@ class Page:
     tabs: dict  # tab name -> the names of the views drawn in it
     groups: dict  # group label -> its tabs, the first one open by default
     results: SharedCache  # translations and their hooked passes, for every user
+    top: gr.Tabs  # the top level of tabs: a link with ?lesson=N opens the Lesson
     newest: OrderedDict = field(default_factory=OrderedDict)  # session -> (its newest translate request, result key)
 
     # -- drawing what is seen -----------------------------------------------------------
@@ -239,8 +244,15 @@ class Page:
         values, problems = panel.from_query(values, query)
         out = {c: values[c] for c in [panel.pair, panel.text] + panel.decoding}
         out[panel.present] = query.get("present", "") in ("1", "true", "yes")
+        opened = FIRST_TAB
+        if "lesson" in query:  # the Lesson, at that step (LOAD_JS has told the browser it is open)
+            lesson = self.views["lesson"]
+            number, problem = lesson.number_from(query["lesson"])
+            values[lesson.number], out[lesson.number], opened = number, number, "lesson"
+            out[self.top] = gr.Tabs(selected="lesson")
+            problems += [problem] if problem else []
         try:
-            out |= self.show_translation(values | {self.open_tab: FIRST_TAB})
+            out |= self.show_translation(values | {self.open_tab: opened})
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
             problems.append(str(e.message))
         if problems:
@@ -301,8 +313,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             groups[label] = (tab, list(made))
             return made
 
-        with gr.Tabs():
-            views = {"glance": GlanceView(), "steps": StepsView()}
+        with gr.Tabs() as top:
+            views = {"glance": GlanceView(), "lesson": LessonView(ctx), "steps": StepsView()}
             with views["steps"].tab:
                 views["beam_tree"] = BeamTreeView(ctx)
             views |= group("Attention", lambda: {  # where the model looks, and how those numbers are made
@@ -318,7 +330,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             view.name = name
         tabs = {name: [name] for name in views if name != "beam_tree"} | {"steps": ["steps", "beam_tree"]}
         page = Page(demo, ctx, panel, result, open_tab, views, tabs, {g: names for g, (_, names) in groups.items()},
-                    SharedCache(cache_size))
+                    SharedCache(cache_size), top)
 
         panel.wire()
         for view in views.values():
@@ -349,9 +361,9 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         for label, (tab, names) in groups.items():
             on_select(tab, page.opener(None, label), names, selecting_js(names[0], label, inner=False))
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
-            opened = outputs | {panel.pair, panel.text, panel.present} | set(panel.decoding)
-            demo.load(page.open, inputs, opened, api_visibility="private",
-                      concurrency_limit=4)  # served from the caches: a class opening at once waits little
+            opened = outputs | {panel.pair, panel.text, panel.present, top, views["lesson"].number} | set(panel.decoding)
+            listen(demo.load, page.open, inputs, opened, js=LOAD_JS,
+                   concurrency_limit=4)  # served from the caches: a class opening at once waits little
         register_api(ctx)
     return page
 

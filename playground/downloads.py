@@ -12,8 +12,9 @@ from transformer.interpret.capture import KINDS
 KEEP_S = 3600.0  # a download link stays valid this long
 
 
-def write(folder: str | Path, stem: str, payload: dict, keep_s: float = KEEP_S) -> Path:
-    """payload as JSON in folder/<stem>-<random>.json; every file in the folder older than keep_s is removed first."""
+def write(folder: str | Path, stem: str, payload: dict | str, keep_s: float = KEEP_S, suffix: str = ".json") -> Path:
+    """payload in folder/<stem>-<random><suffix>: a dict as JSON, a string as it is; every file in the folder older
+    than keep_s is removed first."""
     folder = Path(folder)
     for old in folder.glob("*"):
         try:
@@ -21,8 +22,8 @@ def write(folder: str | Path, stem: str, payload: dict, keep_s: float = KEEP_S) 
                 old.unlink(missing_ok=True)
         except FileNotFoundError:  # another request pruned it between the listing and the look
             pass
-    path = folder / f"{stem}-{uuid.uuid4().hex[:12]}.json"
-    path.write_text(json.dumps(payload))
+    path = folder / f"{stem}-{uuid.uuid4().hex[:12]}{suffix}"
+    path.write_text(payload if isinstance(payload, str) else json.dumps(payload), encoding="utf-8")
     return path
 
 

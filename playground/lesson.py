@@ -1,0 +1,287 @@
+"""A lesson: ten guided steps through the model, on the class's own sentence (no gradio: views/lesson.py shows it).
+
+Each step has a title, two or three plain sentences, the figure of the view that goes deeper (drawn by that view's
+own functions), a question for the class to answer before it is shown, and the answer, computed from the model for
+this sentence, with the figure marked where the answer lies. A step that cannot say anything sensible for this
+sentence or this model says so plainly, and the lesson goes on.
+"""
+from __future__ import annotations
+
+import html
+import math
+import string
+from dataclasses import dataclass, replace
+
+import plotly.graph_objects as go
+
+from transformer.decoding import DecodeOptions
+from transformer.training import timeline
+
+from . import figures, glance, plots, results
+from .results import Result
+
+STEPS = 10
+HEIGHT = 430  # the most a step's figure takes, so that a whole step fits a 1280 x 720 projector
+
+
+@dataclass
+class Step:
+    number: int  # 1 to STEPS
+    title: str
+    text: str  # two or three plain sentences (Markdown)
+    question: str = ""  # empty: this step cannot apply here, and `text` says why
+    answer: str = ""
+    figure: go.Figure | str | None = None  # a plotly figure, or HTML (the model at a glance)
+    marked: go.Figure | str | None = None  # the same figure with the answer marked on it
+    deeper: str = ""  # the view that goes deeper: a tab, or "group/inner tab"
+
+
+def word(token: str) -> str:
+    """A piece as a class reads it: without the word-start mark."""
+    return glance.piece(token)
+
+
+def quoted(token: str) -> str:
+    return f"“{html.escape(word(token))}”"
+
+
+def is_word(token: str) -> bool:
+    """A piece with a letter or a digit in it (not </s>, not punctuation)."""
+    return token not in ("<s>", "</s>", "<unk>") and any(c not in string.punctuation + "▁" for c in token)
+
+
+def mark_cell(fig: go.Figure, col: int, row: int, axis: str = "") -> go.Figure:
+    """The heatmap cell (col, row) of a figure outlined in orange (axis: "" for the first subplot, "2", ...)."""
+    return fig.add_shape(type="rect", x0=col - 0.5, x1=col + 0.5, y0=row - 0.5, y1=row + 0.5, xref=f"x{axis}",
+                         yref=f"y{axis}", line=dict(color="#e6550d", width=4))
+
+
+def note(fig: go.Figure, text: str) -> go.Figure:
+    """The answer written on the figure, in orange, at its top left."""
+    return fig.add_annotation(text=html.escape(text), xref="paper", yref="paper", x=0, y=1.0, xanchor="left",
+                              yanchor="bottom", showarrow=False, font=dict(color="#e6550d", size=16),
+                              bgcolor="rgba(255,255,255,0.85)")
+
+
+def copy(fig: go.Figure) -> go.Figure:
+    return go.Figure(fig)
+
+
+def looked_at(result: Result) -> int:
+    """The source piece steps 3 and 4 ask about: the longest word of the sentence (the first, on a tie)."""
+    src = result.maps.source_tokens
+    candidates = [i for i, t in enumerate(src) if is_word(t)] or [0]
+    return max(candidates, key=lambda i: (len(word(src[i])), -i))
+
+
+def clearest_step(result: Result) -> int | None:
+    """The output word whose cross-attention (last layer, mean of heads) is the most sure of one source piece, or
+    None when the translation has no word."""
+    out = result.translation.target_tokens
+    cross = result.maps.cross[-1].mean(0)  # (T, S): a row per step
+    steps = [t for t, tok in enumerate(out) if is_word(tok)]
+    return max(steps, key=lambda t: float(cross[t].max())) if steps else None
+
+
+# -----------------------------------------------------------------------------
+# The ten steps, in the order a teacher explains the paper
+
+
+def pieces(translator, result: Result) -> Step:
+    src = result.maps.source_tokens
+    ids, _ = translator.source_ids(result.text)
+    listed = " · ".join(f"{html.escape(t)} ({i})" for t, i in zip(src, ids))
+    picture = glance.figure(result)
+    return Step(
+        1, "Pieces", "The model does not read letters or whole words: it cuts the sentence into **pieces** from a "
+        f"list of {translator.cfg.vocab_size:,} it learned, and each piece becomes a number (its id). Frequent words "
+        "stay whole; rare words are cut into several pieces.",
+        "Into how many pieces will the model cut your sentence, counting the end mark?",
+        f"**{len(src)} pieces**: {listed}. A piece that starts with ▁ starts a new word; a piece without it continues "
+        "the word before (in the picture, a gap shows where a word starts). The end mark &lt;/s&gt; tells the encoder "
+        "the sentence is over.", picture, picture, "At a glance")
+
+
+def embeddings(translator, result: Result) -> Step:
+    ins, src = result.inspection, result.maps.source_tokens
+    scale = math.sqrt(translator.cfg.d_model)
+    fig = plots.embedding_inputs(ins.source_embedded, ins.source_input, src,
+                                 "What the encoder's first layer received for your sentence")
+    word_size = float(ins.source_embedded[0].norm())  # (D,) the first piece's embedding x sqrt(d_model)
+    position_size = float((ins.source_input[0] - ins.source_embedded[0]).norm())  # (D,) position 0's wave
+    bigger = "word vector" if word_size > position_size else "position wave"
+    answer = (f"For {quoted(src[0])} the word vector is {word_size:.1f} long and the position wave "
+              f"{position_size:.1f}: the **{bigger}** is bigger ({max(word_size, position_size) / max(min(word_size, position_size), 1e-9):.1f}×). "
+              "Both are added into one vector, so the layers above see the word and where it stands at once.")
+    return Step(
+        2, "Embeddings and positions", f"Each piece becomes a list of {translator.cfg.d_model} numbers (its "
+        f"**embedding**), multiplied by √{translator.cfg.d_model} ≈ {scale:.1f}. Attention alone cannot tell word "
+        "order, so a pattern of waves that says where the piece stands is added to it.",
+        f"For the first piece, {quoted(src[0])}: which is bigger, its word vector or the position wave added to it?",
+        answer, fig, note(copy(fig), f"{bigger} bigger for {word(src[0])}"), "The model/Positional encoding")
+
+
+def one_head(translator, result: Result) -> Step:
+    src, q = result.maps.source_tokens, looked_at(result)
+    row = result.maps.encoder[0, 0, q]  # (S,): layer 0, head 0, the query's weights over every piece
+    k = int(row.argmax())
+    fig = figures.attention_figure(result, "encoder", 0, "0", "single")
+    return Step(
+        3, "One head", "To update a piece, attention lets it ask a question (its **query**) of every piece, each "
+        "of which shows a label (its **key**). The better a label fits the question, the bigger that piece's "
+        "weight; the weights add up to 1 and decide how much of each piece's content (its **value**) is mixed in.",
+        f"In the encoder's first layer, head 0: which piece does {quoted(src[q])} look at most?",
+        f"**{quoted(src[k])}**, with weight {float(row[k]):.2f} of 1 (the orange square, row {quoted(src[q])}).",
+        fig, mark_cell(copy(fig), k, q), "Attention/One head")
+
+
+def many_heads(translator, result: Result) -> Step:
+    src, q = result.maps.source_tokens, looked_at(result)
+    rows = result.maps.encoder[0, :, q]  # (H, S): every head's weights for the query
+    best = rows.argmax(-1).tolist()
+    fig = figures.attention_figure(result, "encoder", 0, "0", "heads")
+    marked = copy(fig)
+    for h, k in enumerate(best):
+        mark_cell(marked, k, q, "" if h == 0 else str(h + 1))
+    distinct = sorted(set(best))
+    if len(distinct) == 1:
+        answer = f"**Yes**: all {len(best)} heads look most at {quoted(src[best[0]])} this time."
+    else:
+        answer = (f"**No**: {len(distinct)} different pieces among {len(best)} heads: "
+                  + "; ".join(f"head {h} looks most at {quoted(src[k])}" for h, k in enumerate(best))
+                  + ". Each head has its own query, key and value maps, so each can look for something else.")
+    return Step(
+        4, "Many heads", f"A layer has {len(best)} heads that attend side by side, each with its own questions and "
+        "labels. Their results are joined and mixed again, so one layer can follow several things at once.",
+        f"In the encoder's first layer, do all {len(best)} heads look at the same piece for {quoted(src[q])}?",
+        answer, fig, marked, "Attention/Heatmaps")
+
+
+def masks(translator, result: Result) -> Step:
+    out = result.translation.target_tokens
+    text = ("The encoder sees the whole sentence at once. The decoder writes one word after another, so a word may "
+            "look only at the words already written: a **mask** hides the later ones.")
+    if len(out) < 3:
+        return Step(5, "Masks", text + " This translation is too short to show it (it needs three pieces): try a "
+                    "longer sentence.", deeper="Attention/Three families")
+    later = min(3, len(out) - 1)  # the decoder's inputs: <s>, then out[0], out[1], ...: out[j] sits at j + 1
+    weight = float(result.maps.decoder[:, :, 1, later + 1].max())  # (L, H): every layer and head, out[0]'s row
+    fig = figures.families_figure(result)
+    seen = "no: every head of every layer gives it weight 0" if weight == 0 else f"yes, weight {weight:.3f}"
+    return Step(
+        5, "Masks", text, f"While it works on {quoted(out[0])}, may the decoder look at {quoted(out[later])}, which "
+        "it writes later?",
+        f"**{seen.capitalize()}** (the grey upper triangle in the decoder's map). Cross-attention has no such mask: "
+        "every word may look at the whole English sentence.",
+        fig, note(copy(fig), "decoder: later words masked (grey)"), "Attention/Three families")
+
+
+def cross(translator, result: Result) -> Step:
+    out, src = result.translation.target_tokens, result.maps.source_tokens
+    t = clearest_step(result)
+    text = ("**Cross-attention** connects the two halves: as the decoder writes each word, it looks back at the "
+            "English pieces. Words that translate each other often find each other here.")
+    if t is None:
+        return Step(6, "Cross-attention", text + " This translation has no word to ask about.",
+                    deeper="Attention/Heatmaps")
+    row = result.maps.cross[-1].mean(0)[t]  # (S,): the last layer, mean of heads, while it writes out[t]
+    k = int(row.argmax())
+    layers = result.maps.cross.size(0)
+    fig = figures.attention_figure(result, "cross", layers - 1, "average", "single")
+    return Step(
+        6, "Cross-attention", text,
+        f"Which English piece will the model look at most when it writes {quoted(out[t])}?",
+        f"**{quoted(src[k])}**, with {float(row[k]):.0%} of the last layer's attention (mean of heads). The orange "
+        f"square is on the row of the piece before it, {quoted(result.maps.target_tokens[t])}: the decoder's input "
+        "when it chose the word.", fig, mark_cell(copy(fig), k, t), "Attention/Heatmaps")
+
+
+def next_word(translator, result: Result) -> Step:
+    steps = result.translation.steps
+    first, p = steps[0].token, steps[0].prob
+    hot = DecodeOptions(strategy="sample", temperature=2.0, seed=0, max_len=2)
+    draws = [translator.translate(result.text, replace(hot, seed=s)).target_tokens[:1] for s in range(10)]
+    same = sum(d == [first] for d in draws)
+    fig = plots.step_probabilities(steps)
+    others = sorted({word(d[0]) for d in draws if d and d != [first]})
+    return Step(
+        7, "Choosing the next word", "At every step the model gives each piece it knows a probability. **Greedy** "
+        "decoding takes the most likely one; **sampling** draws one at random, and a **temperature** above 1 "
+        "flattens the chances, so less likely pieces are drawn more often.",
+        f"The first word is {quoted(first)}, with probability {p:.2f}. If we sample ten times with temperature 2 "
+        "(seeds 0 to 9), how many of the ten start with it?",
+        f"**{same} of 10**." + (f" The others started with {', '.join('“' + html.escape(o) + '”' for o in others)}."
+                                if others else "") + " At temperature 1 the model's own chances are used; at 2 "
+        "they are flattened.", fig, mark_cell(copy(fig), 0, 0), "Step by step")
+
+
+def beam(translator, result: Result) -> Step:
+    greedy = results.run(translator, result.pair, result.text, DecodeOptions())
+    searched = results.run(translator, result.pair, result.text, DecodeOptions(strategy="beam", beam_size=4))
+    fig = figures.beam_tree_figure(translator, searched)
+    same = searched.translation.text == greedy.translation.text
+    answer = (f"**Yes**: both write “{html.escape(greedy.translation.text)}”." if same else
+              f"**No**: greedy writes “{html.escape(greedy.translation.text)}”; beam search "
+              f"“{html.escape(searched.translation.text)}”.")
+    return Step(
+        8, "Beam search", "Greedy decoding never changes its mind. **Beam search** keeps the 4 best beginnings at "
+        "every step and picks the best whole sentence at the end; the tree shows every beginning it tried.",
+        "Will beam search with 4 beams write the same translation as greedy decoding?",
+        answer + " The orange path in the tree is the one it kept.", fig,
+        note(copy(fig), "same as greedy" if same else "different from greedy"), "Step by step")
+
+
+def learned(translator, result: Result) -> Step:
+    epochs = timeline.snapshots(translator)
+    text = ("The model began knowing nothing: its numbers were random. It learned by translating the training "
+            "sentences again and again (each pass is an **epoch**) and nudging its numbers after every mistake.")
+    if len(epochs) < 2:
+        return Step(9, "How it learned", text + " This model keeps no snapshots of its training (an imported model, "
+                    "or one trained without a timeline), so this step cannot show it.", deeper="Training/How it learned")
+    picked = sorted({epochs[0], next((e for e in epochs if e >= 4), epochs[-1])})
+    said = [(e, timeline.snapshot(translator, e).translate(result.text, result.options).text) for e in picked]
+    fig = plots.training_curves(translator.metrics)
+    return Step(
+        9, "How it learned", text, f"After epoch {picked[0]}, what does the model say for your sentence?",
+        "; ".join(f"after epoch {e}: “{html.escape(t)}”" for e, t in said)
+        + f"; at the end (the model you are using): “{html.escape(result.translation.text)}”.",
+        fig, plots.training_curves(translator.metrics, mark_epoch=picked[0]), "Training/How it learned")
+
+
+def not_attention(translator, result: Result) -> Step:
+    out, src = result.translation.target_tokens, result.maps.source_tokens
+    t = clearest_step(result)
+    text = ("Attention shows where the model looks, not what it uses. One test: hide a piece from the model and "
+            "see how much less sure it gets of its word.")
+    if t is None or sum(is_word(s) for s in src) < 2:
+        return Step(10, "What attention does not tell you", text + " Your sentence needs at least two words for "
+                    "this test.", deeper="Beyond attention/What the model used")
+    expl = figures.explanation(translator, result, t, ig_steps=16)
+    fig = figures.attribution_figure(expl)
+    top = {m: int(expl.methods[m].source.argmax()) for m in ("attention", "alti_plus")}
+    drop = {m: expl.deletion.drops[m][0] for m in top}
+    worse = max(drop, key=drop.get)
+    names = {"attention": "attention's top piece", "alti_plus": "ALTI+'s top piece"}
+    answer = (f"Hiding attention's top piece ({quoted(src[top['attention']])}) lowers the chance of "
+              f"{quoted(out[t])} by {drop['attention']:.2f}; hiding ALTI+'s ({quoted(src[top['alti_plus']])}) by "
+              f"{drop['alti_plus']:.2f}; a random piece by {expl.deletion.random[0]:.2f} on average. ")
+    answer += ("**They point at the same piece** this time." if top["attention"] == top["alti_plus"]
+               else f"**Hiding {names[worse]} hurts more.**")
+    return Step(
+        10, "What attention does not tell you", text,
+        f"To make the model unsure of {quoted(out[t])}, which should we hide: the English piece attention looks at "
+        "most, or the one ALTI+ (a measure of what each piece adds) points at?",
+        answer, fig, note(copy(fig), f"hiding {names[worse]} hurts more"), "Beyond attention/What the model used")
+
+
+LESSON = [pieces, embeddings, one_head, many_heads, masks, cross, next_word, beam, learned, not_attention]
+assert len(LESSON) == STEPS
+
+
+def step(translator, result: Result, number: int) -> Step:
+    """Step `number` (1 to STEPS, clamped) for this translation, its figures at most HEIGHT px tall."""
+    made = LESSON[min(max(int(number), 1), STEPS) - 1](translator, result)
+    for fig in (made.figure, made.marked):
+        if isinstance(fig, go.Figure):
+            fig.update_layout(height=min(fig.layout.height or HEIGHT, HEIGHT))
+    return made

@@ -1,0 +1,114 @@
+"""Lesson: ten guided steps on the sentence in the box (playground.lesson), each with a question to answer before
+Reveal shows it; Back and Next (or the arrow keys), a link to the view that goes deeper, and the teacher's notes."""
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+import plotly.graph_objects as go
+
+from playground import lesson, notes
+from playground.cache import SharedCache
+
+from .common import Context, View, friendly, need
+
+# The arrow keys move between steps while the Lesson is open (never while typing); "go deeper" opens its view.
+KEYS_JS = """
+document.addEventListener('keydown', (event) => {
+    if (window.tpOpen !== 'lesson' || event.target.closest('input, textarea, select, [contenteditable]')) return;
+    const button = {ArrowRight: 'lesson-next', ArrowLeft: 'lesson-back'}[event.key];
+    if (button) { document.getElementById(button)?.click(); event.preventDefault(); }
+});
+element.addEventListener('click', (event) => {
+    const link = event.target.closest('[data-open]');
+    if (link) { event.preventDefault(); window.tpOpenView?.(link.dataset.open); }
+});
+"""
+
+
+class LessonView(View):
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.made = SharedCache(16 * lesson.STEPS, ttl_s=1800)  # steps drawn once for every user (per translation)
+        with gr.Tab("Lesson", id="lesson", elem_id="lesson-tab") as self.tab:
+            self.notice()
+            with gr.Row(equal_height=True):
+                self.back = gr.Button("◀ Back", scale=0, min_width=120, elem_id="lesson-back")
+                self.where = gr.Markdown(elem_id="lesson-where")
+                self.next = gr.Button("Next ▶", scale=0, min_width=120, elem_id="lesson-next")
+            self.text = gr.Markdown(elem_classes="plain", elem_id="lesson-text")
+            with gr.Row(equal_height=True):
+                self.question = gr.Markdown(elem_id="lesson-question")
+                self.reveal = gr.Button("Reveal the answer", variant="primary", scale=0, min_width=220,
+                                        elem_id="lesson-reveal")
+            self.answer = gr.Markdown(elem_id="lesson-answer")
+            self.plot = gr.Plot(show_label=False, elem_id="lesson-plot")
+            self.html = gr.HTML(elem_id="lesson-html")
+            with gr.Row(equal_height=True):
+                self.deeper = gr.HTML(js_on_load=KEYS_JS, elem_id="lesson-deeper")
+                self.notes = gr.Button("Teacher's notes: the whole lesson for this sentence", size="sm", scale=0,
+                                       min_width=200)
+                self.file = gr.File(label="Teacher's notes (HTML, printable)", visible=False, elem_id="lesson-file")
+        self.number = gr.State(1)  # per user: the step shown
+        self.controls = [self.number]
+        self.outputs = [self.where, self.text, self.question, self.answer, self.plot, self.html, self.deeper,
+                        self.reveal]
+
+    @staticmethod
+    def number_from(raw: str) -> tuple[int, str]:
+        """A link's lesson=N: the step to open (1 to STEPS), and a problem to name when N was not one."""
+        try:
+            number = int(raw)
+        except ValueError:
+            return 1, f"lesson={raw!r} is not a step number"
+        if not 1 <= number <= lesson.STEPS:
+            return min(max(number, 1), lesson.STEPS), f"lesson={raw!r} is not a step: there are {lesson.STEPS}"
+        return number, ""
+
+    def made_step(self, result, number: int) -> lesson.Step:
+        translator = self.ctx.translator(result.pair)
+        key = (result.key, int(number))
+        return self.made.get(key, lambda: lesson.step(translator, result, number))
+
+    def display(self, step: lesson.Step, revealed: bool = False) -> dict:
+        figure = step.marked if revealed else step.figure
+        is_plot = isinstance(figure, go.Figure)
+        deeper = ""
+        if step.deeper:
+            deeper = (f'<a href="#" class="deeper" data-open="{html.escape(step.deeper)}">Go deeper: '
+                      f'{html.escape(step.deeper.replace("/", ": "))} →</a>')
+        return {self.where: f"**Step {step.number} of {lesson.STEPS}: {step.title}**",
+                self.text: step.text,
+                self.question: f"**Question:** {step.question}" if step.question else "",
+                self.answer: f"**Answer:** {step.answer}" if revealed and step.answer else "",
+                self.reveal: gr.update(visible=bool(step.question), interactive=not revealed),
+                self.plot: gr.update(value=figure if is_plot else None, visible=is_plot),
+                self.html: gr.update(value=figure if isinstance(figure, str) else "", visible=isinstance(figure, str)),
+                self.deeper: deeper}
+
+    def fill(self, result, values: dict) -> dict:
+        return self.display(self.made_step(result, values[self.number]))
+
+    @friendly
+    def go(self, result, number, delta: int) -> dict:
+        number = min(max(int(number or 1) + delta, 1), lesson.STEPS)
+        return self.display(self.made_step(need(result), number)) | {self.number: number}
+
+    @friendly
+    def show_answer(self, result, number) -> dict:
+        return self.display(self.made_step(need(result), number), revealed=True)
+
+    @friendly
+    def write_notes(self, result) -> dict:
+        result = need(result)
+        steps = [self.made_step(result, n) for n in range(1, lesson.STEPS + 1)]
+        path = notes.write(self.ctx.downloads, result, steps)
+        return {self.file: gr.update(value=str(path), visible=True)}
+
+    def wire(self, result: gr.State) -> None:
+        outputs = self.outputs + [self.number]
+        common = dict(api_visibility="private", show_progress="minimal")
+        self.back.click(lambda r, n: self.go(r, n, -1), [result, self.number], outputs, **common)
+        self.next.click(lambda r, n: self.go(r, n, +1), [result, self.number], outputs, **common)
+        self.reveal.click(self.show_answer, [result, self.number], self.outputs, **common)
+        self.notes.click(self.write_notes, result, self.file, **common)
