@@ -197,7 +197,7 @@ def open_tab(page, name: str, values: dict) -> dict:
     return page.opener(name, group)(values)
 
 
-DRAWN_BY_TRANSLATION = {"glance", "steps", "attention", "inside", "families", "rollout", "used", "bertviz", "ablation",
+DRAWN_BY_TRANSLATION = {"glance", "lesson", "steps", "attention", "inside", "families", "rollout", "used", "bertviz", "ablation",
                         "positional"}
 
 

@@ -149,7 +149,7 @@ FITS = """() => {
 }"""
 SETTLED = ("() => ![...document.querySelectorAll('[data-testid=status-tracker]')]"
            ".some(e => !e.classList.contains('hide') && e.getClientRects().length)")  # no event running
-VIEWS = [("At a glance",), ("Step by step",), ("Attention", "Heatmaps"), ("Attention", "One head"),
+VIEWS = [("At a glance",), ("Lesson",), ("Step by step",), ("Attention", "Heatmaps"), ("Attention", "One head"),
          ("Attention", "Three families"), ("Attention", "Rollout"), ("Attention", "bertviz"),
          ("Beyond attention", "What the model used"), ("Beyond attention", "Head ablation"),
          ("Training", "Learning rate"), ("Training", "How it learned"), ("Training", "Train a tiny one"),
@@ -177,7 +177,7 @@ def test_every_view_fits_its_box_at_projector_laptop_and_phone_sizes(browser, se
                              ".glance-words"):
                 assert in_view(page, selector), (name, selector)
             assert page.get_by_role("tab").all_text_contents() == [  # every view's group on the top line: no "⋯"
-                "At a glance", "Step by step", "Attention", "Beyond attention", "Training", "The model"]
+                "At a glance", "Lesson", "Step by step", "Attention", "Beyond attention", "Training", "The model"]
         problems = {}
         for path in VIEWS:
             open_view(page, *path)
@@ -385,7 +385,7 @@ def test_positional_encoding_learning_rate_and_model_card(page):
     open_view(page, "The model", "Model card")
     page.get_by_text("parameters", exact=False).first.wait_for()
     assert page.get_by_role("tab").all_text_contents() == [  # the top level, then the open group's views
-        "At a glance", "Step by step", "Attention", "Beyond attention", "Training", "The model",
+        "At a glance", "Lesson", "Step by step", "Attention", "Beyond attention", "Training", "The model",
         "Positional encoding", "Compare models", "Model card"]
     assert "shared embedding" in page.content()
     shot(page, "model_card")
@@ -646,3 +646,85 @@ def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_thei
     page.locator(".glance [data-open='Step by step']").first.click(force=True)  # the next word's box
     page.wait_for_selector("#steps-tab .js-plotly-plot .heatmaplayer", timeout=30_000)
     assert not page.dialogs and not page.blocked
+
+
+def lesson_step(page) -> str:
+    return page.locator("#lesson-where").text_content().strip()
+
+
+def walk_the_lesson(page, shots: tuple[int, ...] = ()) -> list[str]:
+    """From step 1, Reveal then Next through all ten steps; the answers shown, in order."""
+    answers = []
+    for n in range(1, 11):
+        page.wait_for_function("(n) => document.querySelector('#lesson-where')?.textContent.includes(`Step ${n} of 10`)",
+                               arg=n, timeout=60_000)
+        if page.locator("#lesson-reveal").is_visible():
+            page.click("#lesson-reveal")
+            page.wait_for_function("() => document.querySelector('#lesson-answer')?.textContent.includes('Answer')",
+                                   timeout=60_000)
+            answers.append(page.locator("#lesson-answer").text_content().strip())
+        else:  # this step cannot apply to this model or sentence: it says why, in words
+            answers.append(page.locator("#lesson-text").text_content().strip())
+        page.wait_for_function(SETTLED, timeout=60_000)
+        if n in shots:
+            page.locator("#lesson-where").scroll_into_view_if_needed()
+            page.evaluate("() => document.querySelector('#lesson-where').closest('.row').scrollIntoView()")
+            page.screenshot(path=str(ARTIFACTS / f"lesson_step_{n}.png"))
+        if n < 10:
+            page.click("#lesson-next")
+    return answers
+
+
+def test_the_lesson_walks_ten_steps_reveals_each_answer_opens_at_a_step_and_downloads_its_notes(browser, server):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = open_page(browser, server, (1280, 720))
+    try:
+        open_view(page, "Lesson")
+        answers = walk_the_lesson(page, shots=(3, 6, 9))
+        assert all(a.startswith("Answer:") for a in answers) and len(set(answers)) == 10, answers
+        page.click("#lesson-back")
+        page.wait_for_function("() => document.querySelector('#lesson-where').textContent.includes('Step 9 of')")
+        page.locator("body").click(position={"x": 5, "y": 5})  # the page, not a text box, has the keys
+        page.keyboard.press("ArrowLeft")  # the arrow keys move too
+        page.wait_for_function("() => document.querySelector('#lesson-where').textContent.includes('Step 8 of')")
+        page.get_by_role("button", name="Teacher's notes: the whole lesson for this sentence").click()
+        link = page.locator("#lesson-file a").first
+        link.wait_for(timeout=60_000)
+        with page.expect_download() as download:
+            link.click()
+        notes = open(download.value.path(), encoding="utf-8").read()
+        assert notes.count("<section>") == 10 and "Step 10: What attention does not tell you" in notes
+        open_settings(page)
+        page.click("#share-button")  # the link carries the step
+        page.wait_for_function("() => document.querySelector('#share-link textarea')?.value.includes('lesson=8')")
+        assert not page.dialogs and not page.blocked
+    finally:
+        page.context.close()
+    page = open_page(browser, server + "?lesson=7", (1280, 720))  # a link straight to step 7
+    try:
+        page.wait_for_function("() => document.querySelector('#lesson-where')?.textContent.includes('Step 7 of 10')",
+                               timeout=60_000)
+        assert page.get_by_role("tab", selected=True).all_text_contents() == ["Lesson"]
+        assert "temperature 2" in page.locator("#lesson-question").text_content()
+    finally:
+        page.context.close()
+
+
+def test_the_lesson_on_an_imported_model_says_plainly_which_step_cannot_apply(browser, with_imported):
+    import app
+    from conftest import serving
+
+    translators, problems = app.load_translators(with_imported, "cpu")
+    with serving(translators) as url:
+        page = open_page(browser, url)
+        try:
+            page.get_by_label("Language pair").click()
+            page.get_by_role("option", name="English → German (OPUS-MT)").click()
+            page.locator("#source-text textarea").fill("a dog runs in the park")
+            click_translate(page)
+            open_view(page, "Lesson")
+            said = walk_the_lesson(page)
+            assert "keeps no snapshots of its training" in said[8]  # step 9: no timeline, said in words
+            assert sum(a.startswith("Answer:") for a in said) >= 8 and not page.dialogs
+        finally:
+            page.context.close()

@@ -27,7 +27,7 @@ SHARE_JS = """(pair, text, present, ...decoding) => {
     url.searchParams.set("text", text);
     fields.forEach((name, i) => url.searchParams.set(name, decoding[i]));
     if (present) url.searchParams.set("present", "1");
-    const step = (document.querySelector("#lesson-where")?.textContent || "").match(/Step (\d+) of/);
+    const step = (document.querySelector("#lesson-where")?.textContent || "").match(/Step (\\d+) of/);
     if (window.tpOpen === "lesson" && step) url.searchParams.set("lesson", step[1]);  // the Lesson, at its step
     return url.toString();
 }""".replace("FIELDS", json.dumps(QUERY_FIELDS))

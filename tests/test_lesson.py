@@ -1,0 +1,104 @@
+"""The lesson: every step's answer checked against the model itself, on a tiny model and on the shipped ones."""
+from __future__ import annotations
+
+import html
+import re
+
+import plotly.graph_objects as go
+import pytest
+import torch
+
+from playground import lesson, notes, results
+from transformer.decoding import DecodeOptions
+
+SENTENCE = "A dog is running through the snow in the park."
+
+
+def bold(answer: str) -> str:
+    """The answer's first bold part, as the page shows it."""
+    return html.unescape(re.search(r"\*\*(.+?)\*\*", answer).group(1))
+
+
+def quoted(token: str) -> str:
+    return f"“{lesson.word(token)}”"
+
+
+def check_every_answer(translator, result):
+    """Each step's answer against the hooked maps, the decoder and the snapshots it is computed from."""
+    maps, out = result.maps, result.translation.target_tokens
+    made = [lesson.step(translator, result, n) for n in range(1, lesson.STEPS + 1)]
+    assert [s.number for s in made] == list(range(1, lesson.STEPS + 1))
+    for s in made:
+        assert s.title and s.text and s.deeper and (s.question or "cannot" in s.text or "too short" in s.text)
+        for fig in (s.figure, s.marked):
+            assert not isinstance(fig, go.Figure) or fig.layout.height <= lesson.HEIGHT
+
+    ids, _ = translator.source_ids(result.text)
+    assert bold(made[0].answer) == f"{len(ids)} pieces" == f"{len(maps.source_tokens)} pieces"
+
+    ins = result.inspection  # step 2: which is longer, the first piece's word vector or its position wave
+    word, wave = ins.source_embedded[0].norm(), (ins.source_input[0] - ins.source_embedded[0]).norm()
+    assert bold(made[1].answer) == ("word vector" if word > wave else "position wave")
+
+    q = lesson.looked_at(result)  # steps 3 and 4: the hooked rows of the first encoder layer
+    assert bold(made[2].answer) == quoted(maps.source_tokens[int(maps.encoder[0, 0, q].argmax())])
+    assert made[2].marked.layout.shapes[0].x0 == int(maps.encoder[0, 0, q].argmax()) - 0.5  # marked where it is
+    heads = set(maps.encoder[0, :, q].argmax(-1).tolist())
+    assert bold(made[3].answer) == ("Yes" if len(heads) == 1 else "No")
+    assert len(made[3].marked.layout.shapes) == maps.encoder.size(1)  # one mark per head
+
+    if len(out) >= 3:  # step 5: the mask, as the decoder applied it
+        later = min(3, len(out) - 1)
+        assert made[4].answer.startswith("**No") == bool(maps.decoder[:, :, 1, later + 1].max() == 0)
+
+    t = lesson.clearest_step(result)  # step 6: the argmax of the hooked cross-attention row
+    if t is not None:
+        row = maps.cross[-1].mean(0)[t]
+        assert bold(made[5].answer) == quoted(maps.source_tokens[int(row.argmax())])
+        assert quoted(out[t]) in made[5].question
+
+    first = result.translation.steps[0].token  # step 7: ten draws at temperature 2, each with its seed
+    hot = [translator.translate(result.text, DecodeOptions(strategy="sample", temperature=2.0, seed=s, max_len=2))
+           for s in range(10)]
+    assert bold(made[6].answer) == f"{sum(h.target_tokens[:1] == [first] for h in hot)} of 10"
+
+    greedy = translator.translate(result.text).text  # step 8: beam search against greedy
+    beam = translator.translate(result.text, DecodeOptions(strategy="beam", beam_size=4)).text
+    assert bold(made[7].answer) == ("Yes" if beam == greedy else "No")
+    return made
+
+
+def test_every_answer_is_the_models_own_on_a_tiny_model(translator):
+    made = check_every_answer(translator, results.run(translator, "tiny", "a b c d e f g"))
+    assert "cannot show" in made[8].text and not made[8].question  # no training snapshots: said plainly
+
+
+def test_a_one_word_sentence_gets_plain_words_where_a_step_cannot_apply(translator):
+    torch.manual_seed(0)
+    result = results.run(translator, "tiny", "a")
+    made = [lesson.step(translator, result, n) for n in range(1, lesson.STEPS + 1)]
+    assert "at least two words" in made[9].text and not made[9].question
+    assert all(s.text for s in made)
+
+
+def test_the_teachers_notes_hold_every_step_its_question_answer_and_figure(translator, tmp_path):
+    result = results.run(translator, "tiny", "a b c d")
+    made = [lesson.step(translator, result, n) for n in range(1, lesson.STEPS + 1)]
+    path = notes.write(tmp_path, result, made)
+    page = path.read_text(encoding="utf-8")
+    assert path.suffix == ".html" and page.count("<section>") == lesson.STEPS
+    assert page.count("class='question'") == sum(bool(s.question) for s in made)
+    assert "<svg" in page and page.count('class="plotly-graph-div"') >= 6  # the glance, and the plotly figures
+    assert "<script src" not in page  # plotly's script is inside: the notes open offline
+
+
+@pytest.mark.slow
+def test_every_answer_is_the_models_own_on_the_shipped_checkpoints(translators):
+    for pair, translator in translators.items():
+        made = check_every_answer(translator, results.run(translator, pair, SENTENCE))
+        epochs = lesson.timeline.snapshots(translator)  # step 9: the snapshots' own translations
+        said = lesson.timeline.snapshot(translator, epochs[0]).translate(SENTENCE).text
+        assert f"after epoch {epochs[0]}: “{html.escape(said)}”" in made[8].answer
+        expl = lesson.figures.explanation(translator, results.run(translator, pair, SENTENCE),
+                                          lesson.clearest_step(results.run(translator, pair, SENTENCE)), ig_steps=16)
+        assert f"by {expl.deletion.drops['attention'][0]:.2f}" in made[9].answer  # step 10: the deletion test
