@@ -688,10 +688,10 @@ def test_the_lesson_walks_ten_steps_reveals_each_answer_opens_at_a_step_and_down
         page.keyboard.press("ArrowLeft")  # the arrow keys move too
         page.wait_for_function("() => document.querySelector('#lesson-where').textContent.includes('Step 8 of')")
         page.get_by_role("button", name="Teacher's notes: the whole lesson for this sentence").click()
-        link = page.locator("#lesson-file a").first
-        link.wait_for(timeout=60_000)
+        button = page.locator("#lesson-file")
+        button.wait_for(state="visible", timeout=60_000)
         with page.expect_download() as download:
-            link.click()
+            button.click()
         notes = open(download.value.path(), encoding="utf-8").read()
         assert notes.count("<section>") == 10 and "Step 10: What attention does not tell you" in notes
         open_settings(page)

@@ -47,8 +47,9 @@ class LessonView(View):
             with gr.Row(equal_height=True):
                 self.deeper = gr.HTML(js_on_load=KEYS_JS, elem_id="lesson-deeper")
                 self.notes = gr.Button("Teacher's notes: the whole lesson for this sentence", size="sm", scale=0,
-                                       min_width=200)
-                self.file = gr.File(label="Teacher's notes (HTML, printable)", visible=False, elem_id="lesson-file")
+                                       min_width=200)  # draws every step, then offers the file
+                self.file = gr.DownloadButton("Download the notes (HTML, printable)", size="sm", scale=0,
+                                              min_width=200, visible=False, elem_id="lesson-file")
         self.number = gr.State(1)  # per user: the step shown
         self.controls = [self.number]
         self.outputs = [self.where, self.text, self.question, self.answer, self.plot, self.html, self.deeper,
