@@ -308,7 +308,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
 
         def group(label: str, make) -> dict:
             """A top-level tab holding several views, each in a tab of its own: the top level fits one line."""
-            with gr.Tab(label) as tab, gr.Tabs():
+            with gr.Tab(label, id=label) as tab, gr.Tabs():  # ids of our own: the browser tells the tabs apart
                 made = make()
             groups[label] = (tab, list(made))
             return made

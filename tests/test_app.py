@@ -580,3 +580,17 @@ def test_compare_models_draws_both_translations_and_the_difference_where_the_tok
     assert "after epoch" in epoch[compare.diff]
     with pytest.raises(gr.Error, match="no model to compare with"):
         compare.redraw(result, "pair:xx-yy", "cross", 0)
+
+
+def test_every_tab_bar_holds_only_tabs(page):
+    """Anything else placed straight inside gr.Tabs (a State, say) shifts the browser's tabs: a click on one opened
+    the next one's label over another."""
+    config = page.demo.get_config_file()
+    types = {c["id"]: c["type"] for c in config["components"]}
+
+    def walk(node):
+        if types.get(node["id"]) == "tabs":
+            assert {types[child["id"]] for child in node.get("children", [])} == {"tabitem"}
+        for child in node.get("children", []):
+            walk(child)
+    walk(config["layout"])

@@ -34,7 +34,7 @@ window.tpOpenView = (path) => {
 
 class GlanceView(View):
     def __init__(self):
-        with gr.Tab("At a glance", elem_id="glance-tab") as self.tab:
+        with gr.Tab("At a glance", id="glance", elem_id="glance-tab") as self.tab:
             gr.Markdown(EXPLAIN["glance"]["plain"], elem_classes="plain")
             self.notice()
             self.picture = gr.HTML(elem_id="glance", js_on_load=GLANCE_JS)

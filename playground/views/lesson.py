@@ -31,6 +31,7 @@ class LessonView(View):
         self.ctx = ctx
         self.made = SharedCache(16 * lesson.STEPS, ttl_s=1800)  # steps drawn once for every user (per translation)
         with gr.Tab("Lesson", id="lesson", elem_id="lesson-tab") as self.tab:
+            self.number = gr.State(1)  # per user: the step shown (inside the tab: Tabs take only tabs)
             self.notice()
             with gr.Row(equal_height=True):
                 self.back = gr.Button("◀ Back", scale=0, min_width=120, elem_id="lesson-back")
@@ -50,7 +51,6 @@ class LessonView(View):
                                        min_width=200)  # draws every step, then offers the file
                 self.file = gr.DownloadButton("Download the notes (HTML, printable)", size="sm", scale=0,
                                               min_width=200, visible=False, elem_id="lesson-file")
-        self.number = gr.State(1)  # per user: the step shown
         self.controls = [self.number]
         self.outputs = [self.where, self.text, self.question, self.answer, self.plot, self.html, self.deeper,
                         self.reveal]

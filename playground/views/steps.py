@@ -10,7 +10,7 @@ from .common import EXPLAIN, View, folded, friendly, need
 
 class StepsView(View):
     def __init__(self):
-        with gr.Tab("Step by step", elem_id="steps-tab") as self.tab:
+        with gr.Tab("Step by step", id="steps", elem_id="steps-tab") as self.tab:
             gr.Markdown(EXPLAIN["steps"]["plain"], elem_classes="plain")
             folded(EXPLAIN["steps"])
             self.notice()
