@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import html
 import inspect
 import itertools
@@ -415,6 +416,9 @@ def main() -> None:
     for problem in problems:
         print(f"warning: {problem}")
     demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn)
+    # The models and the page live as long as the server: out of the garbage collector's sight, so that its full
+    # passes (triggered by every request's allocations) do not walk hundreds of thousands of objects each time
+    gc.freeze()
     demo.queue(default_concurrency_limit=2)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share, css=CSS,
                 theme=gr.themes.Default(font=[gr.themes.Font("system-ui"), "sans-serif"]))

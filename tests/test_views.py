@@ -239,8 +239,6 @@ def test_a_second_stages_sparse_timeline_shows_the_last_recorded_epoch_before_th
 def test_every_view_opens_with_at_most_two_plain_sentences_and_folds_the_rest():
     """A student who knows what attention is, and no more, reads the first lines: no section signs, paper names or
     hooks there; the mechanism and the references are folded below."""
-    import gradio as gr
-
     from playground.results import sentences
     from playground.views.common import EXPLAIN, folded
 
@@ -250,6 +248,5 @@ def test_every_view_opens_with_at_most_two_plain_sentences_and_folds_the_rest():
         assert len(sentences(plain)) <= 2, name
         assert not [w for w in research if w.lower() in plain.lower()], name
         assert entry["how"], name
-    with gr.Blocks():
-        text = folded(EXPLAIN["steps"]).value
+    text = folded(EXPLAIN["steps"])
     assert text.count("<details>") == 2 and "How it works" in text and "References" in text

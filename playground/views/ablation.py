@@ -6,15 +6,14 @@ import gradio as gr
 from playground import figures
 from transformer.errors import InputError
 
-from .common import EXPLAIN, Context, View, folded, friendly, need, token_diff
+from .common import EXPLAIN, Context, View, explained, friendly, need, token_diff
 
 
 class AblationView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("Head ablation") as self.tab:
-            gr.Markdown(EXPLAIN["ablation"]["plain"], elem_classes="plain")
-            folded(EXPLAIN["ablation"])
+            gr.Markdown(explained(EXPLAIN["ablation"]), elem_classes="plain")
             self.notice()
             self.heads = gr.CheckboxGroup([], label="Heads to switch off (kind:layer:head)", elem_id="ablation-heads")
             self.button = gr.Button("Translate without these heads", elem_id="ablate-button")

@@ -5,15 +5,14 @@ import gradio as gr
 
 from playground import downloads, figures
 
-from .common import EXPLAIN, Context, View, folded, friendly, kind_radio, layer_choices, need
+from .common import EXPLAIN, Context, View, explained, friendly, kind_radio, layer_choices, need
 
 
 class AttentionView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("Heatmaps") as self.tab:
-            gr.Markdown(EXPLAIN["attention"]["plain"], elem_classes="plain")
-            folded(EXPLAIN["attention"])
+            gr.Markdown(explained(EXPLAIN["attention"]), elem_classes="plain")
             self.notice()
             with gr.Row():
                 self.kind = kind_radio("cross")

@@ -5,15 +5,14 @@ import gradio as gr
 
 from playground import figures
 
-from .common import EXPLAIN, Context, View, folded
+from .common import EXPLAIN, Context, View, explained
 
 
 class BeamTreeView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         # No tab of its own: built inside the "Step by step" tab, below the steps it explains
-        gr.Markdown("### Beam search as a tree\n" + EXPLAIN["beam_tree"]["plain"], elem_classes="plain")
-        folded(EXPLAIN["beam_tree"])
+        gr.Markdown("### Beam search as a tree\n" + explained(EXPLAIN["beam_tree"]), elem_classes="plain")
         self.notice()
         self.note = gr.Markdown(elem_classes="notice")
         self.plot = gr.Plot(label="Search tree", elem_id="beam-tree-plot")

@@ -5,7 +5,7 @@ import gradio as gr
 
 from playground.bertviz_view import bertviz_document, iframe
 
-from .common import EXPLAIN, Context, View, folded, friendly
+from .common import EXPLAIN, Context, View, explained, friendly
 
 
 # The frame as tall as the document inside it says it is (bertviz_view.TELL_HEIGHT): the whole view, no inner scroll
@@ -22,8 +22,7 @@ class BertvizView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("bertviz") as self.tab:
-            gr.Markdown(EXPLAIN["bertviz"]["plain"], elem_classes="plain")
-            folded(EXPLAIN["bertviz"])
+            gr.Markdown(explained(EXPLAIN["bertviz"]), elem_classes="plain")
             self.notice()
             self.view = gr.Radio([("Head view", "head"), ("Model view", "model")], value="head", label="View")
             self.html = gr.HTML(elem_id="bertviz", js_on_load=FIT_FRAME)

@@ -163,12 +163,17 @@ class View:
         return {self.problem: gr.update(value=" ".join(problems), visible=bool(problems))}
 
 
-def folded(entry: dict) -> gr.Markdown:
-    """A view's mechanism and references under its plain words, folded until asked for (one component: HTML's
-    own <details>, so the page stays as light as before)."""
+def folded(entry: dict) -> str:
+    """A view's mechanism and references, folded until asked for (HTML's own <details>: no component of their own,
+    so the page stays as light as before)."""
     parts = [("How it works", entry.get("how", "")), ("References", entry.get("refs", ""))]
-    return gr.Markdown("\n".join(f"<details><summary>{title}</summary>\n\n{text}\n\n</details>"
-                                 for title, text in parts if text), elem_classes="folded")
+    return "\n".join(f"<details><summary>{title}</summary>\n\n{text}\n\n</details>" for title, text in parts if text)
+
+
+def explained(entry: dict, plain: str | None = None) -> str:
+    """What a view says first (its plain words, or `plain` when they carry the checkpoint's numbers), then the
+    rest, folded."""
+    return (entry["plain"] if plain is None else plain) + "\n\n" + folded(entry)
 
 
 def kind_radio(value: str) -> gr.Radio:

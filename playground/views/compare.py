@@ -8,7 +8,7 @@ from playground import figures
 from transformer.errors import InputError
 from transformer.training.timeline import snapshots
 
-from .common import EXPLAIN, Context, View, folded, friendly, kind_radio, layer_choices, need, token_diff
+from .common import EXPLAIN, Context, View, explained, friendly, kind_radio, layer_choices, need, token_diff
 
 
 def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
@@ -26,8 +26,7 @@ class CompareView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("Compare models") as self.tab:
-            gr.Markdown(EXPLAIN["compare"]["plain"], elem_classes="plain")
-            folded(EXPLAIN["compare"])
+            gr.Markdown(explained(EXPLAIN["compare"]), elem_classes="plain")
             self.notice()
             with gr.Row():
                 self.other = gr.Dropdown([], label="Compare with", elem_id="compare-other",

@@ -5,14 +5,13 @@ import gradio as gr
 
 from playground import figures
 
-from .common import EXPLAIN, View, folded
+from .common import EXPLAIN, View, explained
 
 
 class FamiliesView(View):
     def __init__(self):
         with gr.Tab("Three families") as self.tab:
-            gr.Markdown(EXPLAIN["families"]["plain"], elem_classes="plain")
-            folded(EXPLAIN["families"])
+            gr.Markdown(explained(EXPLAIN["families"]), elem_classes="plain")
             self.notice()
             self.plot = gr.Plot(label="Masks", elem_id="families-plot")
         self.outputs = [self.plot]

@@ -5,7 +5,7 @@ import gradio as gr
 
 from playground import glance
 
-from .common import EXPLAIN, View, folded
+from .common import EXPLAIN, View, explained
 
 # In the browser: a word of the translation shows its step (every step is in the page already); a box opens the
 # view that explains it (its tab, then the inner tab).
@@ -35,10 +35,9 @@ window.tpOpenView = (path) => {
 class GlanceView(View):
     def __init__(self):
         with gr.Tab("At a glance", id="glance", elem_id="glance-tab") as self.tab:
-            gr.Markdown(EXPLAIN["glance"]["plain"], elem_classes="plain")
             self.notice()
             self.picture = gr.HTML(elem_id="glance", js_on_load=GLANCE_JS)
-            folded(EXPLAIN["glance"])
+            gr.Markdown(explained(EXPLAIN["glance"]), elem_classes="plain")  # under the picture: it fits the screen
         self.outputs = [self.picture]
 
     def fill(self, result, values: dict) -> dict:

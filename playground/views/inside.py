@@ -8,7 +8,7 @@ import html
 from playground import figures
 from transformer.interpret.mechanics import HeadWalk
 
-from .common import EXPLAIN, Context, View, folded, friendly, kind_radio, layer_choices, need
+from .common import EXPLAIN, Context, View, explained, friendly, kind_radio, layer_choices, need
 
 
 def walk_table(walk: HeadWalk, query: int, queries: list[str], keys: list[str], reasons: list[str],
@@ -49,8 +49,7 @@ class InsideHeadView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("One head") as self.tab:
-            gr.Markdown(EXPLAIN["inside"]["plain"], elem_classes="plain")
-            folded(EXPLAIN["inside"])
+            gr.Markdown(explained(EXPLAIN["inside"]), elem_classes="plain")
             self.notice()
             with gr.Row():
                 self.kind = kind_radio("decoder")

@@ -8,7 +8,7 @@ from transformer.training import live, toy
 from playground import plots
 from transformer.errors import InputError
 
-from .common import EXPLAIN, View, folded, friendly
+from .common import EXPLAIN, View, explained, friendly
 
 
 PAUSE_S = 0.002  # after every training step: a class's translations get the interpreter (about 10 % longer runs)
@@ -18,9 +18,8 @@ class LiveView(View):
     def __init__(self):
         defaults = live.ToySettings()
         with gr.Tab("Train a tiny one") as self.tab:
-            self.about = gr.Markdown(EXPLAIN["live"]["plain"].format(
-                parameters=count_parameters(Transformer(defaults.model_config()))), elem_classes="plain")
-            folded(EXPLAIN["live"])
+            self.about = gr.Markdown(explained(EXPLAIN["live"], EXPLAIN["live"]["plain"].format(
+                parameters=count_parameters(Transformer(defaults.model_config())))), elem_classes="plain")
             self.notice()
             with gr.Row():
                 self.task = gr.Radio(list(toy.TASKS), value=defaults.task, label="task")

@@ -5,15 +5,14 @@ import gradio as gr
 
 from playground import plots
 
-from .common import EXPLAIN, Context, View, folded, friendly
+from .common import EXPLAIN, Context, View, explained, friendly
 
 
 class PositionalView(View):
     def __init__(self, ctx: Context, pair: gr.Dropdown):
         self.ctx, self.pair = ctx, pair
         with gr.Tab("Positional encoding") as self.tab:
-            gr.Markdown(EXPLAIN["positional"]["plain"], elem_classes="plain")
-            folded(EXPLAIN["positional"])
+            gr.Markdown(explained(EXPLAIN["positional"]), elem_classes="plain")
             self.notice()
             self.matrix = gr.Plot()
             self.dims = gr.Dropdown([], multiselect=True, label="Dimensions to plot")

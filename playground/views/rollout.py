@@ -5,15 +5,14 @@ import gradio as gr
 
 from playground import downloads, figures
 
-from .common import EXPLAIN, Context, View, folded
+from .common import EXPLAIN, Context, View, explained
 
 
 class RolloutView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("Rollout") as self.tab:
-            gr.Markdown(EXPLAIN["rollout"]["plain"], elem_classes="plain")
-            folded(EXPLAIN["rollout"])
+            gr.Markdown(explained(EXPLAIN["rollout"]), elem_classes="plain")
             self.notice()
             self.plot = gr.Plot(label="Rollout", elem_id="rollout-plot")
             self.download = gr.DownloadButton("Download the rollout (JSON)", visible=False)

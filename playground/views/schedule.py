@@ -6,7 +6,7 @@ import gradio as gr
 from playground import plots
 from playground.figures import schedule_text
 
-from .common import EXPLAIN, Context, View, folded, friendly
+from .common import EXPLAIN, Context, View, explained, friendly
 
 PAPER_BASE = (512, 4000)  # d_model and warm-up of the paper's base model
 
@@ -16,7 +16,6 @@ class ScheduleView(View):
         self.ctx, self.pair = ctx, pair
         with gr.Tab("Learning rate") as self.tab:
             self.about = gr.Markdown(elem_classes="plain")  # names the checkpoint's own schedule: filled in per pair
-            folded(EXPLAIN["schedule"])
             self.notice()
             with gr.Row():
                 self.d_model = gr.Slider(64, 1024, value=512, step=32, label="d_model")
@@ -33,7 +32,8 @@ class ScheduleView(View):
         return plots.noam_curves([tuple(c) for c in curves], (f"this checkpoint ({pair})", self.ctx.translator(pair).metrics))
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        return {self.about: EXPLAIN["schedule"]["plain"].format(schedule=schedule_text(translator.metrics)),
+        return {self.about: explained(EXPLAIN["schedule"], EXPLAIN["schedule"]["plain"].format(
+                    schedule=schedule_text(translator.metrics))),
                 self.noam: self.noam_figure(pair, values[self.curves]), self.training: plots.training_curves(translator.metrics)}
 
     @friendly

@@ -5,14 +5,13 @@ import gradio as gr
 
 from playground import figures, plots
 
-from .common import EXPLAIN, View, folded, friendly, need
+from .common import EXPLAIN, View, explained, friendly, need
 
 
 class StepsView(View):
     def __init__(self):
         with gr.Tab("Step by step", id="steps", elem_id="steps-tab") as self.tab:
-            gr.Markdown(EXPLAIN["steps"]["plain"], elem_classes="plain")
-            folded(EXPLAIN["steps"])
+            gr.Markdown(explained(EXPLAIN["steps"]), elem_classes="plain")
             self.notice()
             self.probs = gr.Plot(label="Top-5 at every step")
             self.index = gr.Slider(0, 1, value=0, step=1, label="Step")

@@ -11,7 +11,7 @@ from transformer.errors import InputError
 from playground.figures import KIND_NAMES, axis_tokens, timeline_text
 from transformer.model import ATTENTION_KINDS, KINDS
 
-from .common import EXPLAIN, Context, View, folded, friendly
+from .common import EXPLAIN, Context, View, explained, friendly
 
 
 def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | None = None) -> str:
@@ -29,7 +29,6 @@ class TimelineView(View):
         self.ctx, self.pair = ctx, pair
         with gr.Tab("How it learned") as self.tab:
             self.about = gr.Markdown(elem_classes="plain")  # its numbers are the checkpoint's: filled in per pair
-            folded(EXPLAIN["timeline"])
             self.notice()
             self.epoch = gr.Slider(1, 2, value=1, step=1, label="after epoch")
             self.table = gr.HTML(elem_id="timeline-table")
@@ -44,7 +43,8 @@ class TimelineView(View):
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         epochs = timeline.recorded_epochs(translator.metrics)
         sources = translator.metrics.timeline_sources if epochs else []
-        out = {self.about: timeline_text(translator, EXPLAIN["timeline"]["plain"]) if epochs else "",
+        about = explained(EXPLAIN["timeline"], timeline_text(translator, EXPLAIN["timeline"]["plain"]))
+        out = {self.about: about if epochs else "",
                self.epoch: gr.update(minimum=1, maximum=max(epochs or [2]), value=1, interactive=bool(epochs)),
                self.example: gr.update(choices=sources, value=sources[0] if sources else None)}
         if not epochs:

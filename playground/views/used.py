@@ -9,7 +9,7 @@ import gradio as gr
 from playground import downloads, figures
 from transformer.interpret.attribution import IG_STEPS, METHODS
 
-from .common import (EXPLAIN, Context, PartlyDrawn, View, copied, folded, friendly, log, need, restore_hint,
+from .common import (EXPLAIN, Context, PartlyDrawn, View, copied, explained, friendly, log, need, restore_hint,
                      serialized)
 
 
@@ -67,8 +67,7 @@ class UsedView(View):
     def __init__(self, ctx: Context):
         self.ctx = ctx
         with gr.Tab("What the model used") as self.tab:
-            gr.Markdown(EXPLAIN["used"]["plain"], elem_classes="plain")
-            folded(EXPLAIN["used"])
+            gr.Markdown(explained(EXPLAIN["used"]), elem_classes="plain")
             self.notice()
             with gr.Row():
                 self.step = gr.Dropdown([], label="Output token", elem_id="used-step")
