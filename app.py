@@ -362,7 +362,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         for label, (tab, names) in groups.items():
             on_select(tab, page.opener(None, label), names, selecting_js(names[0], label, inner=False))
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
-            opened = outputs | {panel.pair, panel.text, panel.present, top, views["lesson"].number} | set(panel.decoding)
+            opened = (outputs | {panel.pair, panel.text, panel.present, top, views["lesson"].number}
+                      | set(panel.decoding))
             listen(demo.load, page.open, inputs, opened, js=LOAD_JS,
                    concurrency_limit=4)  # served from the caches: a class opening at once waits little
         register_api(ctx)

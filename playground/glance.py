@@ -118,10 +118,11 @@ def figure(result: Result) -> str:
     parts.append(box(4, D_Y, 182, LANE, "Written so far", "the decoder's input", "output"))
     parts.append(box(196, E_Y, 104, LANE, "Embedding", "+ position", "embedding"))
     parts.append(box(196, D_Y, 104, LANE, "Embedding", "+ position", "embedding"))
-    for y, inputs, name in ((E_Y, result.inspection.source_input, "source"), (D_Y, result.inspection.target_input, "target")):
+    ins = result.inspection
+    for y, inputs, name in ((E_Y, ins.source_input, "source"), (D_Y, ins.target_input, "target")):
         vectors = inputs[:, :32].abs()  # (pieces, first 32 of d_model numbers): how large each number is
-        parts.append(thumbnail(vectors, 214, y + 24, 70, "embedding",
-                               f"The first 32 of the {d_model} numbers of each {name} piece (rows), after adding its position"))
+        parts.append(thumbnail(vectors, 214, y + 24, 70, "embedding", f"The first 32 of the {d_model} numbers of "
+                               f"each {name} piece (rows), after adding its position"))
 
     # the layers: each encoder layer's self-attention; each decoder layer's masked self-attention and cross-attention
     left, right, gap = 312, 832, 8
@@ -132,8 +133,8 @@ def figure(result: Result) -> str:
         x = left + i * (w + gap)
         size = min(70, w - 16)
         parts.append(box(x, E_Y, w, LANE, f"Encoder {i + 1}", "self-attention", "encoder"))
-        parts.append(thumbnail(enc_avg[i], x + (w - size) / 2, E_Y + 24, size, "encoder",
-                               f"Encoder layer {i + 1}: self-attention, mean of heads (row: a piece, column: what it looks at)"))
+        parts.append(thumbnail(enc_avg[i], x + (w - size) / 2, E_Y + 24, size, "encoder", f"Encoder layer {i + 1}: "
+                               "self-attention, mean of heads (row: a piece, column: what it looks at)"))
     size = min(56, (w - 18) / 2)
     for i in range(n_dec):
         x = left + i * (w + gap)
@@ -142,7 +143,8 @@ def figure(result: Result) -> str:
                                f"Decoder layer {i + 1}: masked self-attention over the words written so far"))
         parts.append(thumbnail(cross_avg[i], x + w - 6 - size, D_Y + 24, size, "cross",
                                f"Decoder layer {i + 1}: cross-attention to the sentence (row: a step)"))
-        parts.append(arrow(x + w - 6 - size / 2, BUS, x + w - 6 - size / 2, D_Y + 2))  # the memory, into cross-attention
+        into = x + w - 6 - size / 2  # the memory, into this layer's cross-attention
+        parts.append(arrow(into, BUS, into, D_Y + 2))
     parts.append(box(842, E_Y, 96, LANE, "Memory", f"{len(src)} vectors", "memory"))
     parts.append(f'<text x="848" y="{E_Y + 50}" class="small">the encoder\'s</text>'
                  f'<text x="848" y="{E_Y + 66}" class="small">output, one</text>'
@@ -206,7 +208,8 @@ def figure(result: Result) -> str:
     svg = (f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="The model at a glance">'
            '<defs><marker id="head" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
            'orient="auto"><path d="M0 0L8 4L0 8z" fill="#888"/></marker></defs>'
-           + "<style>" + "".join(f".glance .s{i}{{fill:{c}}}" for i, c in enumerate(BLUES)) + "</style>"  # a step's shades
+           # the shades a step gives the sentence's pieces
+           + "<style>" + "".join(f".glance .s{i}{{fill:{c}}}" for i, c in enumerate(BLUES)) + "</style>"
            + "".join(parts) + "</svg>")
     return (f'<div class="glance"><div class="glance-scroll">{svg}</div>'
             f'<div class="glance-words">The translation, word by word (click one): {words}</div></div>')

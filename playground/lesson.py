@@ -97,9 +97,9 @@ def pieces(translator, result: Result) -> Step:
         f"list of {translator.cfg.vocab_size:,} it learned, and each piece becomes a number (its id). Frequent words "
         "stay whole; rare words are cut into several pieces.",
         "Into how many pieces will the model cut your sentence, counting the end mark?",
-        f"**{len(src)} pieces**: {listed}. A piece that starts with ▁ starts a new word; a piece without it continues "
-        "the word before (in the picture, a gap shows where a word starts). The end mark &lt;/s&gt; tells the encoder "
-        "the sentence is over.", picture, picture, "At a glance")
+        f"**{len(src)} pieces**: {listed}. A piece that starts with ▁ starts a new word; a piece without it "
+        "continues the word before (in the picture, a gap shows where a word starts). The end mark &lt;/s&gt; tells "
+        "the encoder the sentence is over.", picture, picture, "At a glance")
 
 
 def embeddings(translator, result: Result) -> Step:
@@ -110,8 +110,9 @@ def embeddings(translator, result: Result) -> Step:
     word_size = float(ins.source_embedded[0].norm())  # (D,) the first piece's embedding x sqrt(d_model)
     position_size = float((ins.source_input[0] - ins.source_embedded[0]).norm())  # (D,) position 0's wave
     bigger = "word vector" if word_size > position_size else "position wave"
+    ratio = max(word_size, position_size) / max(min(word_size, position_size), 1e-9)
     answer = (f"For {quoted(src[0])} the word vector is {word_size:.1f} long and the position wave "
-              f"{position_size:.1f}: the **{bigger}** is bigger ({max(word_size, position_size) / max(min(word_size, position_size), 1e-9):.1f}×). "
+              f"{position_size:.1f}: the **{bigger}** is bigger ({ratio:.1f}×). "
               "Both are added into one vector, so the layers above see the word and where it stands at once.")
     return Step(
         2, "Embeddings and positions", f"Each piece becomes a list of {translator.cfg.d_model} numbers (its "
@@ -237,7 +238,8 @@ def learned(translator, result: Result) -> Step:
             "sentences again and again (each pass is an **epoch**) and nudging its numbers after every mistake.")
     if len(epochs) < 2:
         return Step(9, "How it learned", text + " This model keeps no snapshots of its training (an imported model, "
-                    "or one trained without a timeline), so this step cannot show it.", deeper="Training/How it learned")
+                    "or one trained without a timeline), so this step cannot show it.",
+                    deeper="Training/How it learned")
     picked = sorted({epochs[0], next((e for e in epochs if e >= 4), epochs[-1])})
     said = [(e, timeline.snapshot(translator, e).translate(result.text, result.options).text) for e in picked]
     fig = plots.training_curves(translator.metrics)

@@ -43,8 +43,8 @@ class TimelineView(View):
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         epochs = timeline.recorded_epochs(translator.metrics)
         sources = translator.metrics.timeline_sources if epochs else []
-        about = explained(EXPLAIN["timeline"], timeline_text(translator, EXPLAIN["timeline"]["plain"]))
-        out = {self.about: about if epochs else "",
+        about = explained(EXPLAIN["timeline"], timeline_text(translator, EXPLAIN["timeline"]["plain"])) if epochs else ""
+        out = {self.about: about,
                self.epoch: gr.update(minimum=1, maximum=max(epochs or [2]), value=1, interactive=bool(epochs)),
                self.example: gr.update(choices=sources, value=sources[0] if sources else None)}
         if not epochs:
