@@ -15,7 +15,7 @@ from playground.results import MAX_SENTENCES
 from .common import ROOT, Context, cards, friendly
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
-PICK = "Examples: pick a sentence (it is translated at once)"
+PICK = "Pick an example sentence"  # the menu's first line: choosing a sentence translates it at once
 QUERY_FIELDS = tuple(f.name for f in dataclasses.fields(DecodeOptions))  # the URL names of the decoding controls
 
 # Builds the shareable link in the browser, from the page's own address (right behind any proxy), offline too.
