@@ -77,11 +77,13 @@ def layout(tokens: list[str], x: float, y: float, width: float, lines: int) -> l
     return out
 
 
-def chips(tokens: list[str], places: list[tuple[float, float, float]], ids: str = "") -> tuple[str, str]:
+def chips(tokens: list[str], places: list[tuple[float, float, float]], ids: str = "",
+          looks: str = 'class="chip"') -> tuple[str, str]:
     """The pieces' boxes and their texts, drawn apart so that a step's colours can go between the two; ids: a prefix
-    naming each box (a step's colour reuses it), or none."""
-    boxes = "".join(f'<rect{f" id={chr(34)}{ids}{i}{chr(34)}" if ids else ""} x="{x:.1f}" y="{y}" width="{w:.1f}" '
-                    f'height="14" rx="2" class="chip"/>' for i, (x, y, w) in enumerate(places))
+    naming each box (a step's colour reuses it), or none; looks: the boxes' style attributes."""
+    named = [f' id="{ids}{i}"' if ids else "" for i in range(len(places))]
+    boxes = "".join(f'<rect{name} x="{x:.1f}" y="{y}" width="{w:.1f}" height="14" rx="2" {looks}/>'
+                    for name, (x, y, w) in zip(named, places))
     texts = "".join(f'<text x="{x + 3:.1f}" y="{y + 11}" class="piece">{html.escape(piece(tok))}</text>'
                     for tok, (x, y, w) in zip(tokens, places))
     if len(places) < len(tokens):
@@ -170,7 +172,7 @@ def figure(result: Result) -> str:
     parts.append(src_boxes)
     # each written piece once; a step shows the first t + 1 (<use> copies take no page style: the looks go inline)
     written = "".join(f'<g id="w{i}" fill="#222" font-size="12" font-family="ui-monospace, monospace">'
-                      + "".join(chips([tok], [place])).replace('class="chip"', 'fill="#fff" stroke="#ccc"') + "</g>"
+                      + "".join(chips([tok], [place], looks='fill="#fff" stroke="#ccc"')) + "</g>"
                       for i, (tok, place) in enumerate(zip(tgt, tgt_places)))
     parts.append(f"<defs>{written}</defs>")
     steps_drawn = []

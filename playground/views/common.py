@@ -163,6 +163,19 @@ class View:
         return {self.problem: gr.update(value=" ".join(problems), visible=bool(problems))}
 
 
+# In the browser: open a view by "tab" or "group/inner tab" (the glance's boxes, the lesson's "Go deeper"); a tab's
+# button, or its line in the "More tabs" menu of a narrow screen. Part of each script that uses it.
+OPEN_VIEW_JS = """
+window.tpOpenView = (path) => {
+    const tab = (label) => [...document.querySelectorAll('button[role=tab], .overflow-dropdown button')]
+        .find(b => b.textContent.trim() === label);
+    const [outer, inner] = path.split('/');
+    tab(outer)?.click();
+    if (inner) setTimeout(() => tab(inner)?.click(), 80);
+};
+"""
+
+
 def folded(entry: dict) -> str:
     """A view's mechanism and references, folded until asked for (HTML's own <details>: no component of their own,
     so the page stays as light as before)."""

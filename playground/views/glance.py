@@ -5,11 +5,11 @@ import gradio as gr
 
 from playground import glance
 
-from .common import EXPLAIN, View, explained
+from .common import EXPLAIN, OPEN_VIEW_JS, View, explained
 
 # In the browser: a word of the translation shows its step (every step is in the page already); a box opens the
 # view that explains it (its tab, then the inner tab).
-GLANCE_JS = """
+GLANCE_JS = OPEN_VIEW_JS + """
 element.addEventListener('click', (event) => {
     const word = event.target.closest('[data-step]');
     if (word) {
@@ -21,14 +21,6 @@ element.addEventListener('click', (event) => {
     const box = event.target.closest('[data-open]');
     if (box) window.tpOpenView(box.dataset.open);
 });
-window.tpOpenView = (path) => {
-    // a tab's button, or its line in the "More tabs" menu of a narrow screen
-    const tab = (label) => [...document.querySelectorAll('button[role=tab], .overflow-dropdown button')]
-        .find(b => b.textContent.trim() === label);
-    const [outer, inner] = path.split('/');
-    tab(outer)?.click();
-    if (inner) setTimeout(() => tab(inner)?.click(), 80);
-};
 """
 
 

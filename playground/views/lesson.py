@@ -10,10 +10,10 @@ import plotly.graph_objects as go
 from playground import lesson, notes
 from playground.cache import SharedCache
 
-from .common import Context, View, friendly, need
+from .common import OPEN_VIEW_JS, Context, View, friendly, need
 
 # The arrow keys move between steps while the Lesson is open (never while typing); "go deeper" opens its view.
-KEYS_JS = """
+KEYS_JS = OPEN_VIEW_JS + """
 document.addEventListener('keydown', (event) => {
     if (window.tpOpen !== 'lesson' || event.target.closest('input, textarea, select, [contenteditable]')) return;
     const button = {ArrowRight: 'lesson-next', ArrowLeft: 'lesson-back'}[event.key];
@@ -21,7 +21,7 @@ document.addEventListener('keydown', (event) => {
 });
 element.addEventListener('click', (event) => {
     const link = event.target.closest('[data-open]');
-    if (link) { event.preventDefault(); window.tpOpenView?.(link.dataset.open); }
+    if (link) { event.preventDefault(); window.tpOpenView(link.dataset.open); }
 });
 """
 
