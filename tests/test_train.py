@@ -279,3 +279,21 @@ def test_torchrun_trains_data_parallel_unchanged(data_dir, tmp_path):
     alone = train(str(data_dir), str(tmp_path / "one"), tiny_config(n_encoder_layers=1, n_decoder_layers=1, max_len=32),
                   TrainConfig(epochs=1, max_tokens=512, warmup=20, vocab_size=60, threads=1))
     assert metrics["epochs"][0]["step"] == alone.epochs[0]["step"] // 2  # each rank took half of one process's batches
+
+
+def test_a_first_minute_run_learns_bytes_and_digits_and_draws_names_each_epoch(data_dir, tmp_path):
+    """byte_fallback, split_digits, swap_names and templates: the vocabulary spells anything, the epochs differ."""
+    from transformer.training.train import epoch_examples, set_up
+
+    tcfg = TrainConfig(epochs=1, max_tokens=512, warmup=20, vocab_size=400, average_last=1, fp16_weights=False,
+                       threads=1, byte_fallback=True, split_digits=True, swap_names=0.5, templates=0.1, timeline="")
+    metrics = train(str(data_dir), str(tmp_path / "ck"), tiny_config(max_len=32), tcfg)
+    _, tok, _ = load_checkpoint(tmp_path / "ck")
+    assert tok.sp.encode("1989", out_type=str)[-4:] == ["1", "9", "8", "9"]  # a number, digit by digit
+    assert tok.unk_id not in tok.encode("Ωμέγα 漢字 🙂")  # never seen: spelled in bytes, not <unk>
+    assert tok.decode(tok.encode("Ωμέγα 漢字 🙂")) == "Ωμέγα 漢字 🙂"
+    assert metrics.train_config["swap_names"] == 0.5
+    run = set_up(str(data_dir), str(tmp_path / "ck2"), tiny_config(max_len=32), tcfg, resume=False, limit=0)
+    one, two = epoch_examples(run, 1), epoch_examples(run, 2)
+    assert len(one) == len(two) == len(run.clean_ex) + int(len(run.clean_ex) * 0.1)  # the templates' share
+    assert one != two and one == epoch_examples(run, 1)  # drawn anew each epoch, the same on resume

@@ -71,8 +71,10 @@ def evaluate(args) -> int:
     from .training.noise import perturb
     from .translator import Translator
 
+    if args.class_sets:
+        return evaluate_class_sets(args)
     if bool(args.data_dir) == bool(args.src and args.ref):
-        return fail("give --src and --ref, or --data-dir (with --split)")
+        return fail("give --src and --ref, or --data-dir (with --split), or --class-sets")
     tr = Translator.load(args.checkpoint, device="cpu" if args.int8 else args.device, int8=args.int8)
     if args.data_dir:
         src, refs = open_corpora(args.data_dir, tr.metrics.pair)[0].split(args.split)
@@ -88,6 +90,24 @@ def evaluate(args) -> int:
     if args.record:
         record(args.checkpoint, args.record, result, vars(args))
     print(report(result))
+    return 0
+
+
+def evaluate_class_sets(args) -> int:
+    from .metrics import Metrics
+    from .training.class_sets import class_sets, report
+    from .translator import Translator
+
+    tr = Translator.load(args.checkpoint, device="cpu" if args.int8 else args.device, int8=args.int8)
+    options = DecodeOptions("beam" if args.beam > 1 else "greedy", beam_size=max(args.beam, 1))
+    result = class_sets(tr, options)
+    print(report(result))
+    if args.record:
+        metrics = Metrics.load(args.checkpoint)
+        lists = ("wrong", "lost", "changed")  # the sentences behind the figures are printed, not kept
+        metrics.class_sets = {name: {k: v for k, v in r.items() if k not in lists} | {"beam": args.beam}
+                              for name, r in result.items()}
+        metrics.save(args.checkpoint)
     return 0
 
 
@@ -160,8 +180,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--perturb", default="none", choices=["none", "lower", "nopunct", "upper"],
                    help="type the sources as a class might: all lowercase, no final punctuation, ALL CAPITALS")
+    p.add_argument("--class-sets", action="store_true",
+                   help="instead of a test set: the first-minute, names and numbers sets (training/*.json)")
     p.add_argument("--output", help="also write the translations to this file")
-    p.add_argument("--record", metavar="NAME", help="store the scores in the checkpoint's metrics.json under test.NAME")
+    p.add_argument("--record", metavar="NAME", nargs="?", const="class_sets",
+                   help="store the scores in the checkpoint's metrics.json under test.NAME (class_sets with --class-sets)")
     p.set_defaults(func=evaluate)
 
     p = sub.add_parser("bench", help="decoding and training speed against our uncached decoder and Hugging Face")

@@ -86,6 +86,8 @@ class TrainConfig:
     seed: int = 1
     average_last: int = 5  # average the weights of the last k epoch snapshots
     vocab_size: int = 8000
+    byte_fallback: bool = False  # the vocabulary spells an unknown character in bytes instead of <unk>
+    split_digits: bool = False  # the vocabulary cuts numbers into single digits (copied digit by digit)
     save_every_s: float = 300.0  # resumable training state at most this many seconds apart
     val_beam: int = 1  # beam size used for the per-epoch val BLEU (1: greedy, fast)
     fp16_weights: bool = True  # store model.safetensors in fp16 (halves the shipped size)
@@ -96,6 +98,9 @@ class TrainConfig:
     timeline: str = "assets/examples.json"  # sentences translated (greedy) after every epoch; "": none
     snapshot_epochs: str = "1,2,4,8,16"  # epochs whose weights are kept (int8) under <out>/timeline/; "": none
     oversample: str = ""  # "multi30k:2": that corpus's pairs appear twice in every epoch (others once)
+    swap_names: float = 0.0  # share of pairs whose names and numbers are drawn anew each epoch (augment.py)
+    templates: float = 0.0  # template pairs (introductions, numbers) added each epoch, as a share of the pairs
+    names: str = "training/names.json"  # the names drawn (tools/names.py)
     init_from: str = ""  # a checkpoint to start from (its vocabulary, sizes and weights): a second training stage
 
     def to_dict(self) -> dict:

@@ -25,7 +25,10 @@ class Tokenizer:
         assert (self.sp.pad_id(), self.sp.bos_id(), self.sp.eos_id(), self.sp.unk_id()) == (PAD, BOS, EOS, UNK)
 
     @classmethod
-    def train(cls, sentences: Iterable[str], vocab_size: int, model_type: str = "unigram") -> "Tokenizer":
+    def train(cls, sentences: Iterable[str], vocab_size: int, model_type: str = "unigram",
+              byte_fallback: bool = False, split_digits: bool = False) -> "Tokenizer":
+        """byte_fallback: a character the vocabulary lacks becomes its UTF-8 bytes, never <unk>;
+        split_digits: every digit its own piece, so that a number is copied digit by digit."""
         buf = io.BytesIO()
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(sentences),
@@ -35,6 +38,8 @@ class Tokenizer:
             character_coverage=1.0,  # Multi30k's alphabet is small; keep every character (ä, é, ß, ...)
             pad_id=PAD, bos_id=BOS, eos_id=EOS, unk_id=UNK,
             pad_piece="<pad>", bos_piece="<s>", eos_piece="</s>", unk_piece="<unk>",
+            byte_fallback=byte_fallback,
+            split_digits=split_digits,
             num_threads=2,
             minloglevel=2,
         )

@@ -37,6 +37,7 @@ from .data import bucket_batches, iterate_batches, make_example, open_corpora
 from ..decoding import DecodeOptions
 from .evaluate import score_translations
 from ..model import Transformer, count_parameters
+from .augment import Names, augment
 from .noise import noisy_sources
 from .schedule import learning_rate
 from ..tokenizer import Tokenizer
@@ -265,6 +266,13 @@ def read_corpora(data_dir: str | list[str], tcfg: TrainConfig, limit: int = 0):
     return train_src, train_tgt, val_src, val_tgt, val_sets
 
 
+def vocabulary(tcfg: TrainConfig, train_src: list[str], train_tgt: list[str]) -> Tokenizer:
+    """The joint sentencepiece vocabulary, learned from both sides of the pairs as written and as drawn anew."""
+    new_src, new_tgt = augmented(tcfg, train_src, train_tgt, seed=0)
+    return Tokenizer.train(train_src + train_tgt + new_src + new_tgt, tcfg.vocab_size,
+                           byte_fallback=tcfg.byte_fallback, split_digits=tcfg.split_digits)
+
+
 def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool,
            limit: int) -> Run:
     """Processes, data, vocabulary, model, optimizer and metrics; a resumed run's state where it stopped."""
@@ -291,7 +299,7 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
         if rank == 0 and not spm_path.exists():
             atomic_write(spm_path, tokenizer.save)
     elif rank == 0 and not spm_path.exists():
-        atomic_write(spm_path, Tokenizer.train(train_src + train_tgt, tcfg.vocab_size).save)
+        atomic_write(spm_path, vocabulary(tcfg, train_src, train_tgt).save)
     if distributed:
         dist.barrier()  # every rank reads the one vocabulary rank 0 wrote
     tokenizer = Tokenizer.load(spm_path)
@@ -332,16 +340,30 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
                first - 1 + tcfg.epochs, metrics, stage, position)
 
 
+def augmented(tcfg: TrainConfig, src: list[str], tgt: list[str], seed: int) -> tuple[list[str], list[str]]:
+    """The pairs with names and numbers drawn anew and template pairs added (augment.py); none if not asked for."""
+    if not (tcfg.swap_names or tcfg.templates):
+        return [], []
+    new_src, new_tgt = augment(src, tgt, tcfg.pair.split("-")[1], Names.load(tcfg.names), tcfg.swap_names,
+                               tcfg.templates, seed)
+    return new_src, new_tgt
+
+
 def epoch_examples(run: Run, epoch: int) -> list[tuple[list[int], list[int]]]:
-    """This epoch's training pairs: sources perturbed (source_noise) and pairs segmented (spm_alpha) by one draw
-    per epoch, the same on every rank and resume."""
+    """This epoch's training pairs: names and numbers drawn anew (swap_names, templates), sources perturbed
+    (source_noise) and pairs segmented (spm_alpha) by one draw per epoch, the same on every rank and resume."""
     tcfg, tok = run.tcfg, run.tokenizer
     seed = 2 * (tcfg.seed * 100_003 + epoch)  # sentencepiece takes unsigned seeds: src even, tgt odd
-    srcs = noisy_sources(run.train_src, tcfg.source_noise, seed)
+    srcs, tgts = augmented(tcfg, run.train_src, run.train_tgt, seed)
+    if not srcs:
+        srcs, tgts = run.train_src, run.train_tgt
+    srcs = noisy_sources(srcs, tcfg.source_noise, seed)
     if not tcfg.spm_alpha:
-        return [make_example(tok.encode(s), tgt[1:-1], run.mcfg) for s, (_, tgt) in zip(srcs, run.clean_ex)]
+        if tgts is run.train_tgt:  # the targets as written: their pieces are the clean examples'
+            return [make_example(tok.encode(s), tgt[1:-1], run.mcfg) for s, (_, tgt) in zip(srcs, run.clean_ex)]
+        return [make_example(tok.encode(s), tok.encode(t), run.mcfg) for s, t in zip(srcs, tgts)]
     src_ids = tok.sample(srcs, tcfg.spm_alpha, seed)
-    tgt_ids = tok.sample(run.train_tgt, tcfg.spm_alpha, seed + 1)
+    tgt_ids = tok.sample(tgts, tcfg.spm_alpha, seed + 1)
     return [make_example(s, t, run.mcfg) for s, t in zip(src_ids, tgt_ids)]
 
 
@@ -387,7 +409,7 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
     run = set_up(data_dir, out, mcfg, tcfg, resume, limit)
     model, position, rank, world = run.model, run.position, run.rank, run.world
     train_ex = run.clean_ex
-    redraw = tcfg.spm_alpha or tcfg.source_noise
+    redraw = tcfg.spm_alpha or tcfg.source_noise or tcfg.swap_names or tcfg.templates
     drawer = ThreadPoolExecutor(1) if redraw else None  # draws the next epoch's examples meanwhile
     next_ex = drawer.submit(epoch_examples, run, position["epoch"]) if drawer else None
     model.train()

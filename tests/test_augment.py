@@ -1,0 +1,94 @@
+"""Names and numbers drawn anew (transformer/training/augment.py) and the names file they are drawn from."""
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from transformer.training.augment import (DATA_NAMES, TEMPLATES, Names, augment, swap_names, swap_numbers,
+                                          template_pair)
+
+NAMES = Names(first={"m": ["Lukas", "Diego"], "f": ["Anna", "Oluwaseun"]}, surnames=["Nakamura"])
+
+
+def draws(n: int = 40) -> list[random.Random]:
+    return [random.Random(seed) for seed in range(n)]
+
+
+def test_a_name_is_replaced_on_both_sides_by_one_of_its_gender():
+    for rng in draws():
+        src, tgt = swap_names("Tom gave Mary Tom's book.", "Tom gab Maria Toms Buch.", "de", NAMES, rng)
+        he, she = re.fullmatch(r"(\w+) gave (\w+) \1's book\.", src).groups()
+        assert he in NAMES.first["m"] and she in NAMES.first["f"]
+        genitive = he + ("'" if he.endswith("s") else "s")  # Lukas' Buch, Diegos Buch
+        assert tgt == f"{he} gab {she} {genitive} Buch."
+
+
+def test_a_pair_whose_target_does_not_write_the_name_is_left_alone():
+    pair = ("Tom is tired.", "Er ist müde.")
+    assert all(swap_names(*pair, "de", NAMES, rng) == pair for rng in draws())
+    pair = ("Ask Mary.", "Frag sie.")
+    assert all(swap_names(*pair, "fr", NAMES, rng) == pair for rng in draws())
+
+
+def test_french_elision_follows_the_new_name():
+    outs = {swap_names("I think Tom is here.", "Je pense que Tom est ici.", "fr", NAMES, rng)[1] for rng in draws()}
+    assert outs == {"Je pense que Lukas est ici.", "Je pense que Diego est ici."}
+    outs = {swap_names("It's Alice's.", "C'est celui d'Alice.", "fr", NAMES, rng)[1] for rng in draws()}
+    assert outs == {"C'est celui d'Anna.", "C'est celui d'Oluwaseun."}
+
+
+def test_numbers_change_on_both_sides_and_keep_their_kind():
+    seen = set()
+    for rng in draws():
+        src, tgt = swap_numbers("The train leaves at 10:45 in 1989, with 250 seats.",
+                                "Der Zug fährt 1989 um 10:45 Uhr mit 250 Plätzen.", rng)
+        time, year, seats = re.fullmatch(r"The train leaves at (\d+:\d\d) in (\d{4}), with (\d+) seats\.", src).groups()
+        assert tgt == f"Der Zug fährt {year} um {time} Uhr mit {seats} Plätzen."
+        assert int(time.split(":")[0]) <= 12 and int(time.split(":")[1]) < 60 and 1900 <= int(year) <= 2030
+        assert len(seats) == 3 and not seats.startswith("0")
+        seen.add(src)
+    assert len(seen) > 30  # drawn anew
+
+
+def test_numbers_the_target_writes_otherwise_are_left_alone():
+    for pair in [("This hall holds 2,000 people.", "Diese Halle fasst 2000 Leute."),
+                 ("He is 12 weeks old.", "Er ist zwölf Wochen alt.")]:
+        assert all(swap_numbers(*pair, rng) == pair for rng in draws())
+
+
+def test_an_epoch_is_drawn_from_its_seed_and_adds_its_share_of_templates():
+    src = ["Tom is here.", "Mary has 25 cats.", "A dog runs."] * 100
+    tgt = ["Tom ist hier.", "Maria hat 25 Katzen.", "Ein Hund rennt."] * 100
+    one = augment(src, tgt, "de", NAMES, swap=0.5, templates=0.1, seed=7)
+    assert one == augment(src, tgt, "de", NAMES, swap=0.5, templates=0.1, seed=7)
+    assert one != augment(src, tgt, "de", NAMES, swap=0.5, templates=0.1, seed=8)
+    new_src, new_tgt = one
+    assert len(new_src) == len(new_tgt) == 300 + 30
+    changed = sum(a != b for a, b in zip(new_src, src))
+    assert 40 < changed < 140  # half of the 200 pairs with a name or a number, some keeping their names
+    assert new_src[2::3][:100] == src[2::3][:100]  # nothing to draw: unchanged
+    assert augment(src, tgt, "de", NAMES, swap=0.0, templates=0.0, seed=1) == (src, tgt)
+
+
+@pytest.mark.parametrize("lang", ["de", "fr"])
+def test_template_pairs_fill_every_slot_in_both_languages(lang):
+    for rng in draws(200):
+        src, tgt = template_pair(lang, NAMES, rng)
+        assert "{" not in src + tgt
+        for name in NAMES.first["m"] + NAMES.first["f"] + NAMES.surnames:
+            assert (name in src) == (name in tgt), (src, tgt)
+        assert re.sub(r"\D", "", src) == re.sub(r"\D", "", tgt), (src, tgt)  # digits copied in order
+    gendered = [t for group in TEMPLATES.values() for t in group if len(t) == 4]
+    assert {t[3] for t in gendered} == {"m", "f"}
+
+
+def test_the_names_file_holds_many_names_and_keeps_the_held_out_ones_apart():
+    train, held = Names.load("training/names.json"), Names.load("training/names.json", side="heldout")
+    for gender in "mf":
+        assert len(train.first[gender]) > 2000 and len(held.first[gender]) >= 100
+        assert not set(train.first[gender]) & set(held.first[gender])
+        assert not set(train.first[gender]) & set(DATA_NAMES)
+    assert not set(train.first["m"]) & set(train.first["f"])  # a name of either gender has no sure pronoun
+    assert not set(train.surnames) & set(held.surnames)

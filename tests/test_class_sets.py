@@ -1,0 +1,78 @@
+"""The first-minute, names and numbers sets (transformer/training/class_sets.py): their data and measures."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from transformer.training import class_sets
+from transformer.training.augment import TEMPLATES, Names
+from transformer.training.class_sets import (FIRST_MINUTE, NAME_FRAMES, NUMBERS, digits, held_out_names,
+                                             is_right, name_kept, stutters)
+
+from conftest import SHIPPED, shipped_pairs
+
+
+def test_right_ignores_case_and_punctuation_but_not_words():
+    assert is_right("hallo", ["Hallo!"])
+    assert is_right("Je m’appelle Sofia", ["Je m'appelle Sofia."])
+    assert is_right("Wie geht's", ["Wie geht’s?"])
+    assert not is_right("Hallo Welt!", ["Hallo!"])
+    assert not is_right("Sagt!", ["Hallo!", "Hi!"])
+
+
+def test_stutters_are_repeated_letters_not_words_or_numbers():
+    assert stutters("Mein Namen ist Ananananana.") and stutters("Mein Sititititititit ist unser Lehrer.")
+    assert stutters("Wunnnnsch")
+    assert not stutters("Die Schifffahrt beginnt 1999.") and not stutters("Das kostet 1000000 Euro.")
+    assert not stutters("Ananas")
+
+
+def test_numbers_are_kept_when_their_digits_come_out_in_order():
+    assert digits("The train leaves at 10:45.") == digits("Der Zug fährt um 10.45 Uhr.")
+    assert digits("It costs 3.50 euros.") == digits("Es kostet 3,50 Euro.")
+    assert digits("It costs 25 euros.") != digits("Es kostet 255 Euro.")
+    assert digits("12345 67890") != digits("12455509.")
+
+
+def test_a_name_is_kept_only_as_a_word_of_its_own():
+    assert name_kept("Anna", "Ich habe Anna gesehen.")
+    assert not name_kept("Anna", "Ich habe Ananananana gesehen.") and not name_kept("Ann", "Anna")
+
+
+def test_the_sets_are_big_enough_and_apart_from_training():
+    items = json.loads(FIRST_MINUTE.read_text(encoding="utf-8"))["sentences"]
+    assert len(items) >= 60 and all(it["de"] and it["fr"] for it in items)
+    assert any(it["en"] == it["en"].lower() and it["en"][-1].isalpha() for it in items)  # typed as a class does
+    numbers = json.loads(NUMBERS.read_text(encoding="utf-8"))["sentences"]
+    assert len(numbers) >= 40 and all(re.search(r"\d\d", s) for s in numbers)
+    names = held_out_names()
+    assert len(names) >= 100 and len(set(names)) == len(names)
+    train = Names.load("training/names.json")
+    assert not set(names) & set(train.first["m"] + train.first["f"])
+    templates = {t[0] for group in TEMPLATES.values() for t in group}
+    assert not set(NAME_FRAMES) & templates
+    assert not {it["en"] for it in items} & templates
+
+
+def test_the_measures_on_a_tiny_model(translator):
+    result = class_sets.class_sets(translator, lang="de")
+    fm, nm, nb = result["first_minute"], result["names"], result["numbers"]
+    assert fm["sentences"] >= 60 and 0 <= fm["right"] <= fm["sentences"] and fm["right"] == fm["sentences"] - len(fm["wrong"])
+    assert nm["sentences"] == len(held_out_names()) * len(NAME_FRAMES) and nm["kept"] == nm["sentences"] - len(nm["lost"])
+    assert nb["kept"] == nb["sentences"] - len(nb["changed"])
+    assert "first minute" in class_sets.report(result)
+
+
+FLOORS = json.loads((SHIPPED / "floors.json").read_text()) if (SHIPPED / "floors.json").is_file() else {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pair", shipped_pairs())
+def test_the_shipped_models_on_the_class_sets_stay_above_their_floors(translators, pair):
+    result = class_sets.class_sets(translators[pair])
+    floor = FLOORS[pair]
+    assert result["first_minute"]["right"] >= floor["first_minute_right"], result["first_minute"]["wrong"]
+    assert result["names"]["share"] >= floor["names_kept"], result["names"]["lost"][:10]
+    assert result["numbers"]["share"] >= floor["numbers_kept"], result["numbers"]["changed"]

@@ -1,0 +1,188 @@
+"""Names and numbers drawn anew: training pairs that teach the model to copy what it has never seen.
+
+Tatoeba names Tom in about a quarter of its English sentences and almost nobody else, and its numbers are few,
+so a model trained on it turns an unseen name into a stutter and changes numbers. Each epoch, a share of the
+pairs gets other names (the same on both sides, of the same gender) and other numbers (where the target writes
+the source's digits unchanged), and a small share of short introductions and numbers from templates is added.
+Everything is drawn from one seed per epoch: the same on every rank and on resume.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+# The first names Tatoeba uses, their gender, and how each target language writes them
+DATA_NAMES = {
+    "Tom": ("m", {"de": ("Tom",), "fr": ("Tom",)}),
+    "Mary": ("f", {"de": ("Maria", "Mary"), "fr": ("Marie", "Mary")}),
+    "John": ("m", {"de": ("John", "Johannes"), "fr": ("John", "Jean")}),
+    "Alice": ("f", {"de": ("Alice",), "fr": ("Alice",)}),
+}
+KEEP_TOM = 0.3  # of the pairs chosen for new names, this share keeps its names: the data stays natural
+
+
+@dataclass
+class Names:
+    """First names by gender ("m", "f") and surnames, read from training/names.json (tools/names.py)."""
+
+    first: dict[str, list[str]]
+    surnames: list[str]
+
+    @classmethod
+    def load(cls, path: str | Path, side: str = "train") -> "Names":
+        path = Path(path)
+        if not path.is_absolute() and not path.exists():
+            path = Path(__file__).resolve().parents[2] / path  # relative to the project
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls(first=data[side], surnames=data["surnames"][side])
+
+
+# -----------------------------------------------------------------------------
+# Names: the same new name on both sides
+
+
+def _word(name: str) -> str:
+    return rf"(?<!\w){re.escape(name)}(?!\w)"
+
+
+def _elide(text: str) -> str:
+    """French elision before the names put in: "de Anna" -> "d'Anna", "d'Paul" -> "de Paul"."""
+    text = re.sub(r"\b([DdJjLl]e|[Qq]ue) (?=[AEIOUYÉÈÂÎ])", lambda m: m.group(1)[:-1] + "'", text)
+    return re.sub(r"\b([DdJjLl]|[Qq]u)'(?=[B-DF-HJ-NP-TV-XZ])", lambda m: m.group(1) + "e ", text)
+
+
+def swap_names(src: str, tgt: str, lang: str, names: Names, rng: random.Random) -> tuple[str, str]:
+    """(src, tgt) with each of Tatoeba's names replaced by one drawn name of its gender, on both sides.
+
+    A name is replaced only where the target writes it as often as the source (else the pair is kept as it is):
+    a German genitive keeps its s ("Toms" -> "Annas", "Lukas'"), French elision follows the new name."""
+    found = [n for n in DATA_NAMES if re.search(_word(n), src)]
+    if not found:
+        return src, tgt
+    plan = []
+    for name in found:
+        gender, spellings = DATA_NAMES[name]
+        pattern = "|".join(re.escape(s) for s in spellings[lang])
+        in_tgt = re.compile(rf"(?<!\w)({pattern})(s|')?(?!\w)")
+        if len(in_tgt.findall(tgt)) != len(re.findall(_word(name), src)):
+            return src, tgt
+        plan.append((name, in_tgt, rng.choice(names.first[gender])))
+    for name, in_tgt, new in plan:
+        src = re.sub(_word(name), new, src)
+        genitive = "'" if new[-1] in "sxzß" else "s"
+        tgt = in_tgt.sub(lambda m, new=new: new + (genitive if m.group(2) else ""), tgt)
+    return src, _elide(tgt) if lang == "fr" else tgt
+
+
+# -----------------------------------------------------------------------------
+# Numbers: other digits where the target copies the source's
+
+
+NUMBER = re.compile(r"(?<![\d.,:])\d+(?:[:.]\d\d)?(?!\d|[.,:]\d)")  # 25, 1989, 10:45; not 2,000 or 3,5
+
+
+def _new_number(old: str, rng: random.Random) -> str:
+    """A number like `old`: a time stays a time, a year a year, otherwise as many digits."""
+    if re.fullmatch(r"\d{1,2}[:.]\d\d", old):
+        hour = int(re.split(r"[:.]", old)[0])
+        sep = old[-3]
+        return f"{rng.randrange(1, 13 if hour <= 12 else 24)}{sep}{rng.randrange(0, 60):02d}"
+    if len(old) == 4 and old[:2] in ("19", "20", "18"):
+        return str(rng.randrange(1900, 2031))
+    if len(old) == 1:
+        return str(rng.randrange(2, 10))
+    return str(rng.randrange(10 ** (len(old) - 1), 10 ** len(old)))
+
+
+def swap_numbers(src: str, tgt: str, rng: random.Random) -> tuple[str, str]:
+    """(src, tgt) with every number the target writes unchanged replaced by another of its kind, on both sides."""
+    numbers = NUMBER.findall(src)
+    if not numbers or sorted(numbers) != sorted(NUMBER.findall(tgt)):
+        return src, tgt
+    for old in dict.fromkeys(numbers):
+        new = _new_number(old, rng)
+        pattern = re.compile(rf"(?<![\d.,:]){re.escape(old)}(?!\d|[.,:]\d)")
+        src, tgt = pattern.sub(new, src), pattern.sub(new, tgt)
+    return src, tgt
+
+
+# -----------------------------------------------------------------------------
+# Templates: introductions and numbers the data lacks ({name}, {surname}, {age}, {number}, {year}, {time})
+
+TEMPLATES = {  # English, then German and French translations ("m" / "f": by the name's gender)
+    "intro": [
+        ("My name is {name}.", ["Ich heiße {name}.", "Mein Name ist {name}."], ["Je m'appelle {name}."]),
+        ("I'm {name}.", ["Ich bin {name}."], ["Je suis {name}."]),
+        ("Hi, I'm {name}.", ["Hallo, ich bin {name}."], ["Salut, je suis {name}."]),
+        ("This is {name}.", ["Das ist {name}."], ["C'est {name}.", "Voici {name}."]),
+        ("Her name is {name}.", ["Sie heißt {name}."], ["Elle s'appelle {name}."], "f"),
+        ("His name is {name}.", ["Er heißt {name}."], ["Il s'appelle {name}."], "m"),
+        ("{name} is my brother.", ["{name} ist mein Bruder."], ["{name} est mon frère."], "m"),
+        ("{name} is my sister.", ["{name} ist meine Schwester."], ["{name} est ma sœur."], "f"),
+        ("{name} is my best friend.", ["{name} ist mein bester Freund."], ["{name} est mon meilleur ami."], "m"),
+        ("{name} is my best friend.", ["{name} ist meine beste Freundin."], ["{name} est ma meilleure amie."], "f"),
+        ("I am {name} and I am {age} years old.", ["Ich bin {name} und ich bin {age} Jahre alt."],
+         ["Je suis {name} et j'ai {age} ans."]),
+        ("{name} is {age} years old.", ["{name} ist {age} Jahre alt."], ["{name} a {age} ans."]),
+        ("Where is {name}?", ["Wo ist {name}?"], ["Où est {name} ?"]),
+        ("Mr. {surname} is here.", ["Herr {surname} ist hier."], ["M. {surname} est ici."]),
+        ("Mrs. {surname} is here.", ["Frau {surname} ist hier."], ["Mme {surname} est ici."]),
+        ("Good morning, Mr. {surname}.", ["Guten Morgen, Herr {surname}."], ["Bonjour, monsieur {surname}."]),
+        ("Good morning, Mrs. {surname}.", ["Guten Morgen, Frau {surname}."], ["Bonjour, madame {surname}."]),
+    ],
+    "numbers": [
+        ("I was born in {year}.", ["Ich bin {year} geboren.", "Ich wurde {year} geboren."],
+         ["Je suis né en {year}.", "Je suis née en {year}."]),
+        ("The house was built in {year}.", ["Das Haus wurde {year} gebaut."], ["La maison a été construite en {year}."]),
+        ("The meeting starts at {time}.", ["Die Besprechung beginnt um {time} Uhr."], ["La réunion commence à {time}."]),
+        ("The film ends at {time}.", ["Der Film endet um {time} Uhr."], ["Le film finit à {time}."]),
+        ("The book costs {number} euros.", ["Das Buch kostet {number} Euro."], ["Le livre coûte {number} euros."]),
+        ("We need {number} chairs.", ["Wir brauchen {number} Stühle."], ["Il nous faut {number} chaises."]),
+        ("Take line {number}.", ["Nimm die Linie {number}."], ["Prends la ligne {number}."]),
+        ("My room number is {number}.", ["Meine Zimmernummer ist {number}."], ["Mon numéro de chambre est le {number}."]),
+        ("Call me at {phone}.", ["Ruf mich unter {phone} an."], ["Appelle-moi au {phone}."]),
+        ("Page {number}, please.", ["Seite {number}, bitte."], ["Page {number}, s'il vous plaît."]),
+    ],
+}
+TIME_FORMAT = {"de": "{h}:{m:02d}", "fr": "{h}h{m:02d}"}
+
+
+def template_pair(lang: str, names: Names, rng: random.Random) -> tuple[str, str]:
+    """One (English, translation) pair from TEMPLATES with its slots drawn."""
+    english, de, fr, *gender = rng.choice(rng.choice(list(TEMPLATES.values())))
+    gender = gender[0] if gender else rng.choice("mf")
+    h, m = rng.randrange(1, 24), rng.choice([0, 5, 10, 15, 20, 30, 45, rng.randrange(60)])
+    slots = {"name": rng.choice(names.first[gender]), "surname": rng.choice(names.surnames),
+             "age": str(rng.randrange(6, 90)), "number": str(rng.randrange(10, 1000)),
+             "year": str(rng.randrange(1900, 2031)),
+             "phone": " ".join(str(rng.randrange(100, 1000)) for _ in range(rng.randrange(2, 4)))}
+    target = rng.choice(de if lang == "de" else fr)
+    return (english.format(**slots, time=f"{h}:{m:02d}"),
+            target.format(**slots, time=TIME_FORMAT[lang].format(h=h, m=m)))
+
+
+# -----------------------------------------------------------------------------
+# One epoch's pairs
+
+
+def augment(src: list[str], tgt: list[str], lang: str, names: Names, swap: float, templates: float,
+            seed: int) -> tuple[list[str], list[str]]:
+    """This epoch's pairs: a share `swap` of them with new names and numbers (KEEP_TOM of those keep their names),
+    then len(src) * `templates` template pairs appended."""
+    rng = random.Random(seed)
+    out_src, out_tgt = [], []
+    for s, t in zip(src, tgt):
+        if rng.random() < swap:
+            if rng.random() >= KEEP_TOM:
+                s, t = swap_names(s, t, lang, names, rng)
+            s, t = swap_numbers(s, t, rng)
+        out_src.append(s)
+        out_tgt.append(t)
+    for _ in range(int(len(src) * templates)):
+        s, t = template_pair(lang, names, rng)
+        out_src.append(s)
+        out_tgt.append(t)
+    return out_src, out_tgt

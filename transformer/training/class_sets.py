@@ -1,0 +1,119 @@
+"""What a class types in its first minute: three sets of our own, held out from training, and their measures.
+
+- first minute (training/first_minute.json): greetings, introductions, school, family, ...; right when equal to a
+  reference ignoring case and punctuation; chrF; and the stutters (a piece of letters repeated in a row).
+- names (held-out names of training/names.json in NAME_FRAMES): the share where the name comes out unchanged.
+- numbers (training/numbers.json): the share where the translation holds the source's digits, in order, and no other.
+
+    python -m transformer evaluate --checkpoint checkpoints/en-de --class-sets [--record]
+"""
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from pathlib import Path
+
+from sacrebleu.metrics import CHRF
+
+from ..decoding import DecodeOptions
+from .augment import Names
+
+ROOT = Path(__file__).resolve().parents[2]
+FIRST_MINUTE = ROOT / "training" / "first_minute.json"
+NUMBERS = ROOT / "training" / "numbers.json"
+NAMES = ROOT / "training" / "names.json"
+NAME_FRAMES = (  # none of them is a training template (augment.TEMPLATES)
+    "I met {name} at the station.",
+    "Yesterday {name} called me.",
+    "{name} plays the guitar very well.",
+)
+NAMES_PER_GENDER = 60  # 120 held-out names, each in every frame
+# Two or three letters said three or more times in a row ("Ananananana"), or one letter four or more times
+# ("Wunnnnsch"): German's "fff" (Schifffahrt) and numbers are no stutter
+STUTTER = re.compile(r"([^\W\d_]{2,3})\1{2,}|([^\W\d_])\2{3,}", re.IGNORECASE)
+
+
+def normalized(text: str) -> str:
+    """Lowercase, punctuation gone, spaces single: how "right" compares a translation with its references."""
+    text = unicodedata.normalize("NFKC", text).replace("’", "'").lower()
+    text = "".join(" " if unicodedata.category(c).startswith("P") and c != "'" else c for c in text)
+    return " ".join(text.replace("'", " ").split())
+
+
+def is_right(hypothesis: str, references: list[str]) -> bool:
+    return normalized(hypothesis) in {normalized(r) for r in references}
+
+
+def stutters(text: str) -> bool:
+    return bool(STUTTER.search(text))
+
+
+def digits(text: str) -> str:
+    return "".join(re.findall(r"\d", text))
+
+
+def name_kept(name: str, text: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+
+
+def held_out_names(path: Path = NAMES, per_gender: int = NAMES_PER_GENDER) -> list[str]:
+    """Names never drawn in training, spread evenly over the held-out lists (which run alphabetically)."""
+    names = Names.load(path, side="heldout").first
+    picked = []
+    for gender in ("m", "f"):
+        pool = names[gender]
+        picked += [pool[i * len(pool) // per_gender] for i in range(min(per_gender, len(pool)))]
+    return picked
+
+
+# -----------------------------------------------------------------------------
+# The three measures
+
+
+def first_minute(translator, lang: str, options: DecodeOptions = DecodeOptions()) -> dict:
+    items = json.loads(FIRST_MINUTE.read_text(encoding="utf-8"))["sentences"]
+    hyps = [t.text for t in translator.translate_batch([it["en"] for it in items], options)]
+    refs = [it[lang] for it in items]
+    most = max(len(r) for r in refs)
+    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(most)]
+    wrong = [(it["en"], h) for it, h, r in zip(items, hyps, refs) if not is_right(h, r)]
+    return {"right": len(items) - len(wrong), "sentences": len(items), "chrf": CHRF().corpus_score(hyps, streams).score,
+            "stutters": sum(stutters(h) for h in hyps), "wrong": wrong}
+
+
+def names_kept(translator, options: DecodeOptions = DecodeOptions()) -> dict:
+    names = held_out_names()
+    sources = [(name, frame.format(name=name)) for name in names for frame in NAME_FRAMES]
+    hyps = [t.text for t in translator.translate_batch([s for _, s in sources], options)]
+    lost = [(s, h) for (name, s), h in zip(sources, hyps) if not name_kept(name, h)]
+    return {"kept": len(sources) - len(lost), "sentences": len(sources), "names": len(names),
+            "share": 1 - len(lost) / len(sources), "stutters": sum(stutters(h) for h in hyps), "lost": lost}
+
+
+def numbers_kept(translator, options: DecodeOptions = DecodeOptions()) -> dict:
+    sources = json.loads(NUMBERS.read_text(encoding="utf-8"))["sentences"]
+    hyps = [t.text for t in translator.translate_batch(sources, options)]
+    changed = [(s, h) for s, h in zip(sources, hyps) if digits(s) != digits(h)]
+    return {"kept": len(sources) - len(changed), "sentences": len(sources),
+            "share": 1 - len(changed) / len(sources), "changed": changed}
+
+
+def class_sets(translator, options: DecodeOptions = DecodeOptions(), lang: str = "") -> dict:
+    """All three, for `lang` (default: the translator's target language)."""
+    lang = lang or translator.metrics.pair.split("-")[1]
+    return {"first_minute": first_minute(translator, lang, options), "names": names_kept(translator, options),
+            "numbers": numbers_kept(translator, options)}
+
+
+def report(result: dict) -> str:
+    fm, nm, nb = result["first_minute"], result["names"], result["numbers"]
+    lines = [f"first minute  {fm['right']} of {fm['sentences']} right, chrF {fm['chrf']:.1f}, "
+             f"{fm['stutters']} stutters",
+             f"names kept    {nm['kept']} of {nm['sentences']} ({100 * nm['share']:.1f} %, {nm['names']} names), "
+             f"{nm['stutters']} stutters",
+             f"numbers kept  {nb['kept']} of {nb['sentences']} ({100 * nb['share']:.1f} %)"]
+    lines += [f"  wrong: {s!r} -> {h!r}" for s, h in fm["wrong"][:12]]
+    lines += [f"  name lost: {s!r} -> {h!r}" for s, h in nm["lost"][:6]]
+    lines += [f"  number changed: {s!r} -> {h!r}" for s, h in nb["changed"][:6]]
+    return "\n".join(lines)
