@@ -50,17 +50,45 @@ def is_word(token: str) -> bool:
     return token not in ("<s>", "</s>", "<unk>") and any(c not in string.punctuation + "▁" for c in token)
 
 
+ORANGE = "#e6550d"  # the answer's colour: its marks and its label
+
+
+def trace_on(fig: go.Figure, axis: str = ""):
+    """The heatmap drawn on subplot `axis` ("" for the first, "2", ...)."""
+    return next(t for t in fig.data if (t.xaxis or "x") == f"x{axis}")
+
+
 def mark_cell(fig: go.Figure, col: int, row: int, axis: str = "") -> go.Figure:
-    """The heatmap cell (col, row) of a figure outlined in orange (axis: "" for the first subplot, "2", ...)."""
-    return fig.add_shape(type="rect", x0=col - 0.5, x1=col + 0.5, y0=row - 0.5, y1=row + 0.5, xref=f"x{axis}",
-                         yref=f"y{axis}", line=dict(color="#e6550d", width=4))
+    """The heatmap cell (col, row) of subplot `axis` outlined in orange, placed by the cell's own axis labels (so
+    it lands on that cell whatever the axes' types)."""
+    heat = trace_on(fig, axis)
+    x = heat.x[col] if heat.x is not None else col
+    y = heat.y[row] if heat.y is not None else row
+    return fig.add_shape(type="rect", x0=x, x1=x, y0=y, y1=y, x0shift=-0.5, x1shift=0.5, y0shift=-0.5, y1shift=0.5,
+                         xref=f"x{axis}", yref=f"y{axis}", line=dict(color=ORANGE, width=4))
+
+
+def marked_cells(fig: go.Figure) -> list[tuple[str, str, str]]:
+    """(axis, x label, y label) of every cell mark_cell outlined: what the tests hold against the answers."""
+    return [(shape.xref[1:], shape.x0, shape.y0) for shape in fig.layout.shapes
+            if shape.type == "rect" and "domain" not in shape.xref]
 
 
 def note(fig: go.Figure, text: str) -> go.Figure:
-    """The answer written on the figure, in orange, at its top left."""
-    return fig.add_annotation(text=html.escape(text), xref="paper", yref="paper", x=0, y=1.0, xanchor="left",
-                              yanchor="bottom", showarrow=False, font=dict(color="#e6550d", size=16),
-                              bgcolor="rgba(255,255,255,0.85)")
+    """The answer written under the figure's title, in orange (never over the figure or a panel's title)."""
+    title = fig.layout.title.text or ""
+    top = (fig.layout.margin.t or 60) + 26
+    return fig.update_layout(title_text=f"{title}<br><span style='color:{ORANGE}'>{html.escape(text)}</span>",
+                             margin_t=top, height=(fig.layout.height or HEIGHT) + 26)
+
+
+def mark_panel(fig: go.Figure, panel: int, text: str) -> go.Figure:
+    """Panel `panel` (0, 1, ...) framed in orange and its title extended by the answer, in orange."""
+    axis = "" if panel == 0 else str(panel + 1)
+    title = fig.layout.annotations[panel]
+    title.update(text=f"{title.text}: {html.escape(text)}", font=dict(color=ORANGE))
+    return fig.add_shape(type="rect", xref=f"x{axis} domain", yref=f"y{axis} domain", x0=0, x1=1, y0=0, y1=1,
+                         line=dict(color=ORANGE, width=3))
 
 
 def copy(fig: go.Figure) -> go.Figure:
@@ -113,13 +141,15 @@ def embeddings(translator, result: Result) -> Step:
     ratio = max(word_size, position_size) / max(min(word_size, position_size), 1e-9)
     answer = (f"For {quoted(src[0])} the word vector is {word_size:.1f} long and the position wave "
               f"{position_size:.1f}: the **{bigger}** is bigger ({ratio:.1f}×). "
-              "Both are added into one vector, so the layers above see the word and where it stands at once.")
+              "Both are added into one vector, so the layers above see the word and where it stands at once. "
+              "The three panels share one colour scale, so the bigger one is also the more colourful.")
     return Step(
         2, "Embeddings and positions", f"Each piece becomes a list of {translator.cfg.d_model} numbers (its "
         f"**embedding**), multiplied by √{translator.cfg.d_model} ≈ {scale:.1f}. Attention alone cannot tell word "
         "order, so a pattern of waves that says where the piece stands is added to it.",
         f"For the first piece, {quoted(src[0])}: which is bigger, its word vector or the position wave added to it?",
-        answer, fig, note(copy(fig), f"{bigger} bigger for {word(src[0])}"), "The model/Positional encoding")
+        answer, fig, mark_panel(copy(fig), 0 if bigger == "word vector" else 1, f"longer ({ratio:.1f}×)"),
+        "The model/Positional encoding")
 
 
 def one_head(translator, result: Result) -> Step:
@@ -172,9 +202,11 @@ def masks(translator, result: Result) -> Step:
     return Step(
         5, "Masks", text, f"While it works on {quoted(out[0])}, may the decoder look at {quoted(out[later])}, which "
         "it writes later?",
-        f"**{seen.capitalize()}** (the grey upper triangle in the decoder's map). Cross-attention has no such mask: "
+        f"**{seen.capitalize()}** (the orange square in the decoder's panel, row {quoted(out[0])}, in its grey "
+        "upper triangle). Cross-attention has no such mask: "
         "every word may look at the whole English sentence.",
-        fig, note(copy(fig), "decoder: later words masked (grey)"), "Attention/Three families")
+        fig, mark_panel(mark_cell(copy(fig), later + 1, 1, "2"), 1, "later words masked (grey)"),
+        "Attention/Three families")
 
 
 def cross(translator, result: Result) -> Step:
@@ -204,6 +236,7 @@ def next_word(translator, result: Result) -> Step:
     draws = [translator.translate(result.text, replace(hot, seed=s)).target_tokens[:1] for s in range(10)]
     same = sum(d == [first] for d in draws)
     fig = plots.step_probabilities(steps)
+    rank = next((r for r, (tok, _) in enumerate(steps[0].alternatives[:5]) if tok == first), 0)
     others = sorted({word(d[0]) for d in draws if d and d != [first]})
     return Step(
         7, "Choosing the next word", "At every step the model gives each piece it knows a probability. **Greedy** "
@@ -213,7 +246,7 @@ def next_word(translator, result: Result) -> Step:
         "(seeds 0 to 9), how many of the ten start with it?",
         f"**{same} of 10**." + (f" The others started with {', '.join('“' + html.escape(o) + '”' for o in others)}."
                                 if others else "") + " At temperature 1 the model's own chances are used; at 2 "
-        "they are flattened.", fig, mark_cell(copy(fig), 0, 0), "Step by step")
+        "they are flattened.", fig, mark_cell(copy(fig), rank, 0), "Step by step")
 
 
 def beam(translator, result: Result) -> Step:
@@ -262,18 +295,33 @@ def not_attention(translator, result: Result) -> Step:
     fig = figures.attribution_figure(expl)
     top = {m: int(expl.methods[m].source.argmax()) for m in ("attention", "alti_plus")}
     drop = {m: expl.deletion.drops[m][0] for m in top}
-    worse = max(drop, key=drop.get)
-    names = {"attention": "attention's top piece", "alti_plus": "ALTI+'s top piece"}
+    verdict = deletion_verdict(top, drop)
     answer = (f"Hiding attention's top piece ({quoted(src[top['attention']])}) lowers the chance of "
               f"{quoted(out[t])} by {drop['attention']:.2f}; hiding ALTI+'s ({quoted(src[top['alti_plus']])}) by "
-              f"{drop['alti_plus']:.2f}; a random piece by {expl.deletion.random[0]:.2f} on average. ")
-    answer += ("**They point at the same piece** this time." if top["attention"] == top["alti_plus"]
-               else f"**Hiding {names[worse]} hurts more.**")
+              f"{drop['alti_plus']:.2f}; a random piece by {expl.deletion.random[0]:.2f} on average. "
+              f"**{verdict[0].upper() + verdict[1:]}.** The orange squares are each method's top piece.")
+    marked = note(copy(fig), verdict)
+    rows = list(trace_on(fig).y)
+    for method, k in top.items():
+        mark_cell(marked, k, rows.index(html.escape(figures.METHODS[method])))
     return Step(
         10, "What attention does not tell you", text,
         f"To make the model unsure of {quoted(out[t])}, which should we hide: the English piece attention looks at "
         "most, or the one ALTI+ (a measure of what each piece adds) points at?",
-        answer, fig, note(copy(fig), f"hiding {names[worse]} hurts more"), "Beyond attention/What the model used")
+        answer, fig, marked, "Beyond attention/What the model used")
+
+
+TIE = 0.01  # two drops closer than this are called a tie
+
+
+def deletion_verdict(top: dict[str, int], drop: dict[str, float]) -> str:
+    """Step 10's one comparison, for its words and its label alike."""
+    if top["attention"] == top["alti_plus"]:
+        return "they point at the same piece this time"
+    if abs(drop["attention"] - drop["alti_plus"]) < TIE:
+        return "hiding either hurts about the same"
+    worse = "attention's top piece" if drop["attention"] > drop["alti_plus"] else "ALTI+'s top piece"
+    return f"hiding {worse} hurts more"
 
 
 LESSON = [pieces, embeddings, one_head, many_heads, masks, cross, next_word, beam, learned, not_attention]

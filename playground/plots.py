@@ -199,8 +199,11 @@ def embedding_inputs(embedded: Tensor, with_pe: Tensor, tokens: list[str], title
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.02,
                         subplot_titles=["token embedding x sqrt(d_model)", "+ positional encoding", "= layer input"])
     y = labels(tokens)
-    for col, z in enumerate((embedded, with_pe - embedded, with_pe), start=1):
-        fig.add_trace(go.Heatmap(z=values(z), y=y, colorscale="RdBu", zmid=0, showscale=col == 3,
+    panels = (embedded, with_pe - embedded, with_pe)
+    top = max(float(z.abs().max()) for z in panels)  # one colour scale for the three: their sizes compare by eye
+    for col, z in enumerate(panels, start=1):
+        fig.add_trace(go.Heatmap(z=values(z), y=y, colorscale="RdBu", zmin=-top, zmax=top, showscale=col == 3,
+                                 colorbar=dict(title=dict(text="all three"), thickness=12),
                                  hovertemplate="%{y}, dim %{x}: %{z:.3f}<extra></extra>"), row=1, col=col)
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, title, 160 + 24 * max(len(tokens), 8))

@@ -39,10 +39,19 @@ def check_every_answer(translator, result):
     ins = result.inspection  # step 2: which is longer, the first piece's word vector or its position wave
     word, wave = ins.source_embedded[0].norm(), (ins.source_input[0] - ins.source_embedded[0]).norm()
     assert bold(made[1].answer) == ("word vector" if word > wave else "position wave")
+    framed = [a.text for a in made[1].marked.layout.annotations if a.font.color == lesson.ORANGE]
+    ratio = float(max(word, wave) / min(word, wave))
+    assert len(framed) == 1 and framed[0].startswith("token embedding" if word > wave else "+ positional") and f"({ratio:.1f}×)" in framed[0]
+    assert f"({ratio:.1f}×)" in made[1].answer  # the label and the words give the same comparison
+    scales = {(t.zmin, t.zmax) for t in made[1].figure.data}
+    assert len(scales) == 1, scales  # the panels compared share one colour scale
+    labels = lesson.plots.labels
 
     q = lesson.looked_at(result)  # steps 3 and 4: the hooked rows of the first encoder layer
     assert bold(made[2].answer) == quoted(maps.source_tokens[int(maps.encoder[0, 0, q].argmax())])
-    assert made[2].marked.layout.shapes[0].x0 == int(maps.encoder[0, 0, q].argmax()) - 0.5  # marked where it is
+    src_labels = labels(maps.source_tokens)
+    k = int(maps.encoder[0, 0, q].argmax())
+    assert lesson.marked_cells(made[2].marked) == [("", src_labels[k], src_labels[q])]  # marked where it is
     heads = set(maps.encoder[0, :, q].argmax(-1).tolist())
     assert bold(made[3].answer) == ("Yes" if len(heads) == 1 else "No")
     assert len(made[3].marked.layout.shapes) == maps.encoder.size(1)  # one mark per head
@@ -50,17 +59,27 @@ def check_every_answer(translator, result):
     if len(out) >= 3:  # step 5: the mask, as the decoder applied it
         later = min(3, len(out) - 1)
         assert made[4].answer.startswith("**No") == bool(maps.decoder[:, :, 1, later + 1].max() == 0)
+        dec = labels(result.batch[0]["target_tokens"])  # the decoder's panel (the second): row out[0], column out[later]
+        assert lesson.marked_cells(made[4].marked) == [("2", dec[later + 1], dec[1])]
+        assert quoted(out[0]) in made[4].answer and quoted(out[later]) in made[4].question
+        titles = [a.text for a in made[4].marked.layout.annotations if a.font.color == lesson.ORANGE]
+        assert len(titles) == 1 and titles[0].startswith("your sentence: decoder")
 
     t = lesson.clearest_step(result)  # step 6: the argmax of the hooked cross-attention row
     if t is not None:
         row = maps.cross[-1].mean(0)[t]
         assert bold(made[5].answer) == quoted(maps.source_tokens[int(row.argmax())])
         assert quoted(out[t]) in made[5].question
+        assert lesson.marked_cells(made[5].marked) == [("", src_labels[int(row.argmax())],
+                                                        labels(maps.target_tokens)[t])]
 
     first = result.translation.steps[0].token  # step 7: ten draws at temperature 2, each with its seed
     hot = [translator.translate(result.text, DecodeOptions(strategy="sample", temperature=2.0, seed=s, max_len=2))
            for s in range(10)]
     assert bold(made[6].answer) == f"{sum(h.target_tokens[:1] == [first] for h in hot)} of 10"
+    (_, rank, row), = lesson.marked_cells(made[6].marked)  # the first word's own cell of the Top-5
+    heat = made[6].marked.data[0]
+    assert row == heat.y[0] and html.unescape(re.sub(r"</?b>|\[|\]", "", heat.text[0][list(heat.x).index(rank)])) == first
 
     greedy = translator.translate(result.text).text  # step 8: beam search against greedy
     beam = translator.translate(result.text, DecodeOptions(strategy="beam", beam_size=4)).text
@@ -68,8 +87,31 @@ def check_every_answer(translator, result):
     return made
 
 
+def check_deletion_step(translator, result, made):
+    """Step 10: the words, the label under the title and the two marks tell one comparison."""
+    t = lesson.clearest_step(result)
+    if t is None or not made[9].question:
+        return
+    expl = lesson.figures.explanation(translator, result, t, ig_steps=16)
+    top = {m: int(expl.methods[m].source.argmax()) for m in ("attention", "alti_plus")}
+    verdict = lesson.deletion_verdict(top, {m: expl.deletion.drops[m][0] for m in top})
+    assert verdict[0].upper() + verdict[1:] == bold(made[9].answer).rstrip(".")
+    assert made[9].marked.layout.title.text.endswith(f"{verdict}</span>")
+    src = lesson.plots.labels(result.maps.source_tokens)
+    assert sorted(x for _, x, _ in lesson.marked_cells(made[9].marked)) == sorted(f"src {src[k]}" for k in top.values())
+
+
+def test_the_deletion_verdict_calls_a_tie_a_tie():
+    assert lesson.deletion_verdict({"attention": 2, "alti_plus": 2}, {"attention": 0.5, "alti_plus": 0.5}).startswith("they point")
+    assert "about the same" in lesson.deletion_verdict({"attention": 1, "alti_plus": 2}, {"attention": 0.30, "alti_plus": 0.305})
+    assert "ALTI+" in lesson.deletion_verdict({"attention": 1, "alti_plus": 2}, {"attention": 0.1, "alti_plus": 0.4})
+    assert "attention" in lesson.deletion_verdict({"attention": 1, "alti_plus": 2}, {"attention": 0.4, "alti_plus": 0.1})
+
+
 def test_every_answer_is_the_models_own_on_a_tiny_model(translator):
-    made = check_every_answer(translator, results.run(translator, "tiny", "a b c d e f g"))
+    result = results.run(translator, "tiny", "a b c d e f g")
+    made = check_every_answer(translator, result)
+    check_deletion_step(translator, result, made)
     assert "cannot show" in made[8].text and not made[8].question  # no training snapshots: said plainly
 
 
@@ -102,3 +144,6 @@ def test_every_answer_is_the_models_own_on_the_shipped_checkpoints(translators):
         expl = lesson.figures.explanation(translator, results.run(translator, pair, SENTENCE),
                                           lesson.clearest_step(results.run(translator, pair, SENTENCE)), ig_steps=16)
         assert f"by {expl.deletion.drops['attention'][0]:.2f}" in made[9].answer  # step 10: the deletion test
+        for sentence in ("I have a math test tomorrow.", "My sister plays the piano."):
+            result = results.run(translator, pair, sentence)
+            check_deletion_step(translator, result, check_every_answer(translator, result))
