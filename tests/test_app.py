@@ -16,7 +16,7 @@ import app
 from playground.views.card import model_card
 from playground.views.compare import model_choices
 from transformer import Translator, save_checkpoint
-from playground import figures, plots, results
+from playground import checks, figures, plots, results
 from transformer.interpret.attribution import METHODS
 from playground.cache import SharedCache
 from transformer.decoding import DecodeOptions
@@ -594,3 +594,13 @@ def test_every_tab_bar_holds_only_tabs(page):
         for child in node.get("children", []):
             walk(child)
     walk(config["layout"])
+
+
+def test_the_page_warns_when_numbers_change_and_when_the_source_is_not_english(page):
+    out = page.show_translation(defaults(page) | {page.panel.text: "12345 67890"})
+    assert out[page.panel.translation] == out[page.result].translation.text  # shown all the same
+    changed = checks.changed_numbers("12345 67890", out[page.panel.translation])
+    assert bool(changed) == ("Check the numbers" in out[page.panel.notice])
+    assert all(n in out[page.panel.notice] for n in changed)
+    german = page.show_translation(defaults(page) | {page.panel.text: "Ich habe morgen einen Mathetest."})
+    assert "looks like German" in german[page.panel.notice]

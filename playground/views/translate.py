@@ -10,6 +10,7 @@ import gradio as gr
 
 from transformer.decoding import MAX_BEAM, DecodeOptions
 
+from playground import checks
 from playground.results import MAX_SENTENCES
 
 from .common import ROOT, Context, cards, friendly
@@ -104,11 +105,13 @@ class TranslatePanel:
         return DecodeOptions(*(values[c] for c in self.decoding))
 
     def fill(self, result, values: dict) -> dict:
-        """The translation, notices when the source was cut or lies far from what the model knows, and more samples
-        side by side when asked for."""
+        """The translation, notices when the source was cut, lies far from what the model knows, is not English, or
+        has a number or a name the translation changed, and more samples side by side when asked for."""
         translator = self.ctx.translator(result.pair)
         notices = ["The text was longer than the model's positions and was cut to fit."] if result.translation.truncated else []
-        notice = html.escape(" ".join(notices + [translator.unfamiliar(result.text)]).strip())
+        notices += [translator.unfamiliar(result.text)] + checks.warnings(translator, result.text,
+                                                                         result.translation.text)
+        notice = html.escape(" ".join(notices).strip())
         samples = ""
         n = int(values[self.n_samples] or 1)
         if result.options.strategy == "sample":  # the box is sample 1; the others are drawn from the next seed
