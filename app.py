@@ -191,8 +191,11 @@ class Page:
         tab that is open; the other tabs draw themselves when opened. values maps each input to its value."""
         ticket = self.asked(request)
         panel = self.panel
-        if not values[panel.text].strip():  # said where the translation goes; the views keep what they show
-            return {panel.translation: EMPTY, panel.notice: "", panel.samples: ""}
+        if not values[panel.text].strip():  # said where the translation goes; the views keep what they show, and say so
+            previous = values.get(self.result)
+            kept = (f"The box is empty: the pictures below still show the last sentence translated, "
+                    f"“{html.escape(previous.text)}”." if previous is not None else "")
+            return {panel.translation: EMPTY, panel.notice: kept, panel.samples: ""}
         pair = values[panel.pair]
         translator = self.ctx.translator(pair)
         parts = results.sentences(values[panel.text])  # the model learned single sentences: one at a time
@@ -216,11 +219,6 @@ class Page:
         result = values.get(self.result)
         out = self.draw(self.visible(values), result, values)
         return {} if result is not None and self.stale(request, key=result.key) else out
-
-    @friendly
-    def choose_pair(self, values: dict, request: gr.Request | None = None) -> dict:
-        """A newly chosen checkpoint: the open tab redraws what depends on it, the others when they are opened."""
-        return self.redraw_open(values, request)
 
     def visible(self, values: dict) -> str:
         open_tab = values.get(self.open_tab) or FIRST_TAB
@@ -340,14 +338,13 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         every = list(views.values())
         inputs = set(panel.controls) | {c for v in every for c in v.reads} | {result, open_tab}
         outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result}
-        triggers = (panel.go.click, panel.text.submit, panel.picked.then,  # Enter, an example,
-                    panel.reseeded.then, panel.compared.then)  # New sample, the three-way comparison
+        triggers = (panel.go.click, panel.text.submit, panel.picked.then,  # Enter, an example, another pair,
+                    panel.pair.input, panel.reseeded.then, panel.compared.then)  # New sample, the comparison
         for trigger in triggers:
             translated = listen(trigger, page.show_translation, inputs, outputs, js=TRANSLATE_JS)
             translated.then(None, js=CHECK_JS)  # in the browser: no second event unless the open tab changed
         listen(redraw.click, page.redraw_open, inputs, outputs - set(panel.outputs) - {result}, show_progress="hidden",
                trigger_mode="always_last")  # a click while one is pending still runs, after it: the newest wins
-        listen(panel.pair.change, page.choose_pair, inputs, outputs)
 
         def on_select(tab: gr.Tab, handler, names: list[str], js: str) -> None:
             """tab's select event: it reads and sets what the views it may draw read and set."""

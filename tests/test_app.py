@@ -301,6 +301,7 @@ def test_samples_side_by_side_and_the_comparison(page):
     pair, text = values[panel.pair], values[panel.text]
     html = panel.compare(pair, text, *(values[c] for c in panel.decoding))[panel.comparison]
     assert html.count('class="card"') == 3 and "beam search (k=4)" in html
+    assert f"Compared for “{text}”, {page.ctx.label(pair)}" in html  # the cards say which sentence they show
 
 
 def test_handlers_turn_bad_input_into_a_plain_message(page):
@@ -347,7 +348,8 @@ def test_choosing_a_pair_redraws_the_open_tab_and_the_others_when_opened(page, t
     schedule = page.views["schedule"]
     values = defaults(page) | {page.panel.pair: pair, schedule.curves: [(512, 4000)],
                                page.open_tab: "schedule"}
-    out = page.choose_pair(values)
+    out = page.show_translation(values)  # another pair translates again, and the open tab follows
+    assert out[page.panel.translation] == translators[pair].translate(values[page.panel.text]).text
     names = [t["name"] for t in traces(out[schedule.noam])]
     assert names == ["d_model=512, warmup=4000", f"this checkpoint ({pair}): as trained"]
     assert page.views["card"].card not in out  # not open: drawn when it is
@@ -412,7 +414,9 @@ def test_a_link_with_one_bad_parameter_keeps_every_other_one(page):
 def test_an_empty_source_is_answered_where_the_translation_goes_and_the_views_keep_their_translation(page):
     values = after(defaults(page), page.show_translation(defaults(page) | {page.panel.text: "A dog runs."}))
     out = page.show_translation(values | {page.panel.text: "  \n "})
-    assert out == {page.panel.translation: app.EMPTY, page.panel.notice: "", page.panel.samples: ""}
+    assert out == {page.panel.translation: app.EMPTY, page.panel.samples: "",
+                   page.panel.notice: "The box is empty: the pictures below still show the last sentence translated, "
+                                      "“A dog runs.”."}
     opened = page.open(on_load(page), Request(text="   "))  # a link with no text still opens, and says so
     assert opened[page.panel.translation] == app.EMPTY
 

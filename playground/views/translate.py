@@ -171,7 +171,10 @@ class TranslatePanel:
         t, opts = self.ctx.translator(pair), DecodeOptions(*decoding)
         rows = [("greedy", "greedy"), (f"sample (T={opts.temperature:g}, seed {opts.seed})", "sample"),
                 (f"beam search (k={opts.beam_size})", "beam")]
-        return {self.comparison: cards([(name, t.translate(text, replace(opts, strategy=s)).text) for name, s in rows])}
+        said = (f'<p class="cards-for">Compared for “{html.escape(text.strip())}”, {html.escape(self.ctx.label(pair))}:'
+                "</p>")  # the cards stay while other sentences are translated: they say which one they show
+        return {self.comparison: said + cards([(name, t.translate(text, replace(opts, strategy=s)).text)
+                                               for name, s in rows])}
 
     def wire(self) -> None:
         self.strategy.change(self.strategy_controls, self.strategy,
