@@ -15,6 +15,7 @@ from torch import Tensor
 from .results import Result
 
 WIDTH, HEIGHT = 1200, 280
+SIDE = 946  # the "Next word" panel is an SVG of its own from here on: a narrow screen shows it under the rest
 BLUES = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"]
 CHAR = 7.3  # the width of one character of the 12 px monospace the pieces are written in
 MAX_CELLS = 32  # a map with more rows or columns is averaged into this many bins a side (its file stays small)
@@ -103,9 +104,9 @@ def arrow(x1: float, y1: float, x2: float, y2: float) -> str:
     return f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" class="flow" marker-end="url(#head)"/>'
 
 
-def figure(result: Result) -> str:
-    """The whole picture for one translation, as HTML: an explanation line, the SVG, and the translation's words to
-    click (each shows its step)."""
+def figure(result: Result, printed: bool = False) -> str:
+    """The whole picture for one translation, as HTML: the SVG and the translation's pieces to click (each shows its
+    step); `printed`: for paper, the first step and no word about clicking."""
     maps, translation = result.maps, result.translation
     src, tgt = maps.source_tokens, maps.target_tokens  # tgt: <s> then the translation, the decoder's inputs
     steps = translation.steps[:MAX_STEPS]
@@ -113,7 +114,7 @@ def figure(result: Result) -> str:
     d_model = result.inspection.source_input.size(-1)
     E_Y, D_Y, LANE = 4, 154, 122  # the encoder's lane, the decoder's lane, their height
     BUS = 140  # the memory's way to every decoder layer
-    parts = []
+    parts, side = [], []  # the model's boxes (left of SIDE), and the "Next word" panel
 
     # inputs: the sentence's pieces, and their vectors (embedding x sqrt(d_model) + position) as the encoder gets them
     parts.append(box(4, E_Y, 182, LANE, "Your sentence", "a gap starts a word", "sentence"))
@@ -155,7 +156,8 @@ def figure(result: Result) -> str:
     parts.append(f'<text x="848" y="{D_Y + 31}" class="title">softmax</text>'
                  f'<text x="848" y="{D_Y + 60}" class="small">scores every</text>'
                  f'<text x="848" y="{D_Y + 76}" class="small">word it knows</text>')
-    parts.append(box(948, E_Y, 248, D_Y + LANE - E_Y, "Next word", "click a word of the translation", "output"))
+    side.append(box(948, E_Y, 248, D_Y + LANE - E_Y, "Next word",
+                     "at the first step" if printed else "click a piece of the translation", "output"))
 
     # the flow: left to right in each lane, the memory down to every decoder layer
     for y in (E_Y, D_Y):
@@ -175,7 +177,7 @@ def figure(result: Result) -> str:
                       + "".join(chips([tok], [place], looks='fill="#fff" stroke="#ccc"')) + "</g>"
                       for i, (tok, place) in enumerate(zip(tgt, tgt_places)))
     parts.append(f"<defs>{written}</defs>")
-    steps_drawn = []
+    steps_drawn, sides_drawn = [], []
     q = dec_avg.size(1)
     for t, step in enumerate(steps):
         row = cross_avg[-1, t]  # (S,): the last decoder layer's cross-attention when it wrote word t
@@ -189,29 +191,39 @@ def figure(result: Result) -> str:
         rows = "".join(f"M{x0 - 1:.1f} {D_Y + 23 + size * t / q:.1f}h{size + 2:.1f}v{size / q + 2:.1f}h{-size - 2:.1f}z"
                        for i in range(n_dec) for x0 in (left + i * (w + gap) + 6, left + i * (w + gap) + w - 6 - size))
         at.append(f'<path d="{rows}" class="row"/>')
-        at.append(f'<text x="958" y="{E_Y + 44}" class="word">{html.escape(piece(step.token))}</text>'
-                  f'<text x="958" y="{E_Y + 64}" class="small">step {t + 1} of {len(translation.steps)}: '
-                  f'chosen with p = {step.prob:.2f}</text>')
+        steps_drawn.append("".join(at) + "</g>")
+        at = [f'<g class="at{" on" if t == 0 else ""}" data-at="{t}">',  # the same step, in the "Next word" panel
+              f'<text x="958" y="{E_Y + 44}" class="word">{html.escape(piece(step.token))}</text>'
+              f'<text x="958" y="{E_Y + 64}" class="small">step {t + 1} of {len(translation.steps)}: '
+              f'chosen with p = {step.prob:.2f}</text>']
         for r, (tok, p) in enumerate(step.alternatives[:5]):
             y = E_Y + 84 + r * 24
             mark = " chosen" if tok == step.token else ""
             at.append(f'<rect x="1040" y="{y - 12}" width="{max(1.0, 146 * p):.1f}" height="16" class="bar"/>'
                       f'<text x="958" y="{y}" class="piece{mark}">{html.escape(piece(tok)[:11])}</text>'
                       f'<text x="1044" y="{y}" class="small">{p:.2f}</text>')
-        steps_drawn.append("".join(at) + "</g>")
+        sides_drawn.append("".join(at) + "</g>")
     parts += steps_drawn
     parts.append(src_texts)
-    parts.append(f'<text x="958" y="{E_Y + 212}" class="small">the darker a piece of</text>'
-                 f'<text x="958" y="{E_Y + 228}" class="small">"Your sentence", the more</text>'
-                 f'<text x="958" y="{E_Y + 244}" class="small">the last layer looked at it</text>')
+    side += sides_drawn
+    side.append(f'<text x="958" y="{E_Y + 212}" class="small">the darker a piece of</text>'
+                f'<text x="958" y="{E_Y + 228}" class="small">"Your sentence", the more</text>'
+                f'<text x="958" y="{E_Y + 244}" class="small">the last layer looked at it</text>')
 
-    words = "".join(f'<button data-step="{t}" class="{"on" if t == 0 else ""}">{html.escape(piece(s.token))}</button>'
-                    for t, s in enumerate(steps))
-    svg = (f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="The model at a glance">'
+    # a piece that continues a word sits against the one before: the buttons read as the translation's words
+    words = "".join(f'<button data-step="{t}" class="{"on" if t == 0 else ""}'
+                    f'{" cont" if t and not s.token.startswith("▁") and piece(s.token).isalnum() else ""}">'
+                    f'{html.escape(piece(s.token))}</button>' for t, s in enumerate(steps))
+    svg = (f'<svg viewBox="0 0 {SIDE} {HEIGHT}" role="img" aria-label="The model at a glance">'
            '<defs><marker id="head" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
            'orient="auto"><path d="M0 0L8 4L0 8z" fill="#888"/></marker></defs>'
            # the shades a step gives the sentence's pieces
            + "<style>" + "".join(f".glance .s{i}{{fill:{c}}}" for i, c in enumerate(BLUES)) + "</style>"
            + "".join(parts) + "</svg>")
-    return (f'<div class="glance"><div class="glance-scroll">{svg}</div>'
-            f'<div class="glance-words">The translation, word by word (click one): {words}</div></div>')
+    next_word = (f'<svg viewBox="{SIDE} 0 {WIDTH - SIDE} {HEIGHT}" role="img" aria-label="The next word">'
+                 + "".join(side) + "</svg>")
+    how = "piece by piece" if printed else "piece by piece (click one; a gap starts a word)"
+    return (f'<div class="glance"><div class="glance-row"><div class="glance-scroll">{svg}</div>'
+            f'<div class="glance-side">{next_word}</div></div>'
+            '<div class="glance-hint">← The picture scrolls sideways: swipe it to see every layer →</div>'
+            f'<div class="glance-words">The translation, {how}: {words}</div></div>')

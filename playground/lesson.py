@@ -77,16 +77,15 @@ def marked_cells(fig: go.Figure) -> list[tuple[str, str, str]]:
 def note(fig: go.Figure, text: str) -> go.Figure:
     """The answer written under the figure's title, in orange (never over the figure or a panel's title)."""
     title = fig.layout.title.text or ""
-    top = (fig.layout.margin.t or 60) + 26
+    top = (fig.layout.margin.t or 60) + 34
     return fig.update_layout(title_text=f"{title}<br><span style='color:{ORANGE}'>{html.escape(text)}</span>",
-                             margin_t=top, height=(fig.layout.height or HEIGHT) + 26)
+                             margin_t=top, height=(fig.layout.height or HEIGHT) + 34)
 
 
-def mark_panel(fig: go.Figure, panel: int, text: str) -> go.Figure:
-    """Panel `panel` (0, 1, ...) framed in orange and its title extended by the answer, in orange."""
+def mark_panel(fig: go.Figure, panel: int) -> go.Figure:
+    """Panel `panel` (0, 1, ...) framed in orange, its title in orange: the panel the answer names."""
     axis = "" if panel == 0 else str(panel + 1)
-    title = fig.layout.annotations[panel]
-    title.update(text=f"{title.text}: {html.escape(text)}", font=dict(color=ORANGE))
+    fig.layout.annotations[panel].update(font=dict(color=ORANGE))
     return fig.add_shape(type="rect", xref=f"x{axis} domain", yref=f"y{axis} domain", x0=0, x1=1, y0=0, y1=1,
                          line=dict(color=ORANGE, width=3))
 
@@ -148,7 +147,8 @@ def embeddings(translator, result: Result) -> Step:
         f"**embedding**), multiplied by √{translator.cfg.d_model} ≈ {scale:.1f}. Attention alone cannot tell word "
         "order, so a pattern of waves that says where the piece stands is added to it.",
         f"For the first piece, {quoted(src[0])}: which is bigger, its word vector or the position wave added to it?",
-        answer, fig, mark_panel(copy(fig), 0 if bigger == "word vector" else 1, f"longer ({ratio:.1f}×)"),
+        answer, fig, note(mark_panel(copy(fig), 0 if bigger == "word vector" else 1),
+                          f"the {bigger} is longer ({ratio:.1f}×): the orange panel"),
         "The model/Positional encoding")
 
 
@@ -205,7 +205,8 @@ def masks(translator, result: Result) -> Step:
         f"**{seen.capitalize()}** (the orange square in the decoder's panel, row {quoted(out[0])}, in its grey "
         "upper triangle). Cross-attention has no such mask: "
         "every word may look at the whole English sentence.",
-        fig, mark_panel(mark_cell(copy(fig), later + 1, 1, "2"), 1, "later words masked (grey)"),
+        fig, note(mark_panel(mark_cell(copy(fig), later + 1, 1, "2"), 1),
+                  f"the decoder (orange panel): {word(out[later])} is masked while it works on {word(out[0])}"),
         "Attention/Three families")
 
 
@@ -334,4 +335,6 @@ def step(translator, result: Result, number: int) -> Step:
     for fig in (made.figure, made.marked):
         if isinstance(fig, go.Figure):
             fig.update_layout(height=min(fig.layout.height or HEIGHT, HEIGHT))
+            # a slide's figure is narrow: numbers written in its cells would run together (the answer says them)
+            fig.update_traces(texttemplate=None, selector=dict(type="heatmap", texttemplate="%{z:.2f}"))
     return made

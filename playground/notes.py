@@ -12,7 +12,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from . import downloads
+from . import downloads, glance
 from .results import Result
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +54,9 @@ def document(result: Result, steps: list) -> str:
         if step.question:
             parts.append(f"<p class='question'>Question: {inline_markdown(step.question)}</p>"
                          f"<p class='answer'>Answer: {inline_markdown(step.answer)}</p>")
-        parts.append(figure_html(step.marked) + "</section>")
+        # the glance (the lesson's one HTML figure) as paper shows it: no word to click
+        figure = glance.figure(result, printed=True) if isinstance(step.marked, str) else step.marked
+        parts.append(figure_html(figure) + "</section>")
     return "".join(parts) + "</body></html>"
 
 

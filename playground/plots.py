@@ -197,13 +197,13 @@ def pe_similarity(pe: Tensor, positions: int = 60) -> go.Figure:
 def embedding_inputs(embedded: Tensor, with_pe: Tensor, tokens: list[str], title: str) -> go.Figure:
     """What the first layer received: sqrt(d) * embedding, the positional encoding, and their sum (N, D)."""
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.02,
-                        subplot_titles=["token embedding x sqrt(d_model)", "+ positional encoding", "= layer input"])
+                        subplot_titles=["word vector (embedding × √d_model)", "+ position wave", "= layer input"])
     y = labels(tokens)
     panels = (embedded, with_pe - embedded, with_pe)
     top = max(float(z.abs().max()) for z in panels)  # one colour scale for the three: their sizes compare by eye
     for col, z in enumerate(panels, start=1):
         fig.add_trace(go.Heatmap(z=values(z), y=y, colorscale="RdBu", zmin=-top, zmax=top, showscale=col == 3,
-                                 colorbar=dict(title=dict(text="all three"), thickness=12),
+                                 colorbar=dict(thickness=12),
                                  hovertemplate="%{y}, dim %{x}: %{z:.3f}<extra></extra>"), row=1, col=col)
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, title, 160 + 24 * max(len(tokens), 8))

@@ -10,6 +10,7 @@ import pytest
 
 import app
 from conftest import ROOT
+from playground.glance import piece as lesson_piece
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -599,7 +600,8 @@ def test_presentation_mode_enlarges_text_and_a_shared_link_restores_the_state(pa
     for selector, px in normal.items():
         assert rendered_px(page, selector) >= 1.3 * px, selector  # the page's text and the figures' text
     assert not page.evaluate(FITS)  # and every figure still fits its box
-    page.locator("#present-toggle input").uncheck()
+    assert not page.locator("#present-toggle").is_visible()  # the settings folded away: a bar leaves the mode
+    page.get_by_role("button", name="Leave presentation mode").click()
     page.wait_for_function("() => !document.body.classList.contains('present')")
     assert rendered_px(page, "#translate-button") == normal["#translate-button"]
 
@@ -610,7 +612,7 @@ def test_presentation_mode_enlarges_text_and_a_shared_link_restores_the_state(pa
     beam.press("Enter")
     page.locator("#present-toggle input").check()
     translation = click_translate(page)
-    page.click("#share-button")
+    page.get_by_role("button", name="Link to this").click()  # the presentation bar's: the settings are folded
     link = page.locator("#share-link textarea")
     page.wait_for_function("el => el.value.startsWith('http')", arg=link.element_handle())
     url = link.input_value()
@@ -620,16 +622,104 @@ def test_presentation_mode_enlarges_text_and_a_shared_link_restores_the_state(pa
     try:
         expect(shared.locator("#source-text textarea")).to_have_value("Two dogs run along the beach.")
         expect(shared.locator("#translation textarea")).to_have_value(translation)
+        shared.wait_for_function("() => document.body.classList.contains('present')")
+        assert rendered_px(shared, "#translate-button") >= 1.3 * normal["#translate-button"]
+        shared.get_by_role("button", name="Leave presentation mode").click()  # the settings come back
         open_settings(shared)
         assert shared.get_by_test_id("Beam search-radio-label").locator("input").is_checked()
         assert shared.locator("input[aria-label='number input for Beam size']").input_value() == "3"
-        shared.wait_for_function("() => document.body.classList.contains('present')")
-        assert rendered_px(shared, "#translate-button") >= 1.3 * normal["#translate-button"]
         open_view(shared, "Step by step")
         shared.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
         assert not shared.dialogs and not shared.blocked
     finally:
         shared.context.close()
+
+
+def same_line(page, *selectors: str) -> bool:
+    boxes = [page.locator(s).bounding_box() for s in selectors]
+    return all(abs(b["y"] - boxes[0]["y"]) < 0.6 * boxes[0]["height"] for b in boxes)
+
+
+def lesson_next(page, n: int) -> None:
+    page.click("#lesson-next")
+    page.wait_for_function(f"() => document.querySelector('#lesson-where').textContent.includes('Step {n} of')",
+                           timeout=60_000)
+    page.wait_for_function(SETTLED, timeout=60_000)
+    page.wait_for_timeout(400)  # plotly lays the figure out, the page scrolls to the step
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+def test_a_projector_shows_the_panel_on_one_line_the_whole_glance_and_each_lesson_step_whole(browser, server, size):
+    """Presentation mode: the sentence, Translate and the translation on one line; the glance's "Next word" inside
+    the window; each Lesson step's question, Reveal and figure on screen together after Next."""
+    name = f"{size[0]}x{size[1]}"
+    page = open_page(browser, server + "?present=1", size)
+    try:
+        page.wait_for_function("() => document.body.classList.contains('present')")
+        page.wait_for_timeout(500)
+        assert same_line(page, "#source-text", "#translate-button", "#translation")
+        side = page.locator(".glance-side").bounding_box()
+        assert side["x"] + side["width"] <= size[0] and in_view(page, ".glance-side"), side
+        page.screenshot(path=str(ARTIFACTS / f"present_{name}_glance.png"))
+        open_view(page, "Lesson")
+        page.wait_for_function(SETTLED, timeout=60_000)
+        for n in range(2, 11):
+            lesson_next(page, n)
+            if page.locator("#lesson-plot").is_visible():
+                for selector in ("#lesson-question", "#lesson-reveal", "#lesson-plot"):
+                    assert in_view(page, selector), (n, selector)
+        page.click("#lesson-reveal")
+        page.wait_for_function("() => document.querySelector('#lesson-answer').textContent.includes('Answer')")
+        page.wait_for_timeout(400)
+        assert in_view(page, "#lesson-answer") and in_view(page, "#lesson-plot")
+        page.screenshot(path=str(ARTIFACTS / f"present_{name}_lesson10.png"))
+        assert not page.evaluate(FITS) and not page.dialogs
+    finally:
+        page.context.close()
+
+
+def test_a_phone_shows_the_next_word_wide_questions_and_big_tap_targets(browser, server, translators):
+    page = open_page(browser, server, (390, 844))
+    try:
+        page.locator(".glance-hint").wait_for(state="visible")  # the picture says it scrolls sideways
+        scroller = page.locator(".glance-scroll")
+        assert scroller.evaluate("e => e.scrollWidth > e.clientWidth")
+        page.click(".glance-words button[data-step='2']")
+        side = page.locator(".glance-side")
+        side.scroll_into_view_if_needed()
+        box = side.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390  # "Next word", whole, under the words
+        steps = translators["en-de"].translate(EXAMPLES[0]).steps
+        assert page.locator(".glance-side .at.on .word").text_content() == lesson_piece(steps[2].token)
+        for target in page.locator(".glance-words button, .overflow-menu > button").all():
+            if target.is_visible():
+                b = target.bounding_box()
+                assert b["width"] >= 40 and b["height"] >= 40, (target.text_content(), b)
+        page.screenshot(path=str(ARTIFACTS / "phone_glance_next_word.png"))
+        open_view(page, "Lesson")
+        page.wait_for_function(SETTLED, timeout=60_000)
+        lesson_next(page, 2)
+        question = page.locator("#lesson-question").bounding_box()
+        assert question["width"] >= 0.8 * 390 - 40, question  # the question takes the width
+        title = page.locator("#lesson-where")
+        assert title.bounding_box()["width"] >= 0.8 * 390 - 40
+        assert "Embeddings and positions" in title.text_content()
+        page.screenshot(path=str(ARTIFACTS / "phone_lesson_step_2.png"))
+        assert not page.dialogs
+    finally:
+        page.context.close()
+
+
+def test_another_pair_translates_again(page, translators):
+    page.evaluate(WATCH_EVENT)
+    page.get_by_label("Language pair").click()
+    page.get_by_role("option", name="English → French").click()
+    page.wait_for_function("() => window.eventDone", timeout=60_000)
+    want = translators["en-fr"].translate(EXAMPLES[0]).text
+    page.wait_for_function("(want) => document.querySelector('#translation textarea').value === want", arg=want)
+    page.wait_for_function(SETTLED, timeout=60_000)
+    assert page.locator(".glance-side .at.on .word").text_content() == lesson_piece(
+        translators["en-fr"].translate(EXAMPLES[0]).steps[0].token)
 
 
 def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_their_views(page, translators):
@@ -687,13 +777,11 @@ def test_the_lesson_walks_ten_steps_reveals_each_answer_opens_at_a_step_and_down
         page.locator("body").click(position={"x": 5, "y": 5})  # the page, not a text box, has the keys
         page.keyboard.press("ArrowLeft")  # the arrow keys move too
         page.wait_for_function("() => document.querySelector('#lesson-where').textContent.includes('Step 8 of')")
-        page.get_by_role("button", name="Teacher's notes: the whole lesson for this sentence").click()
-        button = page.locator("#lesson-file")
-        button.wait_for(state="visible", timeout=60_000)
-        with page.expect_download() as download:
-            button.click()
+        with page.expect_download(timeout=60_000) as download:  # one click: the notes are drawn, then downloaded
+            page.click("#lesson-notes")
         notes = open(download.value.path(), encoding="utf-8").read()
         assert notes.count("<section>") == 10 and "Step 10: What attention does not tell you" in notes
+        assert "click" not in re.sub(r"<script.*?</script>", "", notes, flags=re.S).lower()  # paper has no buttons
         open_settings(page)
         page.click("#share-button")  # the link carries the step
         page.wait_for_function("() => document.querySelector('#share-link textarea')?.value.includes('lesson=8')")

@@ -11,8 +11,10 @@ from transformer.decoding import DecodeOptions
 
 
 def step_group(svg: str, t: int) -> str:
-    start = svg.index(f'data-at="{t}"')
-    return svg[start: svg.index("</g>", start)]
+    """Step t's parts: in the model's boxes and in the "Next word" panel."""
+    starts = [m.start() for m in re.finditer(f'data-at="{t}"', svg)]
+    assert len(starts) == 2
+    return "".join(svg[start: svg.index("</g>", start)] for start in starts)
 
 
 def source_shades(group: str, n: int) -> list[int]:
@@ -27,7 +29,7 @@ def check(result):
     page = glance.figure(result)
     maps, steps = result.maps, result.translation.steps
     cross = maps.cross.mean(1)[-1]  # (T, S): the last decoder layer, heads averaged, as the picture reads it
-    assert page.count('class="at') == len(steps) and page.count('class="at on"') == 1  # step 1 shown first
+    assert page.count('class="at') == 2 * len(steps) and page.count('class="at on"') == 2  # step 1 shown first
     for t, step in enumerate(steps):
         group = step_group(page, t)
         shades = source_shades(group, len(maps.source_tokens))

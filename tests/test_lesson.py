@@ -41,8 +41,9 @@ def check_every_answer(translator, result):
     assert bold(made[1].answer) == ("word vector" if word > wave else "position wave")
     framed = [a.text for a in made[1].marked.layout.annotations if a.font.color == lesson.ORANGE]
     ratio = float(max(word, wave) / min(word, wave))
-    assert len(framed) == 1 and framed[0].startswith("token embedding" if word > wave else "+ positional") and f"({ratio:.1f}×)" in framed[0]
-    assert f"({ratio:.1f}×)" in made[1].answer  # the label and the words give the same comparison
+    assert len(framed) == 1 and framed[0].startswith("word vector" if word > wave else "+ position wave")
+    label = made[1].marked.layout.title.text  # the label and the words give the same comparison
+    assert f"the {bold(made[1].answer)} is longer ({ratio:.1f}×)" in label and f"({ratio:.1f}×)" in made[1].answer
     scales = {(t.zmin, t.zmax) for t in made[1].figure.data}
     assert len(scales) == 1, scales  # the panels compared share one colour scale
     labels = lesson.plots.labels
@@ -63,7 +64,7 @@ def check_every_answer(translator, result):
         assert lesson.marked_cells(made[4].marked) == [("2", dec[later + 1], dec[1])]
         assert quoted(out[0]) in made[4].answer and quoted(out[later]) in made[4].question
         titles = [a.text for a in made[4].marked.layout.annotations if a.font.color == lesson.ORANGE]
-        assert len(titles) == 1 and titles[0].startswith("your sentence: decoder")
+        assert titles == ["your sentence: decoder"] and "the decoder (orange panel)" in made[4].marked.layout.title.text
 
     t = lesson.clearest_step(result)  # step 6: the argmax of the hooked cross-attention row
     if t is not None:

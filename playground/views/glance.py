@@ -14,7 +14,7 @@ element.addEventListener('click', (event) => {
     const word = event.target.closest('[data-step]');
     if (word) {
         element.querySelectorAll('.at, [data-step]').forEach(e => e.classList.remove('on'));
-        element.querySelector(`.at[data-at="${word.dataset.step}"]`)?.classList.add('on');
+        element.querySelectorAll(`.at[data-at="${word.dataset.step}"]`).forEach(e => e.classList.add('on'));
         word.classList.add('on');
         return;
     }

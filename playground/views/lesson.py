@@ -25,6 +25,8 @@ element.addEventListener('click', (event) => {
 });
 """
 
+TO_STEP_JS = "() => document.getElementById('lesson-where')?.closest('.row')?.scrollIntoView({block: 'start'})"
+
 
 class LessonView(View):
     def __init__(self, ctx: Context):
@@ -37,23 +39,27 @@ class LessonView(View):
                 self.back = gr.Button("◀ Back", scale=0, min_width=120, elem_id="lesson-back")
                 self.where = gr.Markdown(elem_id="lesson-where")
                 self.next = gr.Button("Next ▶", scale=0, min_width=120, elem_id="lesson-next")
-            self.text = gr.Markdown(elem_classes="plain", elem_id="lesson-text")
-            with gr.Row(equal_height=True):
-                self.question = gr.Markdown(elem_id="lesson-question")
-                self.reveal = gr.Button("Reveal the answer", variant="primary", scale=0, min_width=220,
-                                        elem_id="lesson-reveal")
-            self.answer = gr.Markdown(elem_id="lesson-answer")
-            self.plot = gr.Plot(show_label=False, elem_id="lesson-plot")
+            # A slide: the words, the question and its answer beside the figure, so that a step fits one screen (a
+            # projector's too); on a narrow screen the figure goes under them. The glance takes the whole width.
+            with gr.Row(elem_id="lesson-step"):
+                with gr.Column(scale=2, min_width=300):
+                    self.text = gr.Markdown(elem_classes="plain", elem_id="lesson-text")
+                    self.question = gr.Markdown(elem_id="lesson-question")
+                    self.reveal = gr.Button("Reveal the answer", variant="primary", size="md", elem_id="lesson-reveal")
+                    self.answer = gr.Markdown(elem_id="lesson-answer")
+                with gr.Column(scale=3, min_width=360) as self.side:
+                    self.plot = gr.Plot(show_label=False, elem_id="lesson-plot")
             self.html = gr.HTML(elem_id="lesson-html")
             with gr.Row(equal_height=True):
                 self.deeper = gr.HTML(js_on_load=KEYS_JS, elem_id="lesson-deeper")
-                self.notes = gr.Button("Teacher's notes: the whole lesson for this sentence", size="sm", scale=0,
-                                       min_width=200)  # draws every step, then offers the file
-                self.file = gr.DownloadButton("Download the notes (HTML, printable)", size="sm", scale=0,
-                                              min_width=200, visible=False, elem_id="lesson-file")
+                self.notes = gr.Button("Teacher's notes: download the whole lesson (HTML, printable)", size="sm",
+                                       scale=0, min_width=200, elem_id="lesson-notes")  # draws every step
+                # hidden: the browser clicks it once the notes are written, so one click downloads them
+                self.file = gr.DownloadButton("Download the notes", size="sm", scale=0, min_width=200,
+                                              visible="hidden", elem_id="lesson-file")
         self.controls = [self.number]
-        self.outputs = [self.where, self.text, self.question, self.answer, self.plot, self.html, self.deeper,
-                        self.reveal]
+        self.outputs = [self.where, self.text, self.question, self.answer, self.plot, self.side, self.html,
+                        self.deeper, self.reveal]
 
     @staticmethod
     def number_from(raw: str) -> tuple[int, str]:
@@ -84,6 +90,7 @@ class LessonView(View):
                 self.answer: f"**Answer:** {step.answer}" if revealed and step.answer else "",
                 self.reveal: gr.update(visible=bool(step.question), interactive=not revealed),
                 self.plot: gr.update(value=figure if is_plot else None, visible=is_plot),
+                self.side: gr.update(visible=is_plot),
                 self.html: gr.update(value=figure if isinstance(figure, str) else "", visible=isinstance(figure, str)),
                 self.deeper: deeper}
 
@@ -104,12 +111,14 @@ class LessonView(View):
         result = need(result)
         steps = [self.made_step(result, n) for n in range(1, lesson.STEPS + 1)]
         path = notes.write(self.ctx.downloads, result, steps)
-        return {self.file: gr.update(value=str(path), visible=True)}
+        return {self.file: gr.update(value=str(path))}
 
     def wire(self, result: gr.State) -> None:
         outputs = self.outputs + [self.number]
         common = dict(api_visibility="private", show_progress="minimal")
-        self.back.click(lambda r, n: self.go(r, n, -1), [result, self.number], outputs, **common)
-        self.next.click(lambda r, n: self.go(r, n, +1), [result, self.number], outputs, **common)
+        for button, delta in ((self.back, -1), (self.next, +1)):  # the new step's top at the window's: a whole slide
+            button.click(lambda r, n, d=delta: self.go(r, n, d), [result, self.number], outputs, **common).then(
+                None, js=TO_STEP_JS)
         self.reveal.click(self.show_answer, [result, self.number], self.outputs, **common)
-        self.notes.click(self.write_notes, result, self.file, **common)
+        self.notes.click(self.write_notes, result, self.file, **common).success(
+            None, js="() => document.getElementById('lesson-file')?.click()")

@@ -37,6 +37,7 @@ PRESENT_JS = ("(on) => { document.body.classList.toggle('present', Boolean(on));
               "setTimeout(() => window.dispatchEvent(new Event('resize')), 50); }")
 
 
+
 class TranslatePanel:
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -45,7 +46,7 @@ class TranslatePanel:
         # the translation on one line (each on its own on a phone), the examples as a menu, the settings folded.
         with gr.Row(equal_height=True, elem_id="panel"):
             self.pair = gr.Dropdown([(ctx.label(p), p) for p in pairs], value=pairs[0] if pairs else None,
-                                    label="Language pair", scale=1, min_width=230)  # a phone: on its own line, whole
+                                    label="Language pair", scale=1, min_width=230, elem_id="pair")  # a phone: its own line
             # one line that grows: Enter translates, Shift+Enter starts a new line (Gradio submits on Enter only
             # in a one-line box)
             self.text = gr.Textbox(label="English text", value=EXAMPLES[0], lines=1, max_lines=4, max_length=20000,
@@ -62,6 +63,11 @@ class TranslatePanel:
                 self.settings()
         self.link = gr.Textbox(label="Shareable link: opens this pair, sentence and decoding, already translated",
                                interactive=False, buttons=["copy"], visible=False, elem_id="share-link")
+        # in presentation mode the settings are folded away: these two (shown only then, bottom right) make the link
+        # and leave it
+        with gr.Row(elem_id="present-bar"):
+            self.present_share = gr.Button("Link to this", size="sm", scale=0, min_width=90)
+            self.present_leave = gr.Button("Leave presentation mode", size="sm", scale=0, min_width=90)
         with gr.Column(elem_id="panel-out"):  # nothing to say: no room taken
             self.notice = gr.Markdown(elem_classes="notice")
             self.samples = gr.HTML()
@@ -188,6 +194,8 @@ class TranslatePanel:
         # an example from the menu goes into the box (the page then translates it); the menu's first line picks none
         self.picked = self.examples.input(lambda example: example or gr.skip(), self.examples, self.text, queue=False,
                                           api_visibility="private")
-        self.share.click(None, [self.pair, self.text, self.present] + self.decoding, self.link, js=SHARE_JS).then(
-            lambda: gr.update(visible=True), None, self.link, queue=False, api_visibility="private")
+        for share in (self.share, self.present_share):
+            share.click(None, [self.pair, self.text, self.present] + self.decoding, self.link, js=SHARE_JS).then(
+                lambda: gr.update(visible=True), None, self.link, queue=False, api_visibility="private")
         self.present.change(None, self.present, None, js=PRESENT_JS)
+        self.present_leave.click(lambda: False, None, self.present, queue=False, api_visibility="private")
