@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 
 from transformer.interpret import mechanics
-from . import plots
+from . import pieces, plots
 from transformer.interpret.attribution import METHODS
 from transformer.interpret.capture import AttentionMaps, parse_head
 from transformer.model import ATTENTION_KINDS, KINDS
@@ -42,10 +42,11 @@ def attention_figure(result: Result, kind: str, layer: int, head: str, mode: str
     if mode == "all":
         return plots.layers_by_heads(weights, queries, keys, f"{name}: every layer x head")
     if mode == "heads":
-        return plots.heads_grid(weights[layer], queries, keys, f"{name}, layer {layer}: every head")
+        return plots.heads_grid(weights[layer], queries, keys, f"{name}, layer {layer + 1}: every head")
     if head == "average":
-        return plots.attention_heatmap(weights[layer].mean(0), queries, keys, f"{name}, layer {layer}, mean of heads")
-    return plots.attention_heatmap(weights[layer, int(head)], queries, keys, f"{name}, layer {layer}, head {head}")
+        return plots.attention_heatmap(weights[layer].mean(0), queries, keys, f"{name}, layer {layer + 1}, mean of heads")
+    return plots.attention_heatmap(weights[layer, int(head)], queries, keys,
+                                   f"{name}, layer {layer + 1}, head {int(head) + 1}")
 
 
 # -----------------------------------------------------------------------------
@@ -65,7 +66,7 @@ def attention_block(translator: Translator, kind: str, layer: int):
 def query_choices(result: Result, kind: str) -> list[tuple[str, int]]:
     """(label, position) of every query token of that kind of attention."""
     queries, _ = axis_tokens(result.maps, kind)
-    return [(f"{i} {t}", i) for i, t in enumerate(queries)]
+    return list(zip(pieces.labels(queries), range(len(queries))))
 
 
 def inside_head(translator: Translator, result: Result, kind: str, layer: int, head: int, query: int):
@@ -75,7 +76,7 @@ def inside_head(translator: Translator, result: Result, kind: str, layer: int, h
     walk = mechanics.walk_head(result.internals[kind][layer], head, query, attn.w_o.weight, attn.w_o.bias)
     queries, keys = axis_tokens(result.maps, kind)
     reasons = ["" if ok else "future (causal mask)" for ok in walk.allowed.tolist()]
-    title = f"{KIND_NAMES[kind]}, layer {layer}, head {head}: query {query} {queries[query]}"
+    title = f"{KIND_NAMES[kind]}, layer {layer + 1}, head {head + 1}: query {pieces.labels(queries)[query]}"
     return plots.head_walk(walk, keys, reasons, head, title), walk, reasons
 
 
@@ -146,7 +147,8 @@ def step_view(result: Result, index: int):
 
 def head_choices(translator: Translator) -> list[str]:
     blocks = translator.model.attention_blocks()
-    return [f"{kind}:{i}:{h}" for kind in KINDS for i in range(len(blocks[kind])) for h in range(translator.cfg.n_heads)]
+    return [(f"{kind} L{i + 1} H{h + 1}", f"{kind}:{i}:{h}")  # shown counted from 1; the value as the API takes it
+            for kind in KINDS for i in range(len(blocks[kind])) for h in range(translator.cfg.n_heads)]
 
 
 def ablate(translator: Translator, result: Result, heads: list[str]) -> Translation:
@@ -213,7 +215,7 @@ def output_tokens(result: Result) -> list[str]:
 
 def output_choices(result: Result) -> list[tuple[str, int]]:
     """The output tokens a user may ask about."""
-    return [(f"{i}: {t}", i) for i, t in enumerate(output_tokens(result))]
+    return list(zip(pieces.labels(output_tokens(result)), range(len(output_tokens(result)))))
 
 
 def lens_of(translator: Translator, result: Result):
@@ -226,7 +228,7 @@ def alternative_choices(translator: Translator, lens, step: int) -> list[tuple[s
     log_probs = lens.log_probs[-1, step]  # (V,)
     best = [i for i in log_probs.topk(6).indices.tolist() if i != lens.chosen[step]][:5]
     piece = translator.tokenizer.id_to_piece
-    return [("none", -1)] + [(f"{piece(i)} (p = {float(log_probs[i].exp()):.2f})", i) for i in best]
+    return [("none", -1)] + [(f"{pieces.shown(piece(i))} (p = {float(log_probs[i].exp()):.2f})", i) for i in best]
 
 
 def lens_figure(translator: Translator, result: Result, lens):
@@ -340,7 +342,7 @@ def comparison_figure(cmp: Comparison, kind: str, layer: int, first_name: str):
         weights = getattr(maps, kind)  # (L, H, q, k)
         at = min(layer, weights.size(0) - 1)
         queries, keys = axis_tokens(maps, kind)
-        panels.append((f"{name}, layer {at}", weights[at].mean(dim=0), queries, keys))
+        panels.append((f"{name}, layer {at + 1}", weights[at].mean(dim=0), queries, keys))
     if cmp.same_tokens:
         panels.append(("difference (first − second)", panels[0][1] - panels[1][1], panels[0][2], panels[0][3]))
     return plots.side_by_side(panels, f"{KIND_NAMES[kind]}: mean of heads"

@@ -12,10 +12,13 @@ import html
 import torch
 from torch import Tensor
 
+from .pieces import piece, starts_word
 from .results import Result
 
+__all__ = ["figure", "piece", "starts_word"]
+
 WIDTH, HEIGHT = 1200, 280
-SIDE = 946  # the "Next word" panel is an SVG of its own from here on: a narrow screen shows it under the rest
+SIDE = 946  # the "Next piece" panel is an SVG of its own from here on: a narrow screen shows it under the rest
 BLUES = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"]
 CHAR = 7.3  # the width of one character of the 12 px monospace the pieces are written in
 MAX_CELLS = 32  # a map with more rows or columns is averaged into this many bins a side (its file stays small)
@@ -25,15 +28,6 @@ MAX_STEPS = 60  # words of the translation one can choose (the rest of a very lo
 OPENS = {"sentence": "Beyond attention/What the model used", "embedding": "The model/Positional encoding",
          "encoder": "Attention/Heatmaps", "memory": "Attention/Rollout", "decoder": "Attention/Three families",
          "cross": "Attention/Heatmaps", "output": "Step by step"}
-
-
-def piece(token: str) -> str:
-    """A piece as the picture writes it: without sentencepiece's word-start mark "▁" (a gap shows it instead)."""
-    return {"<s>": "start", "</s>": "end"}.get(token, token.replace("▁", "")) or "␣"
-
-
-def starts_word(token: str) -> bool:
-    return token.startswith("▁") or token in ("<s>", "</s>")
 
 
 def pooled(m: Tensor) -> Tensor:
@@ -114,7 +108,7 @@ def figure(result: Result, printed: bool = False) -> str:
     d_model = result.inspection.source_input.size(-1)
     E_Y, D_Y, LANE = 4, 154, 122  # the encoder's lane, the decoder's lane, their height
     BUS = 140  # the memory's way to every decoder layer
-    parts, side = [], []  # the model's boxes (left of SIDE), and the "Next word" panel
+    parts, side = [], []  # the model's boxes (left of SIDE), and the "Next piece" panel
 
     # inputs: the sentence's pieces, and their vectors (embedding x sqrt(d_model) + position) as the encoder gets them
     parts.append(box(4, E_Y, 182, LANE, "Your sentence", "a gap starts a word", "sentence"))
@@ -156,7 +150,7 @@ def figure(result: Result, printed: bool = False) -> str:
     parts.append(f'<text x="848" y="{D_Y + 31}" class="title">softmax</text>'
                  f'<text x="848" y="{D_Y + 60}" class="small">scores every</text>'
                  f'<text x="848" y="{D_Y + 76}" class="small">word it knows</text>')
-    side.append(box(948, E_Y, 248, D_Y + LANE - E_Y, "Next word",
+    side.append(box(948, E_Y, 248, D_Y + LANE - E_Y, "Next piece",
                      "at the first step" if printed else "click a piece of the translation", "output"))
 
     # the flow: left to right in each lane, the memory down to every decoder layer
@@ -192,7 +186,7 @@ def figure(result: Result, printed: bool = False) -> str:
                        for i in range(n_dec) for x0 in (left + i * (w + gap) + 6, left + i * (w + gap) + w - 6 - size))
         at.append(f'<path d="{rows}" class="row"/>')
         steps_drawn.append("".join(at) + "</g>")
-        at = [f'<g class="at{" on" if t == 0 else ""}" data-at="{t}">',  # the same step, in the "Next word" panel
+        at = [f'<g class="at{" on" if t == 0 else ""}" data-at="{t}">',  # the same step, in the "Next piece" panel
               f'<text x="958" y="{E_Y + 44}" class="word">{html.escape(piece(step.token))}</text>'
               f'<text x="958" y="{E_Y + 64}" class="small">step {t + 1} of {len(translation.steps)}: '
               f'chosen with p = {step.prob:.2f}</text>']

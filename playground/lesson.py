@@ -18,6 +18,7 @@ from transformer.decoding import DecodeOptions
 from transformer.training import timeline
 
 from . import figures, glance, plots, results
+from .pieces import piece as piece_shown, shown as shown_piece
 from .results import Result
 
 STEPS = 10
@@ -38,7 +39,7 @@ class Step:
 
 def word(token: str) -> str:
     """A piece as a class reads it: without the word-start mark."""
-    return glance.piece(token)
+    return piece_shown(token)
 
 
 def quoted(token: str) -> str:
@@ -117,16 +118,16 @@ def clearest_step(result: Result) -> int | None:
 def pieces(translator, result: Result) -> Step:
     src = result.maps.source_tokens
     ids, _ = translator.source_ids(result.text)
-    listed = " · ".join(f"{html.escape(t)} ({i})" for t, i in zip(src, ids))
+    listed = " · ".join(f"{html.escape(shown_piece(t, first=n == 0))} ({i})" for n, (t, i) in enumerate(zip(src, ids)))
     picture = glance.figure(result)
     return Step(
         1, "Pieces", "The model does not read letters or whole words: it cuts the sentence into **pieces** from a "
         f"list of {translator.cfg.vocab_size:,} it learned, and each piece becomes a number (its id). Frequent words "
         "stay whole; rare words are cut into several pieces.",
         "Into how many pieces will the model cut your sentence, counting the end mark?",
-        f"**{len(src)} pieces**: {listed}. A piece that starts with ▁ starts a new word; a piece without it "
-        "continues the word before (in the picture, a gap shows where a word starts). The end mark &lt;/s&gt; tells "
-        "the encoder the sentence is over.", picture, picture, "At a glance")
+        f"**{len(src)} pieces**: {listed}. A dash marks a piece that continues the word before it (in the picture, "
+        "a gap shows where a word starts). The end mark, “end”, tells the encoder the sentence is over.",
+        picture, picture, "At a glance")
 
 
 def embeddings(translator, result: Result) -> Step:
@@ -161,7 +162,7 @@ def one_head(translator, result: Result) -> Step:
         3, "One head", "To update a piece, attention lets it ask a question (its **query**) of every piece, each "
         "of which shows a label (its **key**). The better a label fits the question, the bigger that piece's "
         "weight; the weights add up to 1 and decide how much of each piece's content (its **value**) is mixed in.",
-        f"In the encoder's first layer, head 0: which piece does {quoted(src[q])} look at most?",
+        f"In the encoder's first layer, head 1: which piece does {quoted(src[q])} look at most?",
         f"**{quoted(src[k])}**, with weight {float(row[k]):.2f} of 1 (the orange square, row {quoted(src[q])}).",
         fig, mark_cell(copy(fig), k, q), "Attention/One head")
 
@@ -179,7 +180,7 @@ def many_heads(translator, result: Result) -> Step:
         answer = f"**Yes**: all {len(best)} heads look most at {quoted(src[best[0]])} this time."
     else:
         answer = (f"**No**: {len(distinct)} different pieces among {len(best)} heads: "
-                  + "; ".join(f"head {h} looks most at {quoted(src[k])}" for h, k in enumerate(best))
+                  + "; ".join(f"head {h + 1} looks most at {quoted(src[k])}" for h, k in enumerate(best))
                   + ". Each head has its own query, key and value maps, so each can look for something else.")
     return Step(
         4, "Many heads", f"A layer has {len(best)} heads that attend side by side, each with its own questions and "

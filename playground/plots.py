@@ -17,6 +17,8 @@ from transformer.config import TrainConfig
 from transformer.metrics import Metrics
 from transformer.training.schedule import learning_rate, noam_lr
 
+from . import pieces
+
 FONT = dict(size=14)  # readable on a classroom projector
 SCALE = "Blues"
 # plotly_white's look in the few settings these figures use: a named template is sent whole with every figure
@@ -27,8 +29,7 @@ TEMPLATE = go.layout.Template(layout=dict(
     colorway=["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880"]))
 
 
-def labels(tokens: list[str]) -> list[str]:
-    return [f"{i} {html.escape(t)}" for i, t in enumerate(tokens)]
+labels = pieces.labels  # "1 A", "2 man", "3 -s": every axis of pieces reads the same
 
 
 def values(t: Tensor):
@@ -88,7 +89,7 @@ def heads_grid(layer_maps: Tensor, query_tokens: list[str], key_tokens: list[str
     H = layer_maps.size(0)
     cols = min(H, 4)
     rows = math.ceil(H / cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"head {h}" for h in range(H)],
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"head {h + 1}" for h in range(H)],
                         horizontal_spacing=0.03, vertical_spacing=0.08)
     x, y = labels(key_tokens), labels(query_tokens)
     for h in range(H):
@@ -102,8 +103,8 @@ def heads_grid(layer_maps: Tensor, query_tokens: list[str], key_tokens: list[str
 def layers_by_heads(maps: Tensor, query_tokens: list[str], key_tokens: list[str], title: str) -> go.Figure:
     """Small multiples: every layer (rows) times every head (columns), (L, H, q, k)."""
     L, H = maps.shape[:2]
-    fig = make_subplots(rows=L, cols=H, row_titles=[f"layer {i}" for i in range(L)],
-                        column_titles=[f"head {h}" for h in range(H)],
+    fig = make_subplots(rows=L, cols=H, row_titles=[f"layer {i + 1}" for i in range(L)],
+                        column_titles=[f"head {h + 1}" for h in range(H)],
                         horizontal_spacing=0.015, vertical_spacing=0.02)
     x, y = labels(key_tokens), labels(query_tokens)
     for i in range(L):
@@ -123,18 +124,19 @@ def step_probabilities(steps, title: str = "Top-5 candidates at every step") -> 
     step, so the figure fits any box's width however long the translation is, and grows downwards."""
     n, ranks = len(steps), 5
     z = [[(s.alternatives[r][1] if r < len(s.alternatives) else 0.0) for r in range(ranks)] for s in steps]
-    text = [[html.escape(s.alternatives[r][0]) if r < len(s.alternatives) else "" for r in range(ranks)] for s in steps]
+    text = [[html.escape(pieces.shown(s.alternatives[r][0])) if r < len(s.alternatives) else "" for r in range(ranks)]
+            for s in steps]
     for j, s in enumerate(steps):  # mark the token that was actually chosen (sampling may pick rank > 1)
         for r in range(ranks):
             if r < len(s.alternatives) and s.alternatives[r][0] == s.token:
                 text[j][r] = f"<b>[{text[j][r]}]</b>"
-    y = [f"{j} {html.escape(s.token)}" for j, s in enumerate(steps)]
+    y = pieces.labels([s.token for s in steps])
     fig = go.Figure(go.Heatmap(
         z=z, x=[f"#{r + 1}" for r in range(ranks)], y=y, text=text, texttemplate="%{text}", textfont=dict(size=13),
         colorscale=SCALE, zmin=0, zmax=1, hovertemplate="step %{y}<br>%{text}: p = %{z:.3f}<extra></extra>",
         colorbar=dict(thickness=12),
     ))
-    fig.update_yaxes(autorange="reversed", title_text="step (chosen token)")
+    fig.update_yaxes(autorange="reversed", title_text="step (chosen piece)")
     fig.update_xaxes(side="top")
     return _layout(fig, title + " (rank 1 to 5)", 110 + 26 * n)
 
@@ -143,17 +145,17 @@ def step_detail(step, cross_row: Tensor, source_tokens: list[str], index: int) -
     """One step: the top-5 candidates, and the cross-attention (layers x source tokens) when it chose."""
     fig = make_subplots(rows=1, cols=2, column_widths=[0.35, 0.65], horizontal_spacing=0.12,
                         subplot_titles=["candidates", "cross-attention, averaged over heads"])
-    toks = [html.escape(t) for t, _ in step.alternatives]
+    toks = [html.escape(pieces.shown(t)) for t, _ in step.alternatives]
     fig.add_trace(go.Bar(x=[p for _, p in step.alternatives], y=toks, orientation="h",
                          marker_color=["#1f77b4" if t == step.token else "#aec7e8" for t, _ in step.alternatives],
                          hovertemplate="%{y}: p = %{x:.3f}<extra></extra>", showlegend=False), row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     L = cross_row.size(0)
-    fig.add_trace(_heatmap(values(cross_row), labels(source_tokens), [f"layer {i}" for i in range(L)], zmax=None),
+    fig.add_trace(_heatmap(values(cross_row), labels(source_tokens), [f"layer {i + 1}" for i in range(L)], zmax=None),
                   row=1, col=2)
     fig.update_yaxes(autorange="reversed", row=1, col=2)
     fig.update_xaxes(tickangle=-45, row=1, col=2)
-    return _layout(fig, f"Step {index}: chose {step.token} (p = {step.prob:.3f})", 140 + max(220, 40 * L))
+    return _layout(fig, f"Step {index + 1}: chose {pieces.shown(step.token)} (p = {step.prob:.3f})", 140 + max(220, 40 * L))
 
 
 # -----------------------------------------------------------------------------
@@ -392,7 +394,7 @@ def head_walk(walk, key_tokens: list[str], reasons: list[str], head: int, title:
                              hovertemplate="key %{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>"), row=3, col=1)
     fig.add_trace(_vector(walk.head_output, dims), row=3, col=2)
     shares = walk.shares.tolist()
-    fig.add_trace(go.Bar(x=[f"head {h}" for h in range(len(shares))], y=shares, name="share",
+    fig.add_trace(go.Bar(x=[f"head {h + 1}" for h in range(len(shares))], y=shares, name="share",
                          marker_color=["#08519c" if h == head else "#9ecae1" for h in range(len(shares))],
                          hovertemplate="%{x}: %{y:.1%}<extra></extra>"), row=4, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=2)
@@ -491,7 +493,7 @@ def lens_grid(chosen_prob: Tensor, top_pieces: list[list[str]], top_prob: Tensor
     """Decoder layers (rows, last on top) x output steps: each cell names the layer's top-1 token and is coloured
     by its probability of the token finally chosen; a ring marks the first layer whose top-1 is that token."""
     L, T = chosen_prob.shape
-    y = [f"layer {layer}" for layer in range(L)]
+    y = [f"layer {layer + 1}" for layer in range(L)]
     x = labels(output_tokens)
     text = [[f"{html.escape(top_pieces[layer][t])}<br>{float(top_prob[layer, t]):.2f}" for t in range(T)]
             for layer in range(L)]
@@ -513,7 +515,7 @@ def lens_over_training(stages: list[str], shares: Tensor, title: str) -> go.Figu
     model's final token."""
     S, L = shares.shape
     fig = go.Figure(go.Heatmap(
-        z=values(shares.t()), x=[html.escape(s) for s in stages], y=[f"layer {layer}" for layer in range(L)],
+        z=values(shares.t()), x=[html.escape(s) for s in stages], y=[f"layer {layer + 1}" for layer in range(L)],
         colorscale=SCALE, zmin=0, zmax=1, texttemplate="%{z:.0%}", textfont=dict(size=12),
         hovertemplate="%{x}, %{y}<br>top-1 = final token at %{z:.0%} of the steps<extra></extra>"))
     fig.update_xaxes(title_text="training stage")

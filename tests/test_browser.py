@@ -650,7 +650,7 @@ def lesson_next(page, n: int) -> None:
 
 @pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
 def test_a_projector_shows_the_panel_on_one_line_the_whole_glance_and_each_lesson_step_whole(browser, server, size):
-    """Presentation mode: the sentence, Translate and the translation on one line; the glance's "Next word" inside
+    """Presentation mode: the sentence, Translate and the translation on one line; the glance's "Next piece" inside
     the window; each Lesson step's question, Reveal and figure on screen together after Next."""
     name = f"{size[0]}x{size[1]}"
     page = open_page(browser, server + "?present=1", size)
@@ -688,7 +688,7 @@ def test_a_phone_shows_the_next_word_wide_questions_and_big_tap_targets(browser,
         side = page.locator(".glance-side")
         side.scroll_into_view_if_needed()
         box = side.bounding_box()
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 390  # "Next word", whole, under the words
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390  # "Next piece", whole, under the words
         steps = translators["en-de"].translate(EXAMPLES[0]).steps
         assert page.locator(".glance-side .at.on .word").text_content() == lesson_piece(steps[2].token)
         for target in page.locator(".glance-words button, .overflow-menu > button").all():

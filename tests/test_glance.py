@@ -11,7 +11,7 @@ from transformer.decoding import DecodeOptions
 
 
 def step_group(svg: str, t: int) -> str:
-    """Step t's parts: in the model's boxes and in the "Next word" panel."""
+    """Step t's parts: in the model's boxes and in the "Next piece" panel."""
     starts = [m.start() for m in re.finditer(f'data-at="{t}"', svg)]
     assert len(starts) == 2
     return "".join(svg[start: svg.index("</g>", start)] for start in starts)

@@ -32,10 +32,10 @@ def test_plots_never_import_gradio():
     assert out.stdout.strip() == "False", out.stderr
 
 
-def test_labels_are_index_prefixed_and_escaped():
-    assert plots.labels(["<s>", "▁a", "▁a", "&"]) == ["0 &lt;s&gt;", "1 ▁a", "2 ▁a", "3 &amp;"]
-    fig = plots.attention_heatmap(torch.eye(3), ["<s>", "x", "x"], ["a", "</s>", "<img src=x>"], "t <b>")
-    assert list(fig.data[0].x) == ["0 a", "1 &lt;/s&gt;", "2 &lt;img src=x&gt;"]
+def test_labels_count_from_1_write_pieces_as_the_glance_does_and_are_escaped():
+    assert plots.labels(["<s>", "▁I", "ch", "▁a", "&", "</s>"]) == ["1 start", "2 I", "3 -ch", "4 a", "5 &amp;", "6 end"]
+    fig = plots.attention_heatmap(torch.eye(3), ["<s>", "x", "x"], ["▁a", "</s>", "▁<img src=x>"], "t <b>")
+    assert list(fig.data[0].x) == ["1 a", "2 end", "3 &lt;img src=x&gt;"]
     assert fig.layout.title.text == "t &lt;b&gt;"
 
 
@@ -86,7 +86,8 @@ def test_step_and_pe_figures_are_built_from_data():
 
     steps = [TokenStep("▁Ein", 0.9, [("▁Ein", 0.9), ("▁Der", 0.05)]), TokenStep("</s>", 0.8, [("</s>", 0.8)])]
     fig = plots.step_probabilities(steps)
-    assert fig.data[0].z[0][0] == 0.9 and "<b>[▁Ein]</b>" == fig.data[0].text[0][0]
+    assert fig.data[0].z[0][0] == 0.9 and "<b>[Ein]</b>" == fig.data[0].text[0][0]
+    assert list(fig.data[0].y) == ["1 Ein", "2 end"]  # steps counted from 1, pieces as the glance writes them
     assert fig.data[0].z[1][0] == 0.8 and fig.layout.width is None  # a row a step: as wide as its box
     pe = torch.randn(50, 8)
     assert len(plots.pe_curves(pe, [0, 3]).data) == 2

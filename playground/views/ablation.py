@@ -15,7 +15,7 @@ class AblationView(View):
         with gr.Tab("Head ablation") as self.tab:
             gr.Markdown(explained(EXPLAIN["ablation"]), elem_classes="plain")
             self.notice()
-            self.heads = gr.CheckboxGroup([], label="Heads to switch off (kind:layer:head)", elem_id="ablation-heads")
+            self.heads = gr.CheckboxGroup([], label="Heads to switch off (kind, layer L, head H)", elem_id="ablation-heads")
             self.button = gr.Button("Translate without these heads", elem_id="ablate-button")
             self.diff = gr.HTML(elem_id="ablation")
         self.outputs = [self.heads, self.diff]

@@ -36,7 +36,7 @@ class AttentionView(View):
                 self.download: gr.update(value=str(path), visible=True)}
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        heads = ["average"] + [str(h) for h in range(translator.cfg.n_heads)]
+        heads = [("average", "average")] + [(str(h + 1), str(h)) for h in range(translator.cfg.n_heads)]
         return {self.layer: gr.update(choices=layer_choices(translator), value=0),
                 self.head: gr.update(choices=heads, value="average")}
 

@@ -194,9 +194,9 @@ def kind_radio(value: str) -> gr.Radio:
     return gr.Radio([(kind.short, kind.key) for kind in ATTENTION_KINDS], value=value, label="Attention")
 
 
-def layer_choices(translator: Translator) -> list[int]:
-    """Layer numbers of the deeper stack (a view clamps them to the chosen kind's depth)."""
-    return list(range(max(translator.cfg.n_encoder_layers, translator.cfg.n_decoder_layers)))
+def layer_choices(translator: Translator) -> list[tuple[str, int]]:
+    """(shown from 1, index) of the deeper stack's layers (a view clamps them to the chosen kind's depth)."""
+    return [(str(i + 1), i) for i in range(max(translator.cfg.n_encoder_layers, translator.cfg.n_decoder_layers))]
 
 
 def need(result):

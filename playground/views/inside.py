@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import gradio as gr
 
-import html
 
 from playground import figures
 from transformer.interpret.mechanics import HeadWalk
+
+from playground.pieces import labels
 
 from .common import EXPLAIN, Context, View, explained, friendly, kind_radio, layer_choices, need
 
@@ -15,28 +16,27 @@ def walk_table(walk: HeadWalk, query: int, queries: list[str], keys: list[str], 
                head: int) -> str:
     """eq. 1 step by step for one query of one head: what each step does, its shape, and how closely the
     re-derived numbers equal the hooked ones (every token escaped)."""
-    esc = html.escape
     top = int(walk.weights.argmax())
     n_masked = sum(1 for r in reasons if r)
     H, D = walk.contributions.shape
     Dv = walk.values.size(-1)
-    mask_line = (f"the decoder's causal mask sets the {n_masked} keys after position {query} to −∞: a target token "
+    mask_line = (f"the decoder's causal mask sets the {n_masked} keys after position {query + 1} to −∞: a target token "
                  "may not look at tokens that are not generated yet" if n_masked else
                  "nothing is masked here: one sentence has no padding, and only the decoder's self-attention is causal")
     rows = [
-        ("q = x W<sub>i</sub><sup>Q</sup>", f"1 × {walk.d_k}", f"the query of token {query} {esc(queries[query])}, "
+        ("q = x W<sub>i</sub><sup>Q</sup>", f"1 × {walk.d_k}", f"the query of piece {labels(queries)[query]}, "
          "read by a hook on W<sup>Q</sup> (§3.2.2)"),
-        ("K = x W<sub>i</sub><sup>K</sup>", f"{len(keys)} × {walk.d_k}", "one key per token this query may look at"),
+        ("K = x W<sub>i</sub><sup>K</sup>", f"{len(keys)} × {walk.d_k}", "one key per piece this query may look at"),
         ("q · Kᵀ", f"1 × {len(keys)}", "how well the query matches each key (eq. 1)"),
         (f"÷ √d<sub>k</sub> = ÷ {walk.d_k ** 0.5:.2f}", f"1 × {len(keys)}",
          "keeps the scores from growing with d<sub>k</sub>, where softmax would saturate (§3.2.1)"),
         ("mask", f"1 × {len(keys)}", mask_line),
         ("softmax", f"1 × {len(keys)}", f"weights that sum to 1; the largest, {float(walk.weights[top]):.3f}, on "
-         f"{top} {esc(keys[top])}. Equal to the Attention view's row to {walk.row_error:.1e}"),
+         f"{labels(keys)[top]}. Equal to the Attention view's row to {walk.row_error:.1e}"),
         ("weights · V", f"1 × {Dv}", "this head's output: a mix of the values, in those proportions. Equal to its "
          f"slice of what entered W<sup>O</sup> to {walk.output_error:.1e}"),
         ("Concat(head<sub>1</sub>..head<sub>h</sub>) W<sup>O</sup>", f"1 × {H * Dv} · {H * Dv} × {D}",
-         f"the {H} heads side by side, mixed back to d<sub>model</sub> (§3.2.2); head {head}'s share is "
+         f"the {H} heads side by side, mixed back to d<sub>model</sub> (§3.2.2); head {head + 1}'s share is "
          f"{float(walk.shares[head]):.0%} (norm of its slice's contribution). Sum of the contributions + bias equals "
          f"W<sup>O</sup>'s hooked output to {walk.mix_error:.1e}"),
     ]
@@ -78,7 +78,7 @@ class InsideHeadView(View):
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         return {self.layer: gr.update(choices=layer_choices(translator), value=0),
-                self.head: gr.update(choices=list(range(translator.cfg.n_heads)), value=0)}
+                self.head: gr.update(choices=[(str(h + 1), h) for h in range(translator.cfg.n_heads)], value=0)}
 
     @friendly
     def redraw(self, result, kind, layer, head, query) -> dict:

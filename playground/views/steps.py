@@ -14,19 +14,19 @@ class StepsView(View):
             gr.Markdown(explained(EXPLAIN["steps"]), elem_classes="plain")
             self.notice()
             self.probs = gr.Plot(label="Top-5 at every step")
-            self.index = gr.Slider(0, 1, value=0, step=1, label="Step")
+            self.index = gr.Slider(1, 2, value=1, step=1, label="Step")  # counted from 1, as everywhere
             self.detail = gr.Plot(label="One step")
         self.outputs = [self.probs, self.index, self.detail]
 
     def fill(self, result, values: dict) -> dict:
         steps = result.translation.steps
         return {self.probs: plots.step_probabilities(steps),
-                self.index: gr.update(maximum=max(len(steps) - 1, 0), value=0),
+                self.index: gr.update(maximum=max(len(steps), 1), value=1),
                 self.detail: figures.step_view(result, 0)}
 
     @friendly
     def redraw(self, result, index) -> dict:
-        return {self.detail: figures.step_view(need(result), int(index))}
+        return {self.detail: figures.step_view(need(result), int(index) - 1)}
 
     def wire(self, result: gr.State) -> None:
         self.index.change(self.redraw, [result, self.index], self.detail, api_visibility="private")

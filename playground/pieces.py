@@ -1,0 +1,35 @@
+"""How the page writes what the model reads and counts, in every view and figure a class sees.
+
+Pieces without sentencepiece's word-start mark: a piece that starts a word is written as it is, one that continues
+the word before gets a dash ("Ich" is "I", "-ch"); <s> is "start", </s> is "end". Positions, steps, layers and heads
+are counted from 1. The raw pieces stay in the library's results (the API returns them as the model has them).
+"""
+from __future__ import annotations
+
+import html
+
+SPECIAL = {"<s>": "start", "</s>": "end", "<pad>": "pad", "<unk>": "unknown"}
+
+
+def piece(token: str) -> str:
+    """A piece without the word-start mark "▁" (the glance shows a gap instead)."""
+    return SPECIAL.get(token, token.replace("▁", "")) or "␣"
+
+
+def starts_word(token: str) -> bool:
+    return token.startswith("▁") or token in SPECIAL
+
+
+def shown(token: str, first: bool = False) -> str:
+    """A piece in a list of pieces: a dash before one that continues the word before it."""
+    return piece(token) if first or starts_word(token) or not piece(token)[:1].isalnum() else "-" + piece(token)
+
+
+def labels(tokens: list[str]) -> list[str]:
+    """Axis labels of a sequence of pieces: "1 A", "2 man", ... (escaped: plotly draws labels as HTML)."""
+    return [f"{i + 1} {html.escape(shown(t, first=i == 0))}" for i, t in enumerate(tokens)]
+
+
+def number(i: int) -> int:
+    """A layer, head, step or position as the page counts it."""
+    return i + 1
