@@ -15,6 +15,7 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import gradio as gr
 import torch
@@ -99,7 +100,12 @@ def selecting_js(name: str, group: str | None, inner: bool) -> str:
                     f"{json.dumps(name)}; window.tpOpen = {json.dumps(name)};")
     else:
         remember = f"window.tpOpen = {json.dumps(name)};"
-    return f"(open, ...rest) => {{ {remember} return [window.tpOpen, ...rest]; }}"
+    # a part of the view asked for (a glance box: tpOpenView's focus, just now) rides along after "?"; a group's
+    # tab leaves it for its inner tab, which may be selected next
+    ask = ("const asked = window.tpFocus, focus = asked && Date.now() - asked.at < 2000 ? asked.focus : null; "
+           + ("" if group is not None and not inner else "window.tpFocus = null;"))
+    return (f"(open, ...rest) => {{ {remember} {ask} "
+            "return [window.tpOpen + (focus ? '?' + focus : ''), ...rest]; }")
 
 
 @dataclass
@@ -221,7 +227,7 @@ class Page:
         return {} if result is not None and self.stale(request, key=result.key) else out
 
     def visible(self, values: dict) -> str:
-        open_tab = values.get(self.open_tab) or FIRST_TAB
+        open_tab = (values.get(self.open_tab) or FIRST_TAB).partition("?")[0]  # after "?": a part asked for
         return open_tab if open_tab in self.tabs else FIRST_TAB
 
     def opener(self, tab: str | None, group: str | None = None):
@@ -231,7 +237,12 @@ class Page:
             shown = self.visible(values) if tab is None else tab
             if group is not None and shown not in self.groups[group]:
                 shown = self.groups[group][0]
-            return self.redraw_open(values | {self.open_tab: shown}, request)
+            out = self.redraw_open(values | {self.open_tab: shown}, request)
+            where = dict(parse_qsl((values.get(self.open_tab) or "").partition("?")[2]))
+            view, result = self.views.get(where.pop("view", "")), values.get(self.result)
+            if view is not None and view.name in self.tabs[shown] and result is not None:
+                out |= view.focus(result, values, where)  # the part a glance box asked for
+            return out
         return select
 
     @friendly

@@ -18,6 +18,8 @@ from transformer.interpret.capture import AttentionMaps
 from transformer.model import KINDS
 from transformer.errors import InputError
 
+from .pieces import shown
+
 REQUIRE_TAG = re.compile(r'<script src="https://cdnjs\.cloudflare\.com/ajax/libs/require\.js/[^"]+"></script>')
 SHIM = Path(__file__).resolve().parents[1] / "assets" / "bertviz" / "shim.js"  # require.js's two calls, d3 v5's name
 DECIMALS = 3  # attention weights as the view draws them: 0.001 is below what its line widths can show
@@ -52,6 +54,11 @@ def _safe_script_body(document: str) -> str:
     return document[:start] + body + document[end:]
 
 
+def written(tokens: list[str]) -> list[str]:
+    """The pieces as every view writes them (playground.pieces): no ▁, a dash before a piece inside a word."""
+    return [shown(t, first=i == 0) for i, t in enumerate(tokens)]
+
+
 def bertviz_document(maps: AttentionMaps, view: str = "head", scripts: str | list[str] = "inline") -> str:
     """A complete HTML page with bertviz's 'head' or 'model' view of encoder, decoder and cross attention.
 
@@ -68,8 +75,8 @@ def bertviz_document(maps: AttentionMaps, view: str = "head", scripts: str | lis
     draw = head_view if view == "head" else model_view
     body = draw(
         encoder_attention=per_layer["encoder"], decoder_attention=per_layer["decoder"],
-        cross_attention=per_layer["cross"], encoder_tokens=list(maps.source_tokens),
-        decoder_tokens=list(maps.target_tokens), html_action="return",
+        cross_attention=per_layer["cross"], encoder_tokens=written(maps.source_tokens),
+        decoder_tokens=written(maps.target_tokens), html_action="return",
     ).data
     body = _safe_script_body(_without_params_comment(body))
     if scripts == "inline":

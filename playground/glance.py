@@ -39,8 +39,9 @@ def pooled(m: Tensor) -> Tensor:
     return out[0, 0]  # (1, 1, q', k') -> (q', k')
 
 
-def thumbnail(m: Tensor, x: float, y: float, size: float, opens: str, label: str) -> str:
-    """A map (q, k) as size x size px of cells in nine shades of blue, one path per shade: its file stays small."""
+def thumbnail(m: Tensor, x: float, y: float, size: float, opens: str, label: str, focus: str = "") -> str:
+    """A map (q, k) as size x size px of cells in nine shades of blue, one path per shade: its file stays small.
+    focus: the part of the view it opens ("view=attention&kind=cross&layer=0")."""
     m = pooled(m.float())
     q, k = m.shape
     top = float(m.max()) or 1.0
@@ -51,7 +52,8 @@ def thumbnail(m: Tensor, x: float, y: float, size: float, opens: str, label: str
         if cells:
             d = "".join(f"M{c} {r}h1v1h-1z" for r, c in cells)
             paths.append(f'<path fill="{BLUES[level]}" d="{d}"/>')
-    return (f'<g class="box" data-open="{OPENS[opens]}"><title>{html.escape(label)}</title>'
+    focused = f' data-focus="{html.escape(focus)}"' if focus else ""
+    return (f'<g class="box" data-open="{OPENS[opens]}"{focused}><title>{html.escape(label)}</title>'
             f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{BLUES[0]}" stroke="#bbb"/>'
             f'<g transform="translate({x} {y}) scale({size / k:.3f} {size / q:.3f})">{"".join(paths)}</g></g>')
 
@@ -89,6 +91,8 @@ def chips(tokens: list[str], places: list[tuple[float, float, float]], ids: str 
 
 def box(x: float, y: float, w: float, h: float, title: str, caption: str, opens: str | None = None) -> str:
     link = f' data-open="{OPENS[opens]}"' if opens else ""
+    if opens == "output":  # the output side opens Step by step at the step shown (the page's script adds it)
+        link += ' data-focus="view=steps"'
     return (f'<g class="box"{link}><rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" class="frame"/>'
             f'<text x="{x + 6}" y="{y + 15}" class="title">{html.escape(title)}</text>'
             f'<text x="{x + 6}" y="{y + h - 6}" class="small">{html.escape(caption)}</text></g>')
@@ -131,15 +135,18 @@ def figure(result: Result, printed: bool = False) -> str:
         size = min(70, w - 16)
         parts.append(box(x, E_Y, w, LANE, f"Encoder {i + 1}", "self-attention", "encoder"))
         parts.append(thumbnail(enc_avg[i], x + (w - size) / 2, E_Y + 24, size, "encoder", f"Encoder layer {i + 1}: "
-                               "self-attention, mean of heads (row: a piece, column: what it looks at)"))
+                               "self-attention, mean of heads (row: a piece, column: what it looks at)",
+                               f"view=attention&kind=encoder&layer={i}"))
     size = min(56, (w - 18) / 2)
     for i in range(n_dec):
         x = left + i * (w + gap)
         parts.append(box(x, D_Y, w, LANE, f"Decoder {i + 1}", "words | sentence", "decoder"))
-        parts.append(thumbnail(dec_avg[i], x + 6, D_Y + 24, size, "decoder",
-                               f"Decoder layer {i + 1}: masked self-attention over the words written so far"))
+        parts.append(thumbnail(dec_avg[i], x + 6, D_Y + 24, size, "encoder",  # opens Heatmaps, as the others
+                               f"Decoder layer {i + 1}: masked self-attention over the pieces written so far",
+                               f"view=attention&kind=decoder&layer={i}"))
         parts.append(thumbnail(cross_avg[i], x + w - 6 - size, D_Y + 24, size, "cross",
-                               f"Decoder layer {i + 1}: cross-attention to the sentence (row: a step)"))
+                               f"Decoder layer {i + 1}: cross-attention to the sentence (row: a step)",
+                               f"view=attention&kind=cross&layer={i}"))
         into = x + w - 6 - size / 2  # the memory, into this layer's cross-attention
         parts.append(arrow(into, BUS, into, D_Y + 2))
     parts.append(box(842, E_Y, 96, LANE, "Memory", f"{len(src)} vectors", "memory"))

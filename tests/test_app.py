@@ -608,3 +608,25 @@ def test_the_page_warns_when_numbers_change_and_when_the_source_is_not_english(p
     assert all(n in out[page.panel.notice] for n in changed)
     german = page.show_translation(defaults(page) | {page.panel.text: "Ich habe morgen einen Mathetest."})
     assert "looks like German" in german[page.panel.notice]
+
+
+def test_a_glance_box_opens_the_part_clicked(page):
+    """The glance's boxes ask for a part ("?view=...&kind=...&layer=...&step=..." after the tab's name, written by
+    the browser): the view opens on that kind of attention and layer, or on that step."""
+    values = defaults(page) | {page.panel.text: "A girl in a red coat feeds a dog."}
+    values = after(values, page.show_translation(values))
+    result = values[page.result]
+    attention = page.views["attention"]
+    out = open_tab(page, "attention", values | {page.open_tab: "attention?view=attention&kind=cross&layer=2&step=4"})
+    assert (out[attention.kind], out[attention.layer], out[attention.head]) == ("cross", 2, "average")
+    assert html.unescape(figure(out[attention.plot]).layout.title.text).endswith("layer 3, mean of heads")
+    group = page.opener(None, "Attention")(values | {page.open_tab: "attention?view=attention&kind=encoder&layer=1"})
+    assert group[attention.kind] == "encoder" and group[attention.layer] == 1  # the group's tab shows it too
+    steps = page.views["steps"]
+    out = open_tab(page, "steps", values | {page.open_tab: "steps?view=steps&step=4"})
+    assert out[steps.index] == 5 and figure(out[steps.detail]).layout.title.text.startswith("Step 5: chose")
+    plain = open_tab(page, "steps", after(values, out) | {page.open_tab: "steps"})
+    assert steps.index not in plain  # no part asked for: nothing moves
+    inside = open_tab(page, "inside", values | {page.open_tab: "inside?view=attention&kind=cross&layer=0"})
+    assert attention.kind not in inside  # a part of a view that is not shown is not drawn
+    assert len(result.translation.steps) > 5

@@ -228,7 +228,7 @@ def test_translate_an_example_and_see_every_view(page):
     open_view(page, "Attention", "Heatmaps")
     page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
     labels = page.locator("#attention-plot .xtick text").all_text_contents()
-    assert any("</s>" in t for t in labels)  # escaped labels survive as text, index-prefixed
+    assert any(t.endswith(" end") for t in labels)  # the end mark written as the glance writes it, index-prefixed
     page.get_by_text("All heads of a layer").click()
     page.wait_for_function("() => document.querySelectorAll('#attention-plot .heatmaplayer image').length >= 4")
     shot(page, "attention")
@@ -729,12 +729,21 @@ def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_thei
     page.click(".glance-words button[data-step='2']")
     assert page.locator(".glance .at.on").get_attribute("data-at") == "2"  # only that step shown
     assert page.locator(".glance .at.on .word").text_content() == piece(steps[2].token)
-    page.locator(".glance [data-open='Attention/Heatmaps']").first.click(force=True)  # an encoder layer's map
-    page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
+    page.locator(".glance [data-focus*='kind=cross&layer=1']").click(force=True)  # decoder layer 2's cross map
+    page.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
+                           ".includes('layer 2, mean of heads')", timeout=30_000)  # the part clicked, not layer 1
+    assert "cross" in page.locator("#attention-plot .gtitle").text_content()
     assert page.get_by_role("tab", selected=True).all_text_contents() == ["Attention", "Heatmaps"]
     open_view(page, "At a glance")
-    page.locator(".glance [data-open='Step by step']").first.click(force=True)  # the next word's box
-    page.wait_for_selector("#steps-tab .js-plotly-plot .heatmaplayer", timeout=30_000)
+    page.locator(".glance [data-focus*='kind=encoder&layer=3']").click(force=True)  # encoder layer 4's map
+    page.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
+                           ".includes('layer 4, mean of heads')", timeout=30_000)
+    assert "encoder" in page.locator("#attention-plot .gtitle").text_content()
+    open_view(page, "At a glance")
+    page.locator(".glance [data-open='Step by step']").first.click(force=True)  # the output side: the step shown
+    page.wait_for_function("() => document.querySelector('#steps-tab .gtitle')?.textContent?.startsWith('Step 3:')"
+                           " || [...document.querySelectorAll('#steps-tab .gtitle')].some(t => t.textContent.startsWith('Step 3:'))",
+                           timeout=30_000)
     assert not page.dialogs and not page.blocked
 
 

@@ -25,6 +25,7 @@ class AttentionView(View):
         self.controls = [self.kind, self.layer, self.head, self.mode]
         self.outputs = [self.plot, self.download]
         self.pair_outputs = [self.layer, self.head]
+        self.focus_outputs = [self.kind, self.mode]
 
     def figure(self, result, kind: str, layer, head: str, mode: str):
         layer = min(int(layer), getattr(result.maps, kind).size(0) - 1)  # the encoder and decoder may differ in depth
@@ -39,6 +40,12 @@ class AttentionView(View):
         heads = [("average", "average")] + [(str(h + 1), str(h)) for h in range(translator.cfg.n_heads)]
         return {self.layer: gr.update(choices=layer_choices(translator), value=0),
                 self.head: gr.update(choices=heads, value="average")}
+
+    def focus(self, result, values: dict, where: dict[str, str]) -> dict:
+        """A glance box: its kind of attention and its layer, mean of heads, as the box draws it."""
+        kind, layer = where.get("kind", values[self.kind]), int(where.get("layer", values[self.layer]))
+        return {self.kind: kind, self.layer: layer, self.head: "average", self.mode: "single",
+                self.plot: self.figure(result, kind, layer, "average", "single")}
 
     @friendly
     def redraw(self, result, kind, layer, head, mode) -> dict:

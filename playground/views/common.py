@@ -126,6 +126,12 @@ class View:
     outputs: list = []
     pair_inputs: list = []
     pair_outputs: list = []
+    focus_outputs: list = []  # what `focus` sets besides its outputs
+
+    def focus(self, result, values: dict, where: dict[str, str]) -> dict:
+        """The part a click elsewhere asked for (the glance's boxes: `where` holds "kind", "layer", "step"), drawn
+        for this translation; a view without parts draws nothing more."""
+        return {}
 
     @property
     def reads(self) -> list:
@@ -135,7 +141,7 @@ class View:
     @property
     def draws(self) -> list:
         """Every component its fill and on_pair may set, its notice and its state included."""
-        return self.outputs + self.pair_outputs + [self.problem, self.shown]
+        return self.outputs + self.pair_outputs + self.focus_outputs + [self.problem, self.shown]
 
     def notice(self) -> gr.Markdown:
         """The view's problem notice, hidden until something fails, and its state; call it inside the view's tab."""
@@ -166,7 +172,8 @@ class View:
 # In the browser: open a view by "tab" or "group/inner tab" (the glance's boxes, the lesson's "Go deeper"); a tab's
 # button, or its line in the "More tabs" menu of a narrow screen. Part of each script that uses it.
 OPEN_VIEW_JS = """
-window.tpOpenView = (path) => {
+window.tpOpenView = (path, focus) => {
+    window.tpFocus = focus ? {focus, at: Date.now()} : null;  // the part to show, read by the tab's select event
     const tab = (label) => [...document.querySelectorAll('button[role=tab], .overflow-dropdown button')]
         .find(b => b.textContent.trim() === label);
     const [outer, inner] = path.split('/');

@@ -19,7 +19,9 @@ element.addEventListener('click', (event) => {
         return;
     }
     const box = event.target.closest('[data-open]');
-    if (box) window.tpOpenView(box.dataset.open);
+    if (!box) return;
+    const step = element.querySelector('[data-step].on')?.dataset.step || 0;  // the step the picture shows
+    window.tpOpenView(box.dataset.open, box.dataset.focus && `${box.dataset.focus}&step=${step}`);
 });
 """
 

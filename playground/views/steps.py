@@ -24,6 +24,11 @@ class StepsView(View):
                 self.index: gr.update(maximum=max(len(steps), 1), value=1),
                 self.detail: figures.step_view(result, 0)}
 
+    def focus(self, result, values: dict, where: dict[str, str]) -> dict:
+        """A glance box of the output side: the step the glance shows."""
+        step = min(max(int(where.get("step", 0)), 0), max(len(result.translation.steps) - 1, 0))
+        return {self.index: step + 1, self.detail: figures.step_view(result, step)}
+
     @friendly
     def redraw(self, result, index) -> dict:
         return {self.detail: figures.step_view(need(result), int(index) - 1)}
