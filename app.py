@@ -100,10 +100,9 @@ def selecting_js(name: str, group: str | None, inner: bool) -> str:
                     f"{json.dumps(name)}; window.tpOpen = {json.dumps(name)};")
     else:
         remember = f"window.tpOpen = {json.dumps(name)};"
-    # a part of the view asked for (a glance box: tpOpenView's focus, just now) rides along after "?"; a group's
-    # tab leaves it for its inner tab, which may be selected next
-    ask = ("const asked = window.tpFocus, focus = asked && Date.now() - asked.at < 2000 ? asked.focus : null; "
-           + ("" if group is not None and not inner else "window.tpFocus = null;"))
+    # a part of a view asked for just now (a glance box: tpOpenView's focus) rides along after "?" (the group's tab
+    # and its inner tab may both see it: drawing it twice draws the same; another view ignores it)
+    ask = "const asked = window.tpFocus, focus = asked && Date.now() - asked.at < 2000 ? asked.focus : null;"
     return (f"(open, ...rest) => {{ {remember} {ask} "
             "return [window.tpOpen + (focus ? '?' + focus : ''), ...rest]; }")
 
@@ -240,8 +239,11 @@ class Page:
             out = self.redraw_open(values | {self.open_tab: shown}, request)
             where = dict(parse_qsl((values.get(self.open_tab) or "").partition("?")[2]))
             view, result = self.views.get(where.pop("view", "")), values.get(self.result)
-            if view is not None and view.name in self.tabs[shown] and result is not None:
-                out |= view.focus(result, values, where)  # the part a glance box asked for
+            if view is not None and view.name in self.tabs[shown] and result is not None:  # the part a box asked for
+                for component, value in view.focus(result, values, where).items():  # kept beside a menu's new choices
+                    drawn = out.get(component)
+                    out[component] = drawn | {"value": value} if isinstance(drawn, dict) and not hasattr(
+                        value, "to_dict") and not isinstance(value, dict) else value
             return out
         return select
 

@@ -30,6 +30,7 @@ TEMPLATE = go.layout.Template(layout=dict(
 
 
 labels = pieces.labels  # "1 A", "2 man", "3 -s": every axis of pieces reads the same
+written = pieces.shown
 
 
 def values(t: Tensor):
@@ -452,26 +453,26 @@ def beam_tree(tree, pieces: list[str], title: str) -> go.Figure:
         by_step.setdefault(n.step, []).append(i)
     for ids in by_step.values():
         for r, i in enumerate(sorted(ids, key=lambda i: -nodes[i].log_prob)):
-            rank[i] = r
+            rank[i] = r + 1  # counted from 1, as the steps
     win = set(tree.path(tree.winner)) if tree.winner >= 0 else set()
     fig = go.Figure()
     ex, ey, wx, wy = [], [], [], []
     for i, n in enumerate(nodes):
-        px, py = (n.step - 1, 0) if n.parent < 0 else (nodes[n.parent].step, rank[n.parent])
+        px, py = (0, 1) if n.parent < 0 else (nodes[n.parent].step + 1, rank[n.parent])  # step n.step is shown n.step + 1
         xs, ys = (wx, wy) if i in win else (ex, ey)
-        xs += [px, n.step, None]
+        xs += [px, n.step + 1, None]
         ys += [py, rank[i], None]
     fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#d9d9d9", width=1), hoverinfo="skip",
                              name="extends"))
     fig.add_trace(go.Scatter(x=wx, y=wy, mode="lines", line=dict(color="#e6550d", width=4), hoverinfo="skip",
                              name="chosen translation"))
-    fig.add_trace(go.Scatter(x=[-1], y=[0], mode="markers+text", text=["&lt;s&gt;"], textposition="middle left",
+    fig.add_trace(go.Scatter(x=[0], y=[1], mode="markers+text", text=["start"], textposition="middle left",
                              marker=dict(size=12, color="#636363"), hoverinfo="skip", name="start"))
     for status, color in BEAM_COLORS.items():
         ids = [i for i, n in enumerate(nodes) if n.status == status]
         fig.add_trace(go.Scatter(
-            x=[nodes[i].step for i in ids], y=[rank[i] for i in ids], mode="markers+text",
-            text=[html.escape(pieces[i]) for i in ids], textposition="top center", name=status,
+            x=[nodes[i].step + 1 for i in ids], y=[rank[i] for i in ids], mode="markers+text",
+            text=[html.escape(written(pieces[i])) for i in ids], textposition="top center", name=status,
             marker=dict(size=[16 if i in win else 11 for i in ids], color=color,
                         line=dict(width=[3 if i in win else 0 for i in ids], color="#e6550d")),
             customdata=[[nodes[i].log_prob, nodes[i].score, status] for i in ids],
@@ -481,7 +482,7 @@ def beam_tree(tree, pieces: list[str], title: str) -> go.Figure:
     fig.update_yaxes(autorange="reversed", title_text="rank at this step (by log p)", dtick=1)
     fig.update_xaxes(title_text="step", dtick=1)
     fig.update_layout(legend=dict(orientation="h", y=-0.15))
-    return _layout(fig, title, 260 + 46 * (depth + 1))
+    return _layout(fig, title, 260 + 46 * depth)
 
 
 # -----------------------------------------------------------------------------

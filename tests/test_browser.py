@@ -361,7 +361,7 @@ def test_bertviz_model_view_and_ablation(page):
     boxes = page.locator("#ablation-heads label")
     boxes.first.wait_for(timeout=30_000)  # the tab draws its head list when it is opened
     for i in range(min(boxes.count(), 64)):
-        if boxes.nth(i).inner_text().startswith("cross:"):
+        if boxes.nth(i).inner_text().startswith("cross "):
             boxes.nth(i).click()
     page.click("#ablate-button")
     page.wait_for_selector("#ablation .diff", timeout=60_000)
@@ -484,7 +484,8 @@ def test_hostile_text_through_the_page_runs_no_script(page):
         frame = page.frame_locator("#bertviz iframe")
         frame.locator("svg text").first.wait_for(state="attached", timeout=30_000)
         drawn = " ".join(frame.locator("svg text").all_text_contents())
-        assert "</s>" in drawn and "<unk>" in drawn  # angle-bracket tokens are drawn as text, not parsed
+        assert "end" in drawn and "unknown" in drawn  # the special pieces in words, the rest as text, not parsed
+        assert "<" not in drawn
     open_view(page, "Attention", "Heatmaps")
     page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
     shot(page, "hostile")
@@ -508,7 +509,7 @@ def test_the_page_opens_translated_and_the_inside_attention_views_are_drawn(page
     open_view(page, "Attention", "Three families")
     page.wait_for_function("() => document.querySelectorAll('#families-plot .heatmaplayer image').length >= 6",
                            timeout=30_000)
-    assert any("<pad>" in t for t in page.locator("#families-plot .xtick text").all_text_contents())
+    assert any(t.endswith(" pad") for t in page.locator("#families-plot .xtick text").all_text_contents())
     shot(page, "three_families")
     open_view(page, "Attention", "Rollout")
     page.wait_for_function("() => document.querySelectorAll('#rollout-plot .heatmaplayer image').length >= 4",
@@ -527,8 +528,8 @@ def test_new_views_draw_hostile_tokens_as_text_and_beam_search_as_a_tree(page):
     open_view(page, "Step by step")
     page.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
     nodes = page.locator("#beam-tree-plot .textpoint").all_text_contents()
-    assert "<s>" in nodes and "</s>" in nodes and len(nodes) > 10  # start, candidates and endings, drawn as text
-    assert "</s>" in page.locator("#steps-tab").inner_text()  # the explanation keeps its angle-bracket token
+    assert "start" in nodes and "end" in nodes and len(nodes) > 10  # start, candidates and endings, drawn as text
+    assert "end" in page.locator("#steps-tab").inner_text()  # the end mark, in words
     shot(page, "beam_search_tree")
     page.locator("#source-text textarea").fill(HOSTILE[1])
     click_translate(page)
@@ -537,19 +538,19 @@ def test_new_views_draw_hostile_tokens_as_text_and_beam_search_as_a_tree(page):
     page.wait_for_function("() => document.querySelector('#inside-plot .gtitle')?.textContent.includes('encoder')",
                            timeout=30_000)
     page.locator("#inside-query input").click()
-    page.get_by_role("option").filter(has_text="<unk>").first.click()  # '<' is not in the vocabulary
-    page.wait_for_function("() => document.querySelector('#inside-plot .gtitle')?.textContent.includes('<unk>')",
+    page.get_by_role("option").filter(has_text="unknown").first.click()  # '<' is not in the vocabulary
+    page.wait_for_function("() => document.querySelector('#inside-plot .gtitle')?.textContent.includes('unknown')",
                            timeout=30_000)  # the token drawn as text, not parsed as a tag
-    assert "<unk>" in page.locator("#inside-steps").inner_text()
+    assert "unknown" in page.locator("#inside-steps").inner_text()
     open_view(page, "Attention", "Three families")
     page.wait_for_selector("#families-plot .heatmaplayer", timeout=30_000)
-    assert any("<unk>" in t for t in page.locator("#families-plot .ytick text").all_text_contents())
+    assert any("unknown" in t for t in page.locator("#families-plot .ytick text").all_text_contents())
     open_view(page, "Attention", "Rollout")
     page.wait_for_selector("#rollout-plot .heatmaplayer", timeout=30_000)
-    assert any("<unk>" in t for t in page.locator("#rollout-plot .ytick text").all_text_contents())
+    assert any("unknown" in t for t in page.locator("#rollout-plot .ytick text").all_text_contents())
     open_view(page, "Step by step")  # the hostile sentence was decoded by beam search too
     page.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
-    assert "<s>" in page.locator("#beam-tree-plot .textpoint").all_text_contents()
+    assert "start" in page.locator("#beam-tree-plot .textpoint").all_text_contents()
     assert not page.dialogs  # no script from the text ever ran
 
 
@@ -562,7 +563,7 @@ def test_what_the_model_used_draws_when_opened_follows_the_chosen_token_and_draw
     page.wait_for_selector("#used-attributions .heatmaplayer", timeout=30_000)
     page.wait_for_selector("#used-lens .heatmaplayer", timeout=30_000)
     ticks = lambda: page.locator("#used-attributions .xtick text").all_text_contents()
-    assert any("<unk>" in t for t in ticks())  # '<' is not in the vocabulary: the token is drawn as text
+    assert any("unknown" in t for t in ticks())  # '<' is not in the vocabulary: the piece is said in words
     assert "Output token 0" in summary.inner_text()
     before = (ticks(), page.locator("#used-deletion").inner_text())
     page.locator("#used-step input").click()
@@ -727,7 +728,8 @@ def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_thei
 
     steps = translators["en-de"].translate(EXAMPLES[0]).steps  # what the page opened on
     page.click(".glance-words button[data-step='2']")
-    assert page.locator(".glance .at.on").get_attribute("data-at") == "2"  # only that step shown
+    assert page.locator(".glance-scroll .at.on").get_attribute("data-at") == "2"  # only that step shown
+    assert page.locator(".glance-side .at.on").get_attribute("data-at") == "2"
     assert page.locator(".glance .at.on .word").text_content() == piece(steps[2].token)
     page.locator(".glance [data-focus*='kind=cross&layer=1']").click(force=True)  # decoder layer 2's cross map
     page.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
@@ -735,11 +737,13 @@ def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_thei
     assert "cross" in page.locator("#attention-plot .gtitle").text_content()
     assert page.get_by_role("tab", selected=True).all_text_contents() == ["Attention", "Heatmaps"]
     open_view(page, "At a glance")
+    page.locator(".glance svg").first.wait_for(state="visible")
     page.locator(".glance [data-focus*='kind=encoder&layer=3']").click(force=True)  # encoder layer 4's map
     page.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
                            ".includes('layer 4, mean of heads')", timeout=30_000)
     assert "encoder" in page.locator("#attention-plot .gtitle").text_content()
     open_view(page, "At a glance")
+    page.locator(".glance svg").first.wait_for(state="visible")
     page.locator(".glance [data-open='Step by step']").first.click(force=True)  # the output side: the step shown
     page.wait_for_function("() => document.querySelector('#steps-tab .gtitle')?.textContent?.startsWith('Step 3:')"
                            " || [...document.querySelectorAll('#steps-tab .gtitle')].some(t => t.textContent.startsWith('Step 3:'))",
