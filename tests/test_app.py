@@ -618,13 +618,15 @@ def test_a_glance_box_opens_the_part_clicked(page):
     result = values[page.result]
     attention = page.views["attention"]
     out = open_tab(page, "attention", values | {page.open_tab: "attention?view=attention&kind=cross&layer=2&step=4"})
-    assert (out[attention.kind], out[attention.layer], out[attention.head]) == ("cross", 2, "average")
+    value = lambda u: u["value"] if isinstance(u, dict) else u  # noqa: E731  (a menu's new choices come with it)
+    assert [value(out[c]) for c in (attention.kind, attention.layer, attention.head)] == ["cross", 2, "average"]
+    assert out[attention.layer]["choices"][2] == ("3", 2)  # the menu shows layers from 1
     assert html.unescape(figure(out[attention.plot]).layout.title.text).endswith("layer 3, mean of heads")
     group = page.opener(None, "Attention")(values | {page.open_tab: "attention?view=attention&kind=encoder&layer=1"})
-    assert group[attention.kind] == "encoder" and group[attention.layer] == 1  # the group's tab shows it too
+    assert value(group[attention.kind]) == "encoder" and value(group[attention.layer]) == 1  # the group's tab too
     steps = page.views["steps"]
     out = open_tab(page, "steps", values | {page.open_tab: "steps?view=steps&step=4"})
-    assert out[steps.index] == 5 and figure(out[steps.detail]).layout.title.text.startswith("Step 5: chose")
+    assert value(out[steps.index]) == 5 and figure(out[steps.detail]).layout.title.text.startswith("Step 5: chose")
     plain = open_tab(page, "steps", after(values, out) | {page.open_tab: "steps"})
     assert steps.index not in plain  # no part asked for: nothing moves
     inside = open_tab(page, "inside", values | {page.open_tab: "inside?view=attention&kind=cross&layer=0"})
