@@ -266,9 +266,9 @@ def explanation(translator: Translator, result: Result, step: int, alternative: 
 def attribution_figure(expl):
     rows = [(METHODS[m], a.source.tolist(), None if a.prefix is None else a.prefix.tolist())
             for m, a in expl.methods.items()]
-    token = expl.labels["output_tokens"][expl.step]
+    token = pieces.shown(expl.labels["output_tokens"][expl.step])
     return plots.attribution_rows(rows, expl.labels["source_tokens"], expl.labels["decoder_inputs"][: expl.step + 1],
-                                  f"What output token {expl.step} ({token}) used: shares over the source, then the "
+                                  f"What output piece {expl.step + 1} ({token}) used: shares over the source, then the "
                                   "target prefix")
 
 

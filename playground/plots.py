@@ -200,7 +200,7 @@ def pe_similarity(pe: Tensor, positions: int = 60) -> go.Figure:
 def embedding_inputs(embedded: Tensor, with_pe: Tensor, tokens: list[str], title: str) -> go.Figure:
     """What the first layer received: sqrt(d) * embedding, the positional encoding, and their sum (N, D)."""
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.02,
-                        subplot_titles=["word vector (embedding × √d_model)", "+ position wave", "= layer input"])
+                        subplot_titles=["word vector", "+ position wave", "= layer input"])
     y = labels(tokens)
     panels = (embedded, with_pe - embedded, with_pe)
     top = max(float(z.abs().max()) for z in panels)  # one colour scale for the three: their sizes compare by eye

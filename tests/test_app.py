@@ -508,7 +508,7 @@ def test_what_the_model_used_draws_every_method_the_lens_and_a_download_of_every
     for drawn in (opened[used.summary], opened[used.deletion]):  # every token escaped: only our own tags remain
         assert "<" not in re.sub(r"</?(p|b|table|caption|thead|tbody|tr|th|td)( class=\"?\w+\"?)?>", "", drawn)
     other = used.pick_step(result, 2, -1, 64)
-    assert "Output token 2" in other[used.summary] and other[used.attributions] != opened[used.attributions]
+    assert "Output piece 3" in other[used.summary] and other[used.attributions] != opened[used.attributions]
     alternative = other[used.alternative]["choices"][1][1]
     contrast = used.redraw(result, 2, alternative, 64)
     assert "Contrastive" in contrast[used.summary] and contrast[used.alternative]["value"] == alternative

@@ -334,7 +334,7 @@ def test_an_imported_opus_mt_model_translates_and_its_views_draw_and_compare_mod
         page.wait_for_function("() => [...document.querySelectorAll('#attention-plot .xtick text')]"
                                ".some(e => e.textContent.includes('park'))", timeout=30_000)  # its own pieces
         open_view(page, "Beyond attention", "What the model used")
-        page.wait_for_function("() => document.querySelector('#used-summary')?.textContent.includes('Output token 0')",
+        page.wait_for_function("() => document.querySelector('#used-summary')?.textContent.includes('Output piece 1')",
                                timeout=60_000)
         page.get_by_label("Language pair").click()
         page.get_by_role("option", name="English → German", exact=True).click()
@@ -564,11 +564,11 @@ def test_what_the_model_used_draws_when_opened_follows_the_chosen_token_and_draw
     page.wait_for_selector("#used-lens .heatmaplayer", timeout=30_000)
     ticks = lambda: page.locator("#used-attributions .xtick text").all_text_contents()
     assert any("unknown" in t for t in ticks())  # '<' is not in the vocabulary: the piece is said in words
-    assert "Output token 0" in summary.inner_text()
+    assert "Output piece 1" in summary.inner_text()
     before = (ticks(), page.locator("#used-deletion").inner_text())
     page.locator("#used-step input").click()
     page.get_by_role("option").nth(2).click()
-    summary.get_by_text("Output token 2", exact=False).wait_for(timeout=60_000)
+    summary.get_by_text("Output piece 3", exact=False).wait_for(timeout=60_000)
     page.wait_for_function("n => document.querySelectorAll('#used-attributions .xtick text').length > n",
                            arg=len(before[0]))  # the prefix grew by two decoder inputs
     assert (ticks(), page.locator("#used-deletion").inner_text()) != before

@@ -7,6 +7,7 @@ import html
 import gradio as gr
 
 from playground import downloads, figures
+from playground.pieces import shown
 from transformer.interpret.attribution import IG_STEPS, METHODS
 
 from .common import (EXPLAIN, Context, PartlyDrawn, View, copied, explained, friendly, log, need, restore_hint,
@@ -16,12 +17,12 @@ from .common import (EXPLAIN, Context, PartlyDrawn, View, copied, explained, fri
 def summary(expl, translator_piece) -> str:
     """The view's sentences: the token, the contrast, IG's completeness, the deletion verdict, the low-share tokens."""
     esc = html.escape
-    tokens = expl.labels["output_tokens"]
+    tokens = [shown(t) for t in expl.labels["output_tokens"]]
     d, ig = expl.deletion, expl.integrated
-    lines = [f"Output token {expl.step}, <b>{esc(tokens[expl.step])}</b>: p = {d.prob:.3f}."]
+    lines = [f"Output piece {expl.step + 1}, <b>{esc(tokens[expl.step])}</b>: p = {d.prob:.3f}."]
     if expl.alternative is not None:
         lines.append(f"Contrastive: the gradient rows explain log p({esc(tokens[expl.step])}) − "
-                     f"log p({esc(translator_piece(expl.alternative))}); the other rows do not depend on the question.")
+                     f"log p({esc(shown(translator_piece(expl.alternative)))}); the other rows do not depend on the question.")
     if ig is None:
         lines.append(esc(expl.unavailable))
     else:
@@ -31,7 +32,7 @@ def summary(expl, translator_piece) -> str:
                      f"({relative:.0%}){'; more steps bring it closer' if relative > 0.05 else ''}.")
     lines.append(deletion_verdict(d))
     low = figures.continuing_own_words(expl)
-    marked = ", ".join(f"{t} {esc(tokens[t])}" for t in low) or "none"
+    marked = ", ".join(f"{t + 1} {esc(tokens[t])}" for t in low) or "none"
     lines.append(f"Continuing its own words (ALTI+ source share under {figures.LOW_SOURCE_SHARE:.0%}): {marked}.")
     return "".join(f"<p>{line}</p>" for line in lines)
 
