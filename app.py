@@ -240,10 +240,7 @@ class Page:
             where = dict(parse_qsl((values.get(self.open_tab) or "").partition("?")[2]))
             view, result = self.views.get(where.pop("view", "")), values.get(self.result)
             if view is not None and view.name in self.tabs[shown] and result is not None:  # the part a box asked for
-                for component, value in view.focus(result, values, where).items():  # kept beside a menu's new choices
-                    drawn = out.get(component)
-                    out[component] = drawn | {"value": value} if isinstance(drawn, dict) and not hasattr(
-                        value, "to_dict") and not isinstance(value, dict) else value
+                out |= {c: beside(out.get(c), value) for c, value in view.focus(result, values, where).items()}
             return out
         return select
 
@@ -271,6 +268,12 @@ class Page:
             note = "The link's settings were not all usable: " + "; ".join(problems) + "."
             out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))
         return out
+
+
+def beside(drawn, value):
+    """A focus's plain value where drawing already set an update (a menu's new choices): both, the value winning."""
+    plain = not isinstance(value, dict) and not hasattr(value, "to_dict")  # not an update, not a figure
+    return drawn | {"value": value} if isinstance(drawn, dict) and drawn.get("__type__") == "update" and plain else value
 
 
 TICKETS = itertools.count(1)

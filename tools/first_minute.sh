@@ -49,14 +49,7 @@ train|finish)
   train "$out" "$epochs" "$vocab" "$layers" "$d_model" "$d_ff" --snapshot-epochs "1,2,4,$((epochs / 2))" \
     --average-last 5 --val-bleu-every 4 --cooldown-epochs 0
   [ "$mode" = finish ] || exit 0
-  ev() { python -m transformer evaluate --checkpoint "$out" --threads "$threads" "$@" | tail -1; }
-  ev --data-dir "$data/multi30k" --split test --record test2016_greedy
-  ev --data-dir "$data/multi30k" --split test --beam 4 --record test2016_beam4
-  ev --data-dir "$data/tatoeba" --split test --beam 4 --record tatoeba_test_beam4
-  for how in none lower nopunct upper; do
-    name=tatoeba_test_greedy; [ "$how" = none ] || name=${name}_$how
-    ev --data-dir "$data/tatoeba" --split test --perturb "$how" --record "$name"
-  done
+  tools/test_scores.sh "$out" "$data" "$threads"
   python -m transformer evaluate --checkpoint "$out" --class-sets --record
   ;;
 split)  # parts of at most 15 MiB under runs/parts/PAIR/ (join with: cat NAME.part* > NAME)

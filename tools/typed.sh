@@ -34,11 +34,4 @@ python -m transformer train --data-dir "$data/multi30k" --data-dir "$data/tatoeb
   --snapshot-epochs "$((last + 4))" --save-every-s 240 --timeline assets/examples.json 2>&1 | grep -v "it/s"
 [ "$mode" = finish ] || exit 0
 
-ev() { python -m transformer evaluate --checkpoint "$out" --threads "$threads" "$@" | tail -1; }
-ev --data-dir "$data/multi30k" --split test --record test2016_greedy
-ev --data-dir "$data/multi30k" --split test --beam 4 --record test2016_beam4
-ev --data-dir "$data/tatoeba" --split test --beam 4 --record tatoeba_test_beam4
-for how in none lower nopunct upper; do
-  name=tatoeba_test_greedy; [ "$how" = none ] || name=${name}_$how
-  ev --data-dir "$data/tatoeba" --split test --perturb "$how" --record "$name"
-done
+tools/test_scores.sh "$out" "$data" "$threads"
