@@ -100,11 +100,12 @@ def selecting_js(name: str, group: str | None, inner: bool) -> str:
                     f"{json.dumps(name)}; window.tpOpen = {json.dumps(name)};")
     else:
         remember = f"window.tpOpen = {json.dumps(name)};"
-    # a part of a view asked for just now (a glance box: tpOpenView's focus) rides along after "?" (the group's tab
-    # and its inner tab may both see it: drawing it twice draws the same; another view ignores it)
-    ask = "const asked = window.tpFocus, focus = asked && Date.now() - asked.at < 2000 ? asked.focus : null;"
-    return (f"(open, ...rest) => {{ {remember} {ask} "
-            "return [window.tpOpen + (focus ? '?' + focus : ''), ...rest]; }")
+    return f"(open, ...rest) => {{ {remember} return [window.tpOpen, ...rest]; }}"
+
+
+# A part of a view asked for (a glance box: tpOpenView's focus, once its tab is open) rides along after "?"
+FOCUS_JS = ("(open, ...rest) => { const focus = window.tpFocus; window.tpFocus = null; "
+            "return [(window.tpOpen || '%s') + (focus ? '?' + focus : ''), ...rest]; }" % FIRST_TAB)
 
 
 @dataclass
@@ -236,13 +237,20 @@ class Page:
             shown = self.visible(values) if tab is None else tab
             if group is not None and shown not in self.groups[group]:
                 shown = self.groups[group][0]
-            out = self.redraw_open(values | {self.open_tab: shown}, request)
-            where = dict(parse_qsl((values.get(self.open_tab) or "").partition("?")[2]))
-            view, result = self.views.get(where.pop("view", "")), values.get(self.result)
-            if view is not None and view.name in self.tabs[shown] and result is not None:  # the part a box asked for
-                out |= {c: beside(out.get(c), value) for c, value in view.focus(result, values, where).items()}
-            return out
+            return self.redraw_open(values | {self.open_tab: shown}, request)
         return select
+
+    @friendly
+    def show_part(self, values: dict, request: gr.Request | None = None) -> dict:
+        """A glance box's part ("?view=attention&kind=cross&layer=1&step=4" after the open tab's name): the open tab
+        drawn, then that view's part (View.focus), when the view is in it."""
+        shown = self.visible(values)
+        out = self.redraw_open(values | {self.open_tab: shown}, request)
+        where = dict(parse_qsl((values.get(self.open_tab) or "").partition("?")[2]))
+        view, result = self.views.get(where.pop("view", "")), values.get(self.result)
+        if view is not None and view.name in self.tabs[shown] and result is not None:
+            out |= {c: beside(out.get(c), value) for c, value in view.focus(result, values, where).items()}
+        return out
 
     @friendly
     def open(self, values: dict, request: gr.Request) -> dict:
@@ -318,6 +326,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         result = gr.State(None)
         open_tab = gr.Textbox(FIRST_TAB, visible=False, elem_id="open-tab")
         redraw = gr.Button("Redraw the open tab", visible="hidden", elem_id="redraw-open")  # clicked by CHECK_JS
+        part = gr.Button("Show the part asked for", visible="hidden", elem_id="show-part")  # by tpOpenView
         panel = TranslatePanel(ctx)
         groups = {}
 
@@ -361,6 +370,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             translated.then(None, js=CHECK_JS)  # in the browser: no second event unless the open tab changed
         listen(redraw.click, page.redraw_open, inputs, outputs - set(panel.outputs) - {result}, show_progress="hidden",
                trigger_mode="always_last")  # a click while one is pending still runs, after it: the newest wins
+        listen(part.click, page.show_part, inputs, outputs - set(panel.outputs) - {result}, js=FOCUS_JS,
+               show_progress="hidden", trigger_mode="always_last")
 
         def on_select(tab: gr.Tab, handler, names: list[str], js: str) -> None:
             """tab's select event: it reads and sets what the views it may draw read and set."""

@@ -13,7 +13,7 @@ from transformer.interpret import mechanics
 from . import pieces, plots
 from transformer.interpret.attribution import METHODS
 from transformer.interpret.capture import AttentionMaps, parse_head
-from transformer.model import ATTENTION_KINDS, KINDS
+from transformer.model import KINDS
 from transformer.config import TrainConfig
 from transformer.errors import InputError
 from transformer.training.schedule import noam_lr
@@ -21,7 +21,7 @@ from .results import Result
 from transformer.training.timeline import lens_over_epochs, snapshot, snapshots
 from transformer.translator import Translation, Translator, quantize_int8
 
-KIND_NAMES = {kind.key: kind.label for kind in ATTENTION_KINDS}
+KIND_NAMES = pieces.KIND_NAMES
 
 
 # -----------------------------------------------------------------------------

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import html
 
+# The three kinds of attention (transformer.model.ATTENTION_KINDS) in the page's words: a title, a button's label
+KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
+              "cross": "cross-attention (decoder -> encoder)"}
+KIND_BUTTONS = {"encoder": "Encoder self", "decoder": "Decoder self (masked)", "cross": "Cross"}
 SPECIAL = {"<s>": "start", "</s>": "end", "<pad>": "pad", "<unk>": "unknown"}
 
 

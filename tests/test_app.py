@@ -611,24 +611,21 @@ def test_the_page_warns_when_numbers_change_and_when_the_source_is_not_english(p
 
 
 def test_a_glance_box_opens_the_part_clicked(page):
-    """The glance's boxes ask for a part ("?view=...&kind=...&layer=...&step=..." after the tab's name, written by
-    the browser): the view opens on that kind of attention and layer, or on that step."""
+    """A glance box opens its view's tab, then asks for its part ("?view=...&kind=...&layer=...&step=..." after the
+    open tab's name, written by the browser): the view shows that kind of attention and layer, or that step."""
     values = defaults(page) | {page.panel.text: "A girl in a red coat feeds a dog."}
     values = after(values, page.show_translation(values))
     result = values[page.result]
-    attention = page.views["attention"]
-    out = open_tab(page, "attention", values | {page.open_tab: "attention?view=attention&kind=cross&layer=2&step=4"})
+    attention, steps = page.views["attention"], page.views["steps"]
     value = lambda u: u["value"] if isinstance(u, dict) else u  # noqa: E731  (a menu's new choices come with it)
+    out = page.show_part(values | {page.open_tab: "attention?view=attention&kind=cross&layer=2&step=4"})
     assert [value(out[c]) for c in (attention.kind, attention.layer, attention.head)] == ["cross", 2, "average"]
-    assert out[attention.layer]["choices"][2] == ("3", 2)  # the menu shows layers from 1
+    assert out[attention.layer]["choices"][2] == ("3", 2)  # drawn for the first time: the menu shows layers from 1
     assert html.unescape(figure(out[attention.plot]).layout.title.text).endswith("layer 3, mean of heads")
-    group = page.opener(None, "Attention")(values | {page.open_tab: "attention?view=attention&kind=encoder&layer=1"})
-    assert value(group[attention.kind]) == "encoder" and value(group[attention.layer]) == 1  # the group's tab too
-    steps = page.views["steps"]
-    out = open_tab(page, "steps", values | {page.open_tab: "steps?view=steps&step=4"})
+    again = page.show_part(after(values, out) | {page.open_tab: "attention?view=attention&kind=encoder&layer=1"})
+    assert (again[attention.kind], again[attention.layer]) == ("encoder", 1)  # drawn before: only the part
+    out = page.show_part(values | {page.open_tab: "steps?view=steps&step=4"})
     assert value(out[steps.index]) == 5 and figure(out[steps.detail]).layout.title.text.startswith("Step 5: chose")
-    plain = open_tab(page, "steps", after(values, out) | {page.open_tab: "steps"})
-    assert steps.index not in plain  # no part asked for: nothing moves
-    inside = open_tab(page, "inside", values | {page.open_tab: "inside?view=attention&kind=cross&layer=0"})
-    assert attention.kind not in inside  # a part of a view that is not shown is not drawn
+    elsewhere = page.show_part(values | {page.open_tab: "inside?view=attention&kind=cross&layer=0"})
+    assert attention.kind not in elsewhere  # a part of a view that is not open is not drawn
     assert len(result.translation.steps) > 5

@@ -731,20 +731,21 @@ def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_thei
     assert page.locator(".glance-scroll .at.on").get_attribute("data-at") == "2"  # only that step shown
     assert page.locator(".glance-side .at.on").get_attribute("data-at") == "2"
     assert page.locator(".glance .at.on .word").text_content() == piece(steps[2].token)
-    page.locator(".glance [data-focus*='kind=cross&layer=1']").click(force=True)  # decoder layer 2's cross map
+    # an SVG box gets its click as the browser dispatches it (a click at its centre may land mid-layout)
+    page.locator(".glance [data-focus*='kind=cross&layer=1']").dispatch_event("click")  # decoder layer 2's cross map
     page.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
                            ".includes('layer 2, mean of heads')", timeout=30_000)  # the part clicked, not layer 1
     assert "cross" in page.locator("#attention-plot .gtitle").text_content()
     assert page.get_by_role("tab", selected=True).all_text_contents() == ["Attention", "Heatmaps"]
     open_view(page, "At a glance")
     page.locator(".glance svg").first.wait_for(state="visible")
-    page.locator(".glance [data-focus*='kind=encoder&layer=3']").click(force=True)  # encoder layer 4's map
+    page.locator(".glance [data-focus*='kind=encoder&layer=3']").dispatch_event("click")  # encoder layer 4's map
     page.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
                            ".includes('layer 4, mean of heads')", timeout=30_000)
     assert "encoder" in page.locator("#attention-plot .gtitle").text_content()
     open_view(page, "At a glance")
     page.locator(".glance svg").first.wait_for(state="visible")
-    page.locator(".glance [data-open='Step by step']").first.click(force=True)  # the output side: the step shown
+    page.locator(".glance [data-open='Step by step']").first.dispatch_event("click")  # the output side: its step
     page.wait_for_function("() => document.querySelector('#steps-tab .gtitle')?.textContent?.startsWith('Step 3:')"
                            " || [...document.querySelectorAll('#steps-tab .gtitle')].some(t => t.textContent.startsWith('Step 3:'))",
                            timeout=30_000)

@@ -12,6 +12,7 @@ import torch
 from playground import plots
 from playground.bertviz_view import TELL_HEIGHT, bertviz_document, iframe
 from playground.views.common import token_diff
+from transformer.training.schedule import checkpoint_schedule
 from transformer.interpret.capture import AttentionMaps
 from transformer.metrics import Metrics
 
@@ -177,7 +178,7 @@ def test_a_second_stage_is_drawn_after_the_first_and_a_changed_recipe_from_its_r
     # resumed with a longer schedule (a second cycle): its recipe no longer gives the rates it recorded
     metrics["train_config"] = dict(second, epochs=4)
     metrics["epochs"][-1]["lr"] = 0.0  # recorded: the stage fell to 0 at epoch 4, which epochs=4 would not do
-    steps, rates = plots.checkpoint_schedule(M(metrics))
+    steps, rates = checkpoint_schedule(M(metrics))
     assert steps[-2:] == [240, 280] and rates[-2:] == [peak2, 0.0]
 
 

@@ -348,17 +348,15 @@ class Decoder(nn.Module):
 class AttentionKind:
     """One of the model's three kinds of attention: the one place that names it and says which modules compute it."""
 
-    key: str  # what code, links and downloads call it
-    label: str  # what the page calls it
-    short: str  # its label on a radio button
+    key: str  # what code, links and downloads call it (the page's words for it: playground/pieces.py)
     stack: str  # the Transformer's attribute holding the layers: "encoder" or "decoder"
     block: str  # the layer's attribute computing it: "self_attn" or "cross_attn"
 
 
 ATTENTION_KINDS = (
-    AttentionKind("encoder", "encoder self-attention", "Encoder self", "encoder", "self_attn"),
-    AttentionKind("decoder", "decoder self-attention (masked)", "Decoder self (masked)", "decoder", "self_attn"),
-    AttentionKind("cross", "cross-attention (decoder -> encoder)", "Cross", "decoder", "cross_attn"),
+    AttentionKind("encoder", "encoder", "self_attn"),
+    AttentionKind("decoder", "decoder", "self_attn"),
+    AttentionKind("cross", "decoder", "cross_attn"),
 )
 KINDS = tuple(kind.key for kind in ATTENTION_KINDS)  # ("encoder", "decoder", "cross")
 

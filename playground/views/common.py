@@ -16,7 +16,8 @@ from transformer import Translator
 from playground import figures
 from playground.cache import SharedCache
 from transformer.errors import InputError
-from transformer.model import ATTENTION_KINDS
+from playground.pieces import KIND_BUTTONS
+from transformer.model import KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPLAIN = json.loads((ROOT / "assets" / "explanations.json").read_text(encoding="utf-8"))
@@ -173,12 +174,15 @@ class View:
 # button, or its line in the "More tabs" menu of a narrow screen. Part of each script that uses it.
 OPEN_VIEW_JS = """
 window.tpOpenView = (path, focus) => {
-    window.tpFocus = focus ? {focus, at: Date.now()} : null;  // the part to show, read by the tab's select event
     const tab = (label) => [...document.querySelectorAll('button[role=tab], .overflow-dropdown button')]
         .find(b => b.textContent.trim() === label);
     const [outer, inner] = path.split('/');
     tab(outer)?.click();
     if (inner) setTimeout(() => tab(inner)?.click(), 80);
+    if (focus) {  // a part of the view (a glance box's kind and layer, or step): asked for once its tab is open
+        window.tpFocus = focus;
+        setTimeout(() => document.getElementById('show-part')?.click(), 200);
+    }
 };
 """
 
@@ -198,7 +202,7 @@ def explained(entry: dict, plain: str | None = None) -> str:
 
 def kind_radio(value: str) -> gr.Radio:
     """The attention-kind choice the Attention and One head views share."""
-    return gr.Radio([(kind.short, kind.key) for kind in ATTENTION_KINDS], value=value, label="Attention")
+    return gr.Radio([(KIND_BUTTONS[kind], kind) for kind in KINDS], value=value, label="Attention")
 
 
 def layer_choices(translator: Translator) -> list[tuple[str, int]]:

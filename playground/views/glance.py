@@ -10,19 +10,24 @@ from .common import EXPLAIN, OPEN_VIEW_JS, View, explained
 # In the browser: a word of the translation shows its step (every step is in the page already); a box opens the
 # view that explains it (its tab, then the inner tab).
 GLANCE_JS = OPEN_VIEW_JS + """
-element.addEventListener('click', (event) => {
-    const word = event.target.closest('[data-step]');
-    if (word) {
-        element.querySelectorAll('.at, [data-step]').forEach(e => e.classList.remove('on'));
-        element.querySelectorAll(`.at[data-at="${word.dataset.step}"]`).forEach(e => e.classList.add('on'));
-        word.classList.add('on');
-        return;
-    }
-    const box = event.target.closest('[data-open]');
-    if (!box) return;
-    const step = element.querySelector('[data-step].on')?.dataset.step || 0;  // the step the picture shows
-    window.tpOpenView(box.dataset.open, box.dataset.focus && `${box.dataset.focus}&step=${step}`);
-});
+if (!window.tpGlanceClicks) {  // one listener on the document: it outlives the picture's redraws and the tab's
+    window.tpGlanceClicks = true;
+    document.addEventListener('click', (event) => {
+        const glance = event.target.closest('#glance');
+        if (!glance) return;
+        const word = event.target.closest('[data-step]');
+        if (word) {
+            glance.querySelectorAll('.at, [data-step]').forEach(e => e.classList.remove('on'));
+            glance.querySelectorAll(`.at[data-at="${word.dataset.step}"]`).forEach(e => e.classList.add('on'));
+            word.classList.add('on');
+            return;
+        }
+        const box = event.target.closest('[data-open]');
+        if (!box) return;
+        const step = glance.querySelector('[data-step].on')?.dataset.step || 0;  // the step the picture shows
+        window.tpOpenView(box.dataset.open, box.dataset.focus && `${box.dataset.focus}&step=${step}`);
+    });
+}
 """
 
 

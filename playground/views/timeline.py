@@ -9,7 +9,7 @@ from playground import plots
 from transformer.training import timeline
 from transformer.errors import InputError
 from playground.figures import KIND_NAMES, axis_tokens, timeline_text
-from transformer.model import ATTENTION_KINDS, KINDS
+from transformer.model import KINDS
 
 from .common import EXPLAIN, Context, View, explained, friendly
 
@@ -35,7 +35,7 @@ class TimelineView(View):
             self.curves = gr.Plot()
             with gr.Row():
                 self.example = gr.Dropdown([], label="example", scale=3)
-                self.kind = gr.Radio([(kind.label, kind.key) for kind in ATTENTION_KINDS], value="cross",
+                self.kind = gr.Radio([(KIND_NAMES[kind], kind) for kind in KINDS], value="cross",
                                      label="attention (last layer, heads averaged)")
             self.forming = gr.Plot()
         self.pair_outputs = [self.about, self.epoch, self.example, self.table, self.curves, self.forming]

@@ -1,7 +1,11 @@
-"""The learning-rate schedule of §5.3, shared by the trainer and the plots."""
+"""The learning-rate schedule of §5.3, shared by the trainer and the plots, and the schedule a checkpoint's run
+really used, read back from its metrics.json."""
 from __future__ import annotations
 
+import bisect
+
 from ..config import TrainConfig
+from ..metrics import Metrics
 
 
 def learning_rate(step: int, progress: float, d_model: int, tcfg: TrainConfig) -> float:
@@ -32,3 +36,61 @@ def cooldown(progress: float, epochs: int, cooldown_epochs: int) -> float:
     if cooldown_epochs <= 0:
         return 1.0
     return min(1.0, max(0.0, (epochs - progress) / cooldown_epochs))
+
+
+# -----------------------------------------------------------------------------
+# The schedule a checkpoint was trained with, from its recipe and the rates its trainer recorded
+
+
+def training_stages(metrics: Metrics) -> list[tuple[list[dict], dict, int]]:
+    """(epoch rows, recipe, steps before the stage) per stage of a checkpoint's training.
+
+    A later stage (trained on from another checkpoint) counts its steps from 0 again and numbers its epochs on from
+    the stage before; its rows follow that stage's in metrics.epochs."""
+    out, offset = [], 0
+    for stage, start, end in metrics.stage_epochs():
+        rows = [r for r in metrics.epochs if start <= r["epoch"] <= end]
+        if rows:
+            out.append((rows, stage.train_config, offset))
+            offset += rows[-1]["step"]
+    return out
+
+
+def global_steps(metrics: Metrics) -> dict[int, int]:
+    """Epoch -> the step count at its end, counted over every stage."""
+    return {row["epoch"]: offset + row["step"] for rows, _, offset in training_stages(metrics) for row in rows}
+
+
+def checkpoint_schedule(metrics: Metrics, points: int = 400) -> tuple[list[int], list[float]]:
+    """The rate a checkpoint's run used at each step, from its recipe in metrics.json (schedule.learning_rate).
+
+    Steps map to epochs through the step count recorded at each epoch's end; a second stage's steps follow the
+    first's. Where a stage's recipe does not give the rate the trainer recorded at its epochs' ends (a run
+    resumed with a longer schedule: a second cycle of warm rate and fall), that stage is drawn from the recorded
+    rates themselves, one point per epoch. ([], []) when not recorded.
+    """
+    d_model = metrics.model_config.get("d_model")
+    stages = training_stages(metrics)
+    if not (d_model and stages and all(recipe for _, recipe, _ in stages)):
+        return [], []
+    last = stages[-1][0][-1]["step"] + stages[-1][2]
+    stride = max(1, last // points)
+    xs, rates = [], []
+    for rows, recipe_dict, offset in stages:
+        recipe = TrainConfig.from_dict(recipe_dict)
+        ends = [0] + [row["step"] for row in rows]  # the step count at each epoch's end, within the stage
+
+        def rate(s: int) -> float:
+            e = max(1, bisect.bisect_left(ends, s))  # step s belongs to the stage's epoch e (1-based)
+            return learning_rate(s, e - 1 + (s - ends[e - 1]) / max(1, ends[e] - ends[e - 1]), d_model, recipe)
+
+        recorded = [(row["step"], row["lr"]) for row in rows if row.get("lr") is not None]
+        peak = max((lr for _, lr in recorded), default=0.0)
+        if any(abs(rate(s) - lr) > 0.02 * peak for s, lr in recorded):  # the recipe changed during the stage
+            xs += [offset + s for s, _ in recorded]
+            rates += [lr for _, lr in recorded]
+            continue
+        for s in range(1, ends[-1] + 1, stride):
+            xs.append(offset + s)
+            rates.append(rate(s))
+    return xs, rates
