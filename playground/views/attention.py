@@ -5,7 +5,7 @@ import gradio as gr
 
 from playground import downloads, figures
 
-from .common import EXPLAIN, Context, View, explained, friendly, kind_radio, layer_choices, need
+from .common import EXPLAIN, Context, View, explained, friendly, head_choices, kind_radio, layer_choices, need
 
 
 class AttentionView(View):
@@ -37,7 +37,7 @@ class AttentionView(View):
                 self.download: gr.update(value=str(path), visible=True)}
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        heads = [("average", "average")] + [(str(h + 1), str(h)) for h in range(translator.cfg.n_heads)]
+        heads = [("average", "average")] + [(label, str(h)) for label, h in head_choices(translator)]
         return {self.layer: gr.update(choices=layer_choices(translator), value=0),
                 self.head: gr.update(choices=heads, value="average")}
 

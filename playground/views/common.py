@@ -210,6 +210,11 @@ def layer_choices(translator: Translator) -> list[tuple[str, int]]:
     return [(str(i + 1), i) for i in range(max(translator.cfg.n_encoder_layers, translator.cfg.n_decoder_layers))]
 
 
+def head_choices(translator: Translator) -> list[tuple[str, int]]:
+    """(shown from 1, index) of a layer's heads."""
+    return [(str(h + 1), h) for h in range(translator.cfg.n_heads)]
+
+
 def need(result):
     """The current translation, or a plain message when there is none yet."""
     if result is None:

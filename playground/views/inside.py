@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import gradio as gr
 
-
 from playground import figures
+from playground.pieces import labels
 from transformer.interpret.mechanics import HeadWalk
 
-from playground.pieces import labels
-
-from .common import EXPLAIN, Context, View, explained, friendly, kind_radio, layer_choices, need
+from .common import EXPLAIN, Context, View, explained, friendly, head_choices, kind_radio, layer_choices, need
 
 
 def walk_table(walk: HeadWalk, query: int, queries: list[str], keys: list[str], reasons: list[str],
@@ -78,7 +76,7 @@ class InsideHeadView(View):
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         return {self.layer: gr.update(choices=layer_choices(translator), value=0),
-                self.head: gr.update(choices=[(str(h + 1), h) for h in range(translator.cfg.n_heads)], value=0)}
+                self.head: gr.update(choices=head_choices(translator), value=0)}
 
     @friendly
     def redraw(self, result, kind, layer, head, query) -> dict:
