@@ -11,7 +11,7 @@ import torch
 
 from transformer.interpret import mechanics
 from . import pieces, plots
-from transformer.interpret.attribution import METHODS
+from .pieces import METHOD_NAMES
 from transformer.interpret.capture import AttentionMaps, parse_head
 from transformer.model import KINDS
 from transformer.config import TrainConfig
@@ -264,7 +264,7 @@ def explanation(translator: Translator, result: Result, step: int, alternative: 
 
 
 def attribution_figure(expl):
-    rows = [(METHODS[m], a.source.tolist(), None if a.prefix is None else a.prefix.tolist())
+    rows = [(METHOD_NAMES[m], a.source.tolist(), None if a.prefix is None else a.prefix.tolist())
             for m, a in expl.methods.items()]
     token = pieces.shown(expl.labels["output_tokens"][expl.step])
     return plots.attribution_rows(rows, expl.labels["source_tokens"], expl.labels["decoder_inputs"][: expl.step + 1],

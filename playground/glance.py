@@ -24,10 +24,9 @@ CHAR = 7.3  # the width of one character of the 12 px monospace the pieces are w
 MAX_CELLS = 32  # a map with more rows or columns is averaged into this many bins a side (its file stays small)
 MAX_STEPS = 60  # words of the translation one can choose (the rest of a very long one shows none)
 
-# the view each box opens: a top-level tab, or "group/inner tab"
-OPENS = {"sentence": "Beyond attention/What the model used", "embedding": "The model/Positional encoding",
-         "encoder": "Attention/Heatmaps", "memory": "Attention/Rollout", "decoder": "Attention/Three families",
-         "cross": "Attention/Heatmaps", "output": "Step by step"}
+# the view each box opens, by its key (playground.registry)
+OPENS = {"sentence": "used", "embedding": "positional", "encoder": "attention", "memory": "rollout",
+         "decoder": "families", "cross": "attention", "output": "steps"}
 
 
 def pooled(m: Tensor) -> Tensor:

@@ -18,7 +18,7 @@ from transformer.decoding import DecodeOptions
 from transformer.training import timeline
 
 from . import figures, glance, plots, results
-from .pieces import piece as piece_shown, shown as shown_piece
+from .pieces import METHOD_NAMES, piece as piece_shown, shown as shown_piece
 from .results import Result
 
 STEPS = 10
@@ -34,7 +34,7 @@ class Step:
     answer: str = ""
     figure: go.Figure | str | None = None  # a plotly figure, or HTML (the model at a glance)
     marked: go.Figure | str | None = None  # the same figure with the answer marked on it
-    deeper: str = ""  # the view that goes deeper: a tab, or "group/inner tab"
+    deeper: str = ""  # the key of the view that goes deeper (playground.registry)
 
 
 def word(token: str) -> str:
@@ -127,7 +127,7 @@ def pieces(translator, result: Result) -> Step:
         "Into how many pieces will the model cut your sentence, counting the end mark?",
         f"**{len(src)} pieces**: {listed}. A dash marks a piece that continues the word before it (in the picture, "
         "a gap shows where a word starts). The end mark, “end”, tells the encoder the sentence is over.",
-        picture, picture, "At a glance")
+        picture, picture, "glance")
 
 
 def embeddings(translator, result: Result) -> Step:
@@ -150,7 +150,7 @@ def embeddings(translator, result: Result) -> Step:
         f"For the first piece, {quoted(src[0])}: which is bigger, its word vector or the position wave added to it?",
         answer, fig, note(mark_panel(copy(fig), 0 if bigger == "word vector" else 1),
                           f"the {bigger} is longer ({ratio:.1f}×): the orange panel"),
-        "The model/Positional encoding")
+        "positional")
 
 
 def one_head(translator, result: Result) -> Step:
@@ -164,7 +164,7 @@ def one_head(translator, result: Result) -> Step:
         "weight; the weights add up to 1 and decide how much of each piece's content (its **value**) is mixed in.",
         f"In the encoder's first layer, head 1: which piece does {quoted(src[q])} look at most?",
         f"**{quoted(src[k])}**, with weight {float(row[k]):.2f} of 1 (the orange square, row {quoted(src[q])}).",
-        fig, mark_cell(copy(fig), k, q), "Attention/One head")
+        fig, mark_cell(copy(fig), k, q), "inside")
 
 
 def many_heads(translator, result: Result) -> Step:
@@ -186,7 +186,7 @@ def many_heads(translator, result: Result) -> Step:
         4, "Many heads", f"A layer has {len(best)} heads that attend side by side, each with its own questions and "
         "labels. Their results are joined and mixed again, so one layer can follow several things at once.",
         f"In the encoder's first layer, do all {len(best)} heads look at the same piece for {quoted(src[q])}?",
-        answer, fig, marked, "Attention/Heatmaps")
+        answer, fig, marked, "attention")
 
 
 def masks(translator, result: Result) -> Step:
@@ -195,7 +195,7 @@ def masks(translator, result: Result) -> Step:
             "look only at the words already written: a **mask** hides the later ones.")
     if len(out) < 3:
         return Step(5, "Masks", text + " This translation is too short to show it (it needs three pieces): try a "
-                    "longer sentence.", deeper="Attention/Three families")
+                    "longer sentence.", deeper="families")
     later = min(3, len(out) - 1)  # the decoder's inputs: <s>, then out[0], out[1], ...: out[j] sits at j + 1
     weight = float(result.maps.decoder[:, :, 1, later + 1].max())  # (L, H): every layer and head, out[0]'s row
     fig = figures.families_figure(result)
@@ -208,7 +208,7 @@ def masks(translator, result: Result) -> Step:
         "every word may look at the whole English sentence.",
         fig, note(mark_panel(mark_cell(copy(fig), later + 1, 1, "2"), 1),
                   f"the decoder (orange panel): {word(out[later])} is masked while it works on {word(out[0])}"),
-        "Attention/Three families")
+        "families")
 
 
 def cross(translator, result: Result) -> Step:
@@ -218,7 +218,7 @@ def cross(translator, result: Result) -> Step:
             "English pieces. Words that translate each other often find each other here.")
     if t is None:
         return Step(6, "Cross-attention", text + " This translation has no word to ask about.",
-                    deeper="Attention/Heatmaps")
+                    deeper="attention")
     row = result.maps.cross[-1].mean(0)[t]  # (S,): the last layer, mean of heads, while it writes out[t]
     k = int(row.argmax())
     layers = result.maps.cross.size(0)
@@ -228,7 +228,7 @@ def cross(translator, result: Result) -> Step:
         f"Which English piece will the model look at most when it writes {quoted(out[t])}?",
         f"**{quoted(src[k])}**, with {float(row[k]):.0%} of the last layer's attention (mean of heads). The orange "
         f"square is on the row of the piece before it, {quoted(result.maps.target_tokens[t])}: the decoder's input "
-        "when it chose the word.", fig, mark_cell(copy(fig), k, t), "Attention/Heatmaps")
+        "when it chose the word.", fig, mark_cell(copy(fig), k, t), "attention")
 
 
 def next_word(translator, result: Result) -> Step:
@@ -248,7 +248,7 @@ def next_word(translator, result: Result) -> Step:
         "(seeds 0 to 9), how many of the ten start with it?",
         f"**{same} of 10**." + (f" The others started with {', '.join('“' + html.escape(o) + '”' for o in others)}."
                                 if others else "") + " At temperature 1 the model's own chances are used; at 2 "
-        "they are flattened.", fig, mark_cell(copy(fig), rank, 0), "Step by step")
+        "they are flattened.", fig, mark_cell(copy(fig), rank, 0), "steps")
 
 
 def beam(translator, result: Result) -> Step:
@@ -264,7 +264,7 @@ def beam(translator, result: Result) -> Step:
         "every step and picks the best whole sentence at the end; the tree shows every beginning it tried.",
         "Will beam search with 4 beams write the same translation as greedy decoding?",
         answer + " The orange path in the tree is the one it kept.", fig,
-        note(copy(fig), "same as greedy" if same else "different from greedy"), "Step by step")
+        note(copy(fig), "same as greedy" if same else "different from greedy"), "steps")
 
 
 def learned(translator, result: Result) -> Step:
@@ -274,7 +274,7 @@ def learned(translator, result: Result) -> Step:
     if len(epochs) < 2:
         return Step(9, "How it learned", text + " This model keeps no snapshots of its training (an imported model, "
                     "or one trained without a timeline), so this step cannot show it.",
-                    deeper="Training/How it learned")
+                    deeper="timeline")
     picked = sorted({epochs[0], next((e for e in epochs if e >= 4), epochs[-1])})
     said = [(e, timeline.snapshot(translator, e).translate(result.text, result.options).text) for e in picked]
     fig = plots.training_curves(translator.metrics)
@@ -282,7 +282,7 @@ def learned(translator, result: Result) -> Step:
         9, "How it learned", text, f"After epoch {picked[0]}, what does the model say for your sentence?",
         "; ".join(f"after epoch {e}: “{html.escape(t)}”" for e, t in said)
         + f"; at the end (the model you are using): “{html.escape(result.translation.text)}”.",
-        fig, plots.training_curves(translator.metrics, mark_epoch=picked[0]), "Training/How it learned")
+        fig, plots.training_curves(translator.metrics, mark_epoch=picked[0]), "timeline")
 
 
 def not_attention(translator, result: Result) -> Step:
@@ -292,7 +292,7 @@ def not_attention(translator, result: Result) -> Step:
             "see how much less sure it gets of its word.")
     if t is None or sum(is_word(s) for s in src) < 2:
         return Step(10, "What attention does not tell you", text + " Your sentence needs at least two words for "
-                    "this test.", deeper="Beyond attention/What the model used")
+                    "this test.", deeper="used")
     expl = figures.explanation(translator, result, t, ig_steps=16)
     fig = figures.attribution_figure(expl)
     top = {m: int(expl.methods[m].source.argmax()) for m in ("attention", "alti_plus")}
@@ -305,12 +305,12 @@ def not_attention(translator, result: Result) -> Step:
     marked = note(copy(fig), verdict)
     rows = list(trace_on(fig).y)
     for method, k in top.items():
-        mark_cell(marked, k, rows.index(html.escape(figures.METHODS[method])))
+        mark_cell(marked, k, rows.index(html.escape(METHOD_NAMES[method])))
     return Step(
         10, "What attention does not tell you", text,
         f"To make the model unsure of {quoted(out[t])}, which should we hide: the English piece attention looks at "
         "most, or the one ALTI+ (a measure of what each piece adds) points at?",
-        answer, fig, marked, "Beyond attention/What the model used")
+        answer, fig, marked, "used")
 
 
 TIE = 0.01  # two drops closer than this are called a tie

@@ -12,6 +12,10 @@ import html
 KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
               "cross": "cross-attention (decoder -> encoder)"}
 KIND_BUTTONS = {"encoder": "Encoder self", "decoder": "Decoder self (masked)", "cross": "Cross"}
+# The attribution methods (transformer.interpret.attribution.METHODS) as the page names them, in its order
+METHOD_NAMES = {"attention": "attention (last layer)", "attention_norm": "attention × norm",
+                "gradient_x_input": "gradient × input", "integrated_gradients": "integrated gradients",
+                "alti_plus": "ALTI+", "rollout": "attention rollout"}
 SPECIAL = {"<s>": "start", "</s>": "end", "<pad>": "pad", "<unk>": "unknown"}
 
 

@@ -134,7 +134,7 @@ def serving(translators):
         port = s.getsockname()[1]
     demo = app.build_demo(translators)
     demo.queue(default_concurrency_limit=2)
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, css=app.CSS)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.launch_options())
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:

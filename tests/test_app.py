@@ -13,10 +13,12 @@ import torch
 from gradio_client import Client
 
 import app
+from playground import registry
 from playground.views.card import model_card
 from playground.views.compare import model_choices
 from transformer import Translator, save_checkpoint
 from playground import checks, figures, plots, results
+from playground.pieces import METHOD_NAMES
 from transformer.interpret.attribution import METHODS
 from playground.cache import SharedCache
 from transformer.decoding import DecodeOptions
@@ -193,8 +195,7 @@ def traces(value) -> list[dict]:
 
 
 def open_tab(page, name: str, values: dict) -> dict:
-    group = next((g for g, names in page.groups.items() if name in names), None)
-    return page.opener(name, group)(values)
+    return page.opener(name, registry.entry(name).group)(values)
 
 
 DRAWN_BY_TRANSLATION = {"glance", "lesson", "steps", "attention", "inside", "families", "rollout", "used", "bertviz", "ablation",
@@ -226,7 +227,7 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
     steps = page.views["steps"]
     assert "Step 2" in figure(steps.redraw(result, 2)[steps.detail]).layout.title.text
     fresh = defaults(page) | {page.result: result}
-    opened = page.opener(None, "Attention")(fresh | {page.open_tab: "rollout"})  # as the browser says
+    opened = page.opener(None, "looks")(fresh | {page.open_tab: "rollout"})  # as the browser says
     assert page.views["rollout"].shown in opened and page.views["inside"].shown not in opened  # its open inner tab
 
 
@@ -247,7 +248,7 @@ def test_a_failure_is_shown_but_never_cached_and_the_view_draws_once_it_works(pa
 def test_one_parts_failure_stays_visible_when_the_other_part_draws(page, monkeypatch):
     values = defaults(page) | {page.panel.text: "Two girls sing on a stage.", page.open_tab: "attention"}
     attention = page.views["attention"]
-    monkeypatch.setattr(page.ctx, "drawn", SharedCache(64))  # nothing drawn yet for anyone
+    monkeypatch.setattr(page.ctx, "drawn_views", SharedCache(64))  # nothing drawn yet for anyone
     monkeypatch.setattr(attention, "on_pair", lambda translator, pair, values: (_ for _ in ()).throw(
         InputError("the layer list is broken")))
     out = page.show_translation(values)
@@ -266,29 +267,29 @@ class Session:
 def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
     user = Session("late-answers")
     values = defaults(page) | {page.panel.text: "A dog catches a ball."}
-    run = app.results.run
+    run = results.run
 
     def newer_asked_meanwhile(*args, **kwargs):  # the user clicks Translate again while this one runs
         page.asked(user)
         return run(*args, **kwargs)
 
-    monkeypatch.setattr(app.results, "run", newer_asked_meanwhile)
+    monkeypatch.setattr(results, "run", newer_asked_meanwhile)
     assert page.show_translation(values, user) == {}  # it would overwrite the newer one: dropped
-    monkeypatch.setattr(app.results, "run", run)
+    monkeypatch.setattr(results, "run", run)
     old = page.show_translation(values, user)[page.result]
     new = page.show_translation(values | {page.panel.text: "A cat sleeps."}, user)[page.result]
     stale_values = defaults(page) | {page.result: old}  # a tab opened before the newer translation came back
-    assert page.opener("rollout", "Attention")(stale_values, user) == {}
-    fresh = page.opener("rollout", "Attention")(defaults(page) | {page.result: new}, user)
+    assert page.opener("rollout", "looks")(stale_values, user) == {}
+    fresh = page.opener("rollout", "looks")(defaults(page) | {page.result: new}, user)
     assert fresh[page.views["rollout"].shown]["fill"] == new.key
-    assert page.opener("rollout", "Attention")(stale_values, Session("someone else"))  # others unaffected
+    assert page.opener("rollout", "looks")(stale_values, Session("someone else"))  # others unaffected
 
 
 def test_the_same_translation_is_computed_once_for_everyone(page):
     values = defaults(page) | {page.panel.text: "Three boys jump into a lake."}
-    misses = page.results.misses
+    misses = page.ctx.translations.misses
     first, second = page.show_translation(values), page.show_translation(values)
-    assert first[page.result] is second[page.result] and page.results.misses == misses + 1
+    assert first[page.result] is second[page.result] and page.ctx.translations.misses == misses + 1
     third = page.show_translation(values | {page.panel.text: "Three boys jump into a river."})
     assert third[page.result] is not first[page.result]
 
@@ -477,7 +478,7 @@ def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp
     timeline = page.views["timeline"]
     broken = open_tab(page, "timeline", values)
     assert broken[timeline.problem]["visible"] and says in broken[timeline.problem]["value"]
-    for name in page.tabs:  # every other view draws, and says nothing is wrong (used: below)
+    for name in registry.tabs():  # every other view draws, and says nothing is wrong (used: below)
         if name not in ("timeline", "used"):
             opened = open_tab(page, name, values)
             view = page.views[name]
@@ -498,7 +499,7 @@ def test_what_the_model_used_draws_every_method_the_lens_and_a_download_of_every
     result, used = values[page.result], page.views["used"]
     L = page.ctx.translator(result.pair).cfg.n_decoder_layers
     opened = open_tab(page, "used", values)
-    assert traces(opened[used.attributions])[0]["y"] == [html.escape(label) for label in METHODS.values()]
+    assert traces(opened[used.attributions])[0]["y"] == [html.escape(label) for label in METHOD_NAMES.values()]
     lens = traces(opened[used.lens])
     assert len(lens[0]["y"]) == L and len(lens[0]["x"]) == len(result.translation.target_tokens) + 1
     assert opened[used.training]["visible"] and not opened[used.problem]["visible"]
@@ -555,7 +556,7 @@ def test_an_imported_opus_mt_model_appears_by_name_and_every_view_draws_for_it(w
     out = page.show_translation(values)
     assert out[page.panel.translation] == out[page.result].translation.text
     values = after(values, out)
-    for name in page.tabs:
+    for name in registry.tabs():
         opened = open_tab(page, name, values)
         view = page.views[name]
         assert view.problem not in opened or opened[view.problem]["visible"] is False, (name, opened[view.problem])

@@ -328,7 +328,7 @@ def test_an_int8_model_explains_what_it_can_and_says_what_it_cannot():
     tgt[0, 0] = 1
     expl = explain(model, src, tgt, tgt[0, 1:].tolist() + [2], step=2)
     assert set(expl.methods) == {"attention", "attention_norm", "alti_plus", "rollout"} and expl.integrated is None
-    assert "without --int8" in expl.unavailable and set(expl.source_share) == {"alti_plus"}
+    assert expl.unavailable == ("gradient_x_input", "integrated_gradients") and set(expl.source_share) == {"alti_plus"}
     assert json.loads(json.dumps(expl.to_dict()))["integrated_gradients"] is None
     with pytest.raises(InputError, match="int8 layers do not have"):
         gradient_x_input(model, src, tgt, 2, 7)

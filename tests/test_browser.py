@@ -11,6 +11,7 @@ import pytest
 import app
 from conftest import ROOT
 from playground.glance import piece as lesson_piece
+from playground import registry
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -150,11 +151,8 @@ FITS = """() => {
 }"""
 SETTLED = ("() => ![...document.querySelectorAll('[data-testid=status-tracker]')]"
            ".some(e => !e.classList.contains('hide') && e.getClientRects().length)")  # no event running
-VIEWS = [("At a glance",), ("Lesson",), ("Step by step",), ("Attention", "Heatmaps"), ("Attention", "One head"),
-         ("Attention", "Three families"), ("Attention", "Rollout"), ("Attention", "bertviz"),
-         ("Beyond attention", "What the model used"), ("Beyond attention", "Head ablation"),
-         ("Training", "Learning rate"), ("Training", "How it learned"), ("Training", "Train a tiny one"),
-         ("The model", "Positional encoding"), ("The model", "Compare models"), ("The model", "Model card")]
+VIEWS = [(registry.GROUP_LABELS[e.group], e.label) if e.group else (e.label,)  # every tab, as the registry says
+         for e in registry.VIEWS if e.inside is None]
 
 
 def in_view(page, selector: str) -> bool:
@@ -706,7 +704,47 @@ def test_a_phone_shows_the_next_word_wide_questions_and_big_tap_targets(browser,
         assert title.bounding_box()["width"] >= 0.8 * 390 - 40
         assert "Embeddings and positions" in title.text_content()
         page.screenshot(path=str(ARTIFACTS / "phone_lesson_step_2.png"))
+        lesson_next(page, 3)
+        lesson_next(page, 4)  # step 4 goes deeper into Attention: Heatmaps, a tab folded into the phone's menu
+        page.locator("#lesson-deeper a[data-open='attention']").click()
+        page.locator("#attention-plot .gtitle").first.wait_for(state="visible", timeout=30_000)  # found by its id
+        assert "Heatmaps" in page.get_by_role("tab", selected=True).all_text_contents()
         assert not page.dialogs
+    finally:
+        page.context.close()
+
+
+def test_a_minimal_pair_is_traced_in_three_clicks(page):
+    """The sentence in the box: its group's tab, the view's tab (traced with the first change at once), another
+    change from the menu: traced again."""
+    open_view(page, "Beyond attention", "One word changed")
+    page.locator("#patching-plot .gtitle").first.wait_for(state="visible", timeout=60_000)
+    assert "the first run writes" in page.locator("#patching-pair").text_content()
+    first = page.locator("#patching-pair").inner_html()
+    page.locator("#patching-edit input").click()
+    page.get_by_role("option").filter(has_text="tense").first.click()
+    page.wait_for_function("(before) => document.querySelector('#patching-pair').innerHTML !== before", arg=first,
+                           timeout=60_000)
+    assert "was" in page.locator("#patching-second textarea").input_value()
+    page.wait_for_function(SETTLED, timeout=60_000)
+    shot(page, "patching_tense")
+    assert not page.dialogs and not page.blocked
+
+
+def test_a_link_opens_the_view_it_names_and_the_share_link_names_the_open_view(browser, server):
+    page = open_page(browser, server + "?view=rollout")
+    try:
+        page.locator("#rollout-plot .gtitle").first.wait_for(state="visible", timeout=30_000)  # drawn on opening
+        assert page.get_by_role("tab", selected=True).all_text_contents() == ["Attention", "Rollout"]
+        page.locator("#decoding").click()  # the settings fold out: the link button
+        page.locator("#share-button").click()
+        page.wait_for_function("() => document.querySelector('#share-link textarea')?.value.includes('view=rollout')")
+    finally:
+        page.context.close()
+    page = open_page(browser, server + "?view=nothing")
+    try:
+        page.wait_for_function("() => document.querySelector('.notice')?.textContent.includes(\"view='nothing'\")")
+        assert page.get_by_role("tab", selected=True).all_text_contents() == ["At a glance"]  # the page still opens
     finally:
         page.context.close()
 
@@ -745,7 +783,7 @@ def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_thei
     assert "encoder" in page.locator("#attention-plot .gtitle").text_content()
     open_view(page, "At a glance")
     page.locator(".glance svg").first.wait_for(state="visible")
-    page.locator(".glance [data-open='Step by step']").first.dispatch_event("click")  # the output side: its step
+    page.locator(".glance [data-open='steps']").first.dispatch_event("click")  # the output side: its step
     page.wait_for_function("() => document.querySelector('#steps-tab .gtitle')?.textContent?.startsWith('Step 3:')"
                            " || [...document.querySelectorAll('#steps-tab .gtitle')].some(t => t.textContent.startsWith('Step 3:'))",
                            timeout=30_000)

@@ -11,10 +11,8 @@ import json
 
 import pytest
 import torch
-from sacrebleu.metrics import CHRF
 
-from transformer.training.data import Corpus, read_pair
-from transformer.training.evaluate import score_translations
+from transformer.training import floors
 
 from conftest import DATA_DIR, SHIPPED, shipped_pairs
 
@@ -36,24 +34,19 @@ def test_every_pair_has_a_floor_and_a_small_checkpoint():
 @needs_data
 @pytest.mark.parametrize("pair", shipped_pairs())
 def test_a_handful_of_val_sentences_translate_sensibly(translators, pair):
-    src, ref = read_pair(DATA_DIR, "val", *pair.split("-"))
-    chrf, scores = CHRF(), []
-    for s, r in zip(src[:8], ref[:8]):
-        out = translators[pair].translate(s, "beam", beam_size=4).text
+    made = floors.val_sentences(translators[pair], DATA_DIR)
+    for s, out, r, chrf in made:
         assert out[:1].isupper(), out  # keeps case
         if s.rstrip()[-1:] in ".!?":
             assert out.rstrip()[-1:] in ".!?", out  # and the sentence's final punctuation
-        scores.append(chrf.sentence_score(out, [r]).score)
-        assert scores[-1] >= FLOORS[pair]["sentence_chrf_min"], (s, out, r)
-    assert sum(scores) / len(scores) >= FLOORS[pair]["sentence_chrf_mean"], scores
+        assert chrf >= FLOORS[pair]["sentence_chrf_min"], (s, out, r)
+    assert sum(chrf for *_, chrf in made) / len(made) >= FLOORS[pair]["sentence_chrf_mean"], made
 
 
 @needs_data
 @pytest.mark.parametrize("pair", shipped_pairs())
 def test_a_hundred_val_sentences_score_above_the_floor(translators, pair):
-    src, ref = read_pair(DATA_DIR, "val", *pair.split("-"))
-    hyps = [t.text for t in translators[pair].translate_batch(src[100:200], "beam", beam_size=4)]
-    scores = score_translations(hyps, ref[100:200])
+    scores = floors.val100(translators[pair], DATA_DIR)
     assert scores["bleu"] >= FLOORS[pair]["val100_bleu"], scores
     assert scores["chrf"] >= FLOORS[pair]["val100_chrf"], scores
 
@@ -62,9 +55,7 @@ def test_a_hundred_val_sentences_score_above_the_floor(translators, pair):
 @pytest.mark.parametrize("pair", shipped_pairs())
 def test_a_hundred_everyday_sentences_score_above_the_floor(translators, pair):
     """Our held-out Tatoeba val split (every reference of a sentence): the models know everyday language too."""
-    src, streams = Corpus("tatoeba", TATOEBA, *pair.split("-")).split("val")
-    hyps = [t.text for t in translators[pair].translate_batch(src[:100], "greedy")]
-    scores = score_translations(hyps, [stream[:100] for stream in streams if any(stream[:100])])
+    scores = floors.tatoeba100(translators[pair], TATOEBA)
     assert scores["bleu"] >= FLOORS[pair]["tatoeba_val100_bleu"], scores
     assert scores["chrf"] >= FLOORS[pair]["tatoeba_val100_chrf"], scores
 
@@ -73,13 +64,8 @@ def test_a_hundred_everyday_sentences_score_above_the_floor(translators, pair):
 @pytest.mark.parametrize("pair", shipped_pairs())
 def test_everyday_sentences_typed_in_a_hurry_score_above_the_floor(translators, pair):
     """The same hundred sentences all lowercase, with no final punctuation, and in capitals."""
-    from transformer.training.noise import perturb
-
-    src, streams = Corpus("tatoeba", TATOEBA, *pair.split("-")).split("val")
-    refs = [stream[:100] for stream in streams if any(stream[:100])]
-    for how in ("lower", "nopunct", "upper"):
-        hyps = [t.text for t in translators[pair].translate_batch([perturb(s, how) for s in src[:100]], "greedy")]
-        assert score_translations(hyps, refs)["bleu"] >= FLOORS[pair]["tatoeba_val100_typed_bleu"], how
+    for how in floors.TYPED:
+        assert floors.tatoeba100(translators[pair], TATOEBA, how)["bleu"] >= FLOORS[pair]["tatoeba_val100_typed_bleu"], how
 
 
 @pytest.mark.parametrize("pair", shipped_pairs())

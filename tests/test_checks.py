@@ -38,3 +38,9 @@ def test_the_warnings_of_one_sentence_together(translator):
     assert any("German" in s for s in said) and any("12" in s for s in said)
     assert not any("names" in s for s in said)  # a foreign sentence's capitals are no names to check
     assert checks.warnings(translator, "a man walks in the park", "ein mann geht im park") == []
+
+
+def test_text_far_from_what_the_model_knows_is_said_in_plain_words(translator):
+    assert "characters the model has never seen" in checks.unfamiliar(translator, "a man walks 東京 the park")
+    assert "per word" in checks.unfamiliar(translator, "mwkbtp lrdgnh")
+    assert checks.unfamiliar(translator, "a man walks in the park") == ""

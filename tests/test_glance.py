@@ -41,7 +41,7 @@ def check(result):
         assert f'class="word">{glance.piece(step.token)}<' in group
         best = [html.escape(glance.piece(tok)[:11]) for tok, _ in step.alternatives[:5]]
         assert re.findall(r'class="piece(?: chosen)?">([^<]*)<', group)[-len(best):] == best
-    assert len(re.findall(r'data-open="Attention/Heatmaps" data-focus="[^"]*"><title>Encoder layer', page)) == maps.encoder.size(0)
+    assert len(re.findall(r'data-open="attention" data-focus="[^"]*"><title>Encoder layer', page)) == maps.encoder.size(0)
     for kind, stack in (("encoder", maps.encoder), ("decoder", maps.decoder), ("cross", maps.cross)):  # each opens its own
         assert [int(n) for n in re.findall(f'data-focus="view=attention&amp;kind={kind}&amp;layer=(\\d+)"', page)] \
             == list(range(stack.size(0)))

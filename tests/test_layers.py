@@ -44,10 +44,17 @@ def test_the_library_imports_no_page_code_anywhere_in_its_files():
         assert not bad, f"{name} imports {bad}"
 
 
+def test_other_engines_are_imported_only_by_the_interop_package():
+    for name, path in our_modules().items():
+        if name.split(".")[0] == "transformer" and not name.startswith("transformer.interop"):
+            bad = sorted(m for m in imports_of(path, {}) if m.split(".")[0] in ("transformers", "ctranslate2"))
+            assert not bad, f"{name} imports {bad}"
+
+
 def test_importing_the_whole_library_loads_no_page_package():
     code = ("import sys, pkgutil, importlib, transformer\n"
             "for m in pkgutil.walk_packages(transformer.__path__, 'transformer.'):\n"
-            "    if not m.name.endswith(('__main__', 'ct2_engine', 'bench')): importlib.import_module(m.name)\n"
+            "    if not m.name.endswith(('__main__', 'ct2_engine')): importlib.import_module(m.name)\n"
             f"print(sorted(p for p in {PAGE!r} if p in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "[]", out.stderr

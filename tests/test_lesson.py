@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from playground import lesson, notes, results
+from playground import lesson, notes, registry, results
 from transformer.decoding import DecodeOptions
 
 SENTENCE = "A dog is running through the snow in the park."
@@ -29,7 +29,7 @@ def check_every_answer(translator, result):
     made = [lesson.step(translator, result, n) for n in range(1, lesson.STEPS + 1)]
     assert [s.number for s in made] == list(range(1, lesson.STEPS + 1))
     for s in made:
-        assert s.title and s.text and s.deeper and (s.question or "cannot" in s.text or "too short" in s.text)
+        assert s.title and s.text and s.deeper in registry.BY_KEY and (s.question or "cannot" in s.text or "too short" in s.text)
         for fig in (s.figure, s.marked):
             assert not isinstance(fig, go.Figure) or fig.layout.height <= lesson.HEIGHT
 

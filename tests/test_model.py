@@ -202,3 +202,19 @@ def test_attention_dropout_in_training_on_both_paths():
         model(src, tgt)
     probs = rec.sentence(0).encoder  # the tap sees probabilities before dropout: rows still sum to 1
     torch.testing.assert_close(probs.sum(-1), torch.ones(probs.shape[:-1]), atol=1e-5, rtol=0)
+
+
+def test_marian_with_our_weights_computes_our_log_probabilities():
+    """Our encoder-decoder is the architecture HF's MarianMTModel implements: the same weights, the same numbers."""
+    pytest.importorskip("transformers")
+    from transformer.interop.marian import marian_copy
+
+    torch.manual_seed(0)
+    model = Transformer(tiny_config()).eval()
+    hf = marian_copy(model)
+    src, tgt = random_tokens(2, 7, 40), random_tokens(2, 5, 40, seed=1)
+    src[1, 5:] = 0
+    with torch.no_grad():
+        ours = model(src, tgt)
+        logits = hf(input_ids=src, attention_mask=src.ne(0), decoder_input_ids=tgt).logits
+    torch.testing.assert_close(logits.log_softmax(-1), ours, atol=1e-4, rtol=1e-4)

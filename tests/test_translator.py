@@ -199,8 +199,9 @@ def test_huge_text_is_cut_before_any_per_character_work(translator, monkeypatch)
 
 
 def test_text_far_from_what_the_model_knows_gets_a_plain_warning(translator):
-    assert translator.unfamiliar("a man walks in the park") == ""  # the toy vocabulary's own words
-    unseen = translator.unfamiliar("a man walks 東京 the park")
-    assert "characters the model has never seen" in unseen and "<unk>" in unseen
-    broken = translator.unfamiliar("mwkbtp lrdgnh")  # letters it knows, in no word it knows
-    assert "small pieces" in broken and "per word" in broken
+    assert not translator.familiarity("a man walks in the park").far  # the toy vocabulary's own words
+    unseen = translator.familiarity("a man walks 東京 the park")
+    assert unseen.unknown == 1 and unseen.far
+    broken = translator.familiarity("mwkbtp lrdgnh")  # letters it knows, in no word it knows
+    assert broken.unknown == 0 and broken.pieces_per_word > 4 and broken.far
+

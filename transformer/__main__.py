@@ -187,7 +187,7 @@ def parser() -> argparse.ArgumentParser:
                    help="store the scores in the checkpoint's metrics.json under test.NAME (class_sets with --class-sets)")
     p.set_defaults(func=evaluate)
 
-    p = sub.add_parser("bench", help="decoding and training speed against our uncached decoder and Hugging Face")
+    p = sub.add_parser("bench", help="our decoders' and trainer's speed (cached vs uncached, beam, int8, training)")
     p.add_argument("--checkpoint", default="checkpoints/en-de")
     p.add_argument("--data-dir", default="../shared/data/multi30k")
     p.add_argument("--quick", action="store_true", help="fewer sentences and batches (under 10 minutes)")

@@ -114,6 +114,17 @@ def quantize_int8(model: Transformer) -> Transformer:
         return torch.ao.quantization.quantize_dynamic(model, names, dtype=torch.qint8)
 
 
+@dataclass(frozen=True)
+class Familiarity:
+    unknown: int  # runs of characters the vocabulary has never seen (each one <unk>)
+    pieces_per_word: float
+
+    @property
+    def far(self) -> bool:
+        """True when the text lies far outside the training data (expect a poor translation)."""
+        return self.unknown > 0 or self.pieces_per_word > FAR_PIECES_PER_WORD
+
+
 class Translator:
     def __init__(self, model: Transformer, tokenizer: Tokenizer, metrics: Metrics | dict | None = None, name: str = "",
                  precision: str = "fp32"):
@@ -166,20 +177,11 @@ class Translator:
             raise InputError("there is no text to translate: type a sentence first")
         return ids + [self.cfg.eos_id], cut
 
-    def unfamiliar(self, text: str) -> str:
-        """A plain sentence when `text` lies far outside what the model was trained on (characters its vocabulary
-        has never seen, or words broken into many small pieces), else "". The translation is shown all the same."""
+    def familiarity(self, text: str) -> Familiarity:
+        """How far `text` lies from what the model was trained on: runs of characters its vocabulary has never seen,
+        and pieces per word (words broken into many small pieces are far from its training data)."""
         ids = self.tokenizer.encode(fold_shouting(clean_text(text)))
-        unknown = sum(i == self.cfg.unk_id for i in ids)
-        words = max(1, len(text.split()))
-        if unknown:
-            return ("This text has characters the model has never seen (each run of them is one <unk>): it was "
-                    "trained on English picture captions and everyday sentences, so expect a poor translation.")
-        if len(ids) / words > FAR_PIECES_PER_WORD:
-            return (f"The model splits these words into many small pieces ({len(ids) / words:.1f} per word): they are "
-                    "far from the picture captions and everyday sentences it was trained on, so expect a poor "
-                    "translation.")
-        return ""
+        return Familiarity(sum(i == self.cfg.unk_id for i in ids), len(ids) / max(1, len(text.split())))
 
     # -- translation -----------------------------------------------------------------
 
@@ -280,6 +282,36 @@ class Translator:
                       "decoder_inputs": self.tokenizer.pieces(tgt[0].tolist()),
                       "output_tokens": self.tokenizer.pieces(chosen)}
         return out
+
+    def patch(self, first: str, second: str, direction: str = "denoising", sites: Sequence[str] | None = None):
+        """Activation patching for a minimal pair (transformer.interpret.patching): both sentences translated
+        greedily; at the first piece where the translations differ, which encoder positions, decoder positions and
+        heads carry the difference. direction: "denoising" (the first sentence's activations into the second's run)
+        or "noising" (the other way). Returns a Patching with `labels` naming the pieces."""
+        from .interpret import patching
+
+        a, b = self.translate(first), self.translate(second)
+        src_a = torch.tensor([self.source_ids(first)[0]], device=self.device)  # (1, S1)
+        src_b = torch.tensor([self.source_ids(second)[0]], device=self.device)  # (1, S2)
+        out = patching.patch(self.model, src_a, src_b, a.target_ids, b.target_ids, direction,
+                             tuple(sites) if sites is not None else patching.SITES)
+        out.labels = {"first_source": self.tokenizer.source_pieces(src_a[0].tolist()),
+                      "second_source": self.tokenizer.source_pieces(src_b[0].tolist()),
+                      "prefix": self.tokenizer.pieces(out.prefix),
+                      "first_translation": a.text, "second_translation": b.text,
+                      "first_piece": self.tokenizer.pieces([out.first_token])[0],
+                      "second_piece": self.tokenizer.pieces([out.second_token])[0]}
+        return out
+
+    def decoder_lens(self, text: str) -> list[Translation]:
+        """DecoderLens: per encoder layer (from the first), the greedy translation the decoder writes when it reads
+        that layer's output as its memory; the last is the model's own translation."""
+        from .interpret.patching import decoder_lens
+
+        source = self.source_ids(text)
+        src = torch.tensor([source[0]], device=self.device)  # (1, S)
+        limit = DecodeOptions().length_limit(src.size(1), self.cfg.max_len)
+        return [self._to_translation(source, hyp) for hyp in decoder_lens(self.model, src, limit)]
 
     def _pair_tensors(self, text: str, translation: str | Translation) -> tuple[torch.Tensor, torch.Tensor]:
         """The source ids (1, S) and the decoder's input (1, T): <s> and the translation, as a teacher-forced

@@ -6,18 +6,14 @@ import gradio as gr
 from playground import figures
 from transformer.errors import InputError
 
-from .common import EXPLAIN, Context, View, explained, friendly, need, token_diff
+from .common import View, friendly, need, token_diff
 
 
 class AblationView(View):
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
-        with gr.Tab("Head ablation") as self.tab:
-            gr.Markdown(explained(EXPLAIN["ablation"]), elem_classes="plain")
-            self.notice()
-            self.heads = gr.CheckboxGroup([], label="Heads to switch off (kind, layer L, head H)", elem_id="ablation-heads")
-            self.button = gr.Button("Translate without these heads", elem_id="ablate-button")
-            self.diff = gr.HTML(elem_id="ablation")
+    def build(self) -> None:
+        self.heads = gr.CheckboxGroup([], label="Heads to switch off (kind, layer L, head H)", elem_id="ablation-heads")
+        self.button = gr.Button("Translate without these heads", elem_id="ablate-button")
+        self.diff = gr.HTML(elem_id="ablation")
         self.outputs = [self.heads, self.diff]
         self.pair_outputs = [self.heads]
 

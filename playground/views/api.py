@@ -1,4 +1,4 @@
-"""The named endpoints for gradio_client: /translate and /attention."""
+"""The named endpoints for gradio_client: /translate, /attention and /patch."""
 from __future__ import annotations
 
 import gradio as gr
@@ -41,5 +41,14 @@ def register(ctx: Context) -> None:
         t, off = ctx.translator(pair), heads_off(ablate)
         return downloads.attention_payload(t.attention(text, translation or t.translate(text, ablate=off), ablate=off))
 
+    @friendly
+    def patch(first: str, second: str, pair: str = default_pair, direction: str = "denoising") -> dict:
+        """Activation patching for a minimal pair (Translator.patch): the shares per site, (layers, positions or
+        heads), with the pieces and both translations."""
+        if not isinstance(second, str) or not second.strip():
+            raise InputError("give the second sentence of the pair")
+        return ctx.translator(pair).patch(first, second, direction).to_dict()
+
     gr.api(translate, api_name="translate")
     gr.api(attention, api_name="attention")
+    gr.api(patch, api_name="patch")

@@ -5,23 +5,19 @@ import gradio as gr
 
 from playground import downloads, figures
 
-from .common import EXPLAIN, Context, View, explained, friendly, head_choices, kind_radio, layer_choices, need
+from .common import View, friendly, head_choices, kind_radio, layer_choices, need
 
 
 class AttentionView(View):
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
-        with gr.Tab("Heatmaps") as self.tab:
-            gr.Markdown(explained(EXPLAIN["attention"]), elem_classes="plain")
-            self.notice()
-            with gr.Row():
-                self.kind = kind_radio("cross")
-                self.mode = gr.Radio([("One head", "single"), ("All heads of a layer", "heads"),
-                                      ("All layers x heads", "all")], value="single", label="Show")
-                self.layer = gr.Dropdown([0], value=0, label="Layer")
-                self.head = gr.Dropdown(["average"], value="average", label="Head")
-            self.plot = gr.Plot(label="Attention", elem_id="attention-plot")
-            self.download = gr.DownloadButton("Download the maps (JSON)", visible=False)
+    def build(self) -> None:
+        with gr.Row():
+            self.kind = kind_radio("cross")
+            self.mode = gr.Radio([("One head", "single"), ("All heads of a layer", "heads"),
+                                  ("All layers x heads", "all")], value="single", label="Show")
+            self.layer = gr.Dropdown([0], value=0, label="Layer")
+            self.head = gr.Dropdown(["average"], value="average", label="Head")
+        self.plot = gr.Plot(label="Attention", elem_id="attention-plot")
+        self.download = gr.DownloadButton("Download the maps (JSON)", visible=False)
         self.controls = [self.kind, self.layer, self.head, self.mode]
         self.outputs = [self.plot, self.download]
         self.pair_outputs = [self.layer, self.head]

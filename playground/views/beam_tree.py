@@ -5,15 +5,11 @@ import gradio as gr
 
 from playground import figures
 
-from .common import EXPLAIN, Context, View, explained
+from .common import View
 
 
 class BeamTreeView(View):
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
-        # No tab of its own: built inside the "Step by step" tab, below the steps it explains
-        gr.Markdown("### Beam search as a tree\n" + explained(EXPLAIN["beam_tree"]), elem_classes="plain")
-        self.notice()
+    def build(self) -> None:  # no tab of its own: built inside the "Step by step" tab, below the steps it explains
         self.note = gr.Markdown(elem_classes="notice")
         self.plot = gr.Plot(label="Search tree", elem_id="beam-tree-plot")
         self.outputs = [self.note, self.plot]

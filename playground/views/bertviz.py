@@ -5,7 +5,7 @@ import gradio as gr
 
 from playground.bertviz_view import bertviz_document, iframe
 
-from .common import EXPLAIN, Context, View, explained, friendly
+from .common import View, friendly
 
 
 # The frame as tall as the document inside it says it is (bertviz_view.TELL_HEIGHT): the whole view, no inner scroll
@@ -19,13 +19,9 @@ window.addEventListener('message', (event) => {
 
 
 class BertvizView(View):
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
-        with gr.Tab("bertviz") as self.tab:
-            gr.Markdown(explained(EXPLAIN["bertviz"]), elem_classes="plain")
-            self.notice()
-            self.view = gr.Radio([("Head view", "head"), ("Model view", "model")], value="head", label="View")
-            self.html = gr.HTML(elem_id="bertviz", js_on_load=FIT_FRAME)
+    def build(self) -> None:
+        self.view = gr.Radio([("Head view", "head"), ("Model view", "model")], value="head", label="View")
+        self.html = gr.HTML(elem_id="bertviz", js_on_load=FIT_FRAME)
         self.controls = [self.view]
         self.outputs = [self.html]
 

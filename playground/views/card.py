@@ -75,10 +75,8 @@ English sentences with every translation as a reference):
 
 
 class CardView(View):
-    def __init__(self):
-        with gr.Tab("Model card") as self.tab:
-            self.notice()
-            self.card = gr.Markdown()
+    def build(self) -> None:
+        self.card = gr.Markdown()
         self.pair_outputs = [self.card]
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:

@@ -1,6 +1,7 @@
 """What every view shares: the loaded checkpoints, user-facing errors, the decoding options from the UI."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 import inspect
@@ -27,12 +28,18 @@ log = logging.getLogger("transformer-playground")
 
 @dataclass
 class Context:
-    """The server's read-only state: every checkpoint, loaded once, and where downloads go."""
+    """The server's state shared by every user: every checkpoint, loaded once, where downloads go, and the page's
+    caches, each named for what it holds (every one shared by all users, bounded, successes only)."""
 
     translators: dict[str, Translator]
-    downloads: Path  # every download of the page (transformer.downloads: one writer, pruned hourly)
+    downloads: Path  # every download of the page (playground.downloads: one writer, pruned hourly)
     bertviz_scripts: str | list[str] = "inline"  # bertviz_document's scripts: "inline", "cdn" or their URLs
-    drawn: SharedCache = field(default_factory=lambda: SharedCache(256, ttl_s=1800))  # views' updates, successes only
+    # translations with their hooked passes (results.Result), by pair, text and decoding settings
+    translations: SharedCache = field(default_factory=lambda: SharedCache(32))
+    # each view's drawn updates (figures serialized once), by view, translation and the view's settings
+    drawn_views: SharedCache = field(default_factory=lambda: SharedCache(256, ttl_s=1800))
+    # the Lesson's steps, by translation and step number
+    lesson_steps: SharedCache = field(default_factory=lambda: SharedCache(160, ttl_s=1800))
 
     @property
     def pairs(self) -> list[str]:
@@ -116,23 +123,61 @@ class PartlyDrawn(Exception):
 
 
 class View:
-    """One view of the page. `controls`: what `fill` reads; `outputs`: what it sets for a new translation;
-    `pair_inputs` and `pair_outputs`: the same for `on_pair`, a newly chosen checkpoint. `problem` is the view's own
-    notice: a view that fails says so there, and the rest of the page goes on working. `shown` is the view's own
-    per-user state, {"pair": ..., "fill": result key}: what it shows now; only a handler that draws the view reads
-    and writes it."""
+    """One view of the page, declared in playground.registry. The base class builds what every view shares, once:
+    its tab (or, for a view drawn inside another's tab, a heading), its plain words with "How it works" folded below,
+    and its notice; then the view's own `build()` lays out the rest. The hooks are no-ops until a view overrides them:
 
-    name: str = ""  # set by the page: its key among the views
-    controls: list = []
-    outputs: list = []
-    pair_inputs: list = []
-    pair_outputs: list = []
-    focus_outputs: list = []  # what `focus` sets besides its outputs
+    - `on_pair(translator, pair, values)`: the updates for a newly chosen checkpoint (reads `pair_inputs`, sets
+      `pair_outputs`);
+    - `fill(result, values)`: the updates that show a translation (reads `controls`, sets `outputs`);
+    - `focus(result, values, where)`: a part asked for by a click elsewhere (sets `focus_outputs` too);
+    - `wire(result)`: the view's own events.
+
+    The page calls on_pair and fill when the view's tab is seen, once per pair and per translation, through
+    `guarded`: a view that fails says so in its own notice and the rest of the page goes on working. `shown` is the
+    view's per-user state, {"pair": ..., "fill": result key}: what it shows now. Handlers return dicts of updates,
+    never positional tuples, and can be called directly in tests."""
+
+    explained_below = False  # the glance: its picture first, its words under it
+
+    def __init__(self, entry, ctx: Context, panel):
+        self.name, self.label, self.ctx, self.panel = entry.key, entry.label, ctx, panel
+        self.controls, self.outputs, self.pair_inputs, self.pair_outputs, self.focus_outputs = [], [], [], [], []
+        if entry.inside is None:
+            self.tab = gr.Tab(entry.label, id=entry.key, elem_id=f"{entry.key}-tab")
+        with self.tab if entry.inside is None else contextlib.nullcontext():
+            heading = f"### {entry.label}\n" if entry.inside else ""
+            words = self.introduction()
+            if words is not None and not self.explained_below:
+                self.about = gr.Markdown(heading + words, elem_classes="plain")
+            self.problem = gr.Markdown(visible=False, elem_classes="problem")  # hidden until something fails
+            self.shown = gr.State(None)
+            self.build()
+            if words is not None and self.explained_below:
+                self.about = gr.Markdown(words, elem_classes="plain")
+
+    def introduction(self) -> str | None:
+        """What the view says first: its plain words, then the rest folded. "" for a view whose words carry the
+        checkpoint's numbers (it sets `self.about` per pair); None for a view with no words of its own."""
+        entry = EXPLAIN.get(self.name)
+        return explained(entry) if entry else None
+
+    def build(self) -> None:
+        """The view's own components, inside its tab, under its words and notice."""
+
+    def on_pair(self, translator: Translator, pair: str, values: dict) -> dict:
+        return {}
+
+    def fill(self, result, values: dict) -> dict:
+        return {}
 
     def focus(self, result, values: dict, where: dict[str, str]) -> dict:
         """The part a click elsewhere asked for (the glance's boxes: `where` holds "kind", "layer", "step"), drawn
         for this translation; a view without parts draws nothing more."""
         return {}
+
+    def wire(self, result: gr.State) -> None:
+        """The view's own events (its menus, sliders and buttons)."""
 
     @property
     def reads(self) -> list:
@@ -143,12 +188,6 @@ class View:
     def draws(self) -> list:
         """Every component its fill and on_pair may set, its notice and its state included."""
         return self.outputs + self.pair_outputs + self.focus_outputs + [self.problem, self.shown]
-
-    def notice(self) -> gr.Markdown:
-        """The view's problem notice, hidden until something fails, and its state; call it inside the view's tab."""
-        self.problem = gr.Markdown(visible=False, elem_classes="problem")
-        self.shown = gr.State(None)
-        return self.problem
 
     def guarded(self, make, translator: Translator | None = None) -> tuple[dict, str]:
         """(make()'s updates, "") or, if it fails, ({}, a sentence saying what went wrong): the caller shows it in
@@ -168,23 +207,6 @@ class View:
     def notice_update(self, problems: list[str]) -> dict:
         """The notice showing every part's failure (both of on_pair and fill), or hidden when none failed."""
         return {self.problem: gr.update(value=" ".join(problems), visible=bool(problems))}
-
-
-# In the browser: open a view by "tab" or "group/inner tab" (the glance's boxes, the lesson's "Go deeper"); a tab's
-# button, or its line in the "More tabs" menu of a narrow screen. Part of each script that uses it.
-OPEN_VIEW_JS = """
-window.tpOpenView = (path, focus) => {
-    const tab = (label) => [...document.querySelectorAll('button[role=tab], .overflow-dropdown button')]
-        .find(b => b.textContent.trim() === label);
-    const [outer, inner] = path.split('/');
-    tab(outer)?.click();
-    if (inner) setTimeout(() => tab(inner)?.click(), 80);
-    if (focus) {  // a part of the view (a glance box's kind and layer, or step): asked for once its tab is open
-        window.tpFocus = focus;
-        setTimeout(() => document.getElementById('show-part')?.click(), 200);
-    }
-};
-"""
 
 
 def folded(entry: dict) -> str:

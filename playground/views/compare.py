@@ -8,7 +8,7 @@ from playground import figures
 from transformer.errors import InputError
 from transformer.training.timeline import snapshots
 
-from .common import EXPLAIN, Context, View, explained, friendly, kind_radio, layer_choices, need, token_diff
+from .common import Context, View, friendly, kind_radio, layer_choices, need, token_diff
 
 
 def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
@@ -23,18 +23,14 @@ def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
 
 
 class CompareView(View):
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
-        with gr.Tab("Compare models") as self.tab:
-            gr.Markdown(explained(EXPLAIN["compare"]), elem_classes="plain")
-            self.notice()
-            with gr.Row():
-                self.other = gr.Dropdown([], label="Compare with", elem_id="compare-other",
-                                         allow_custom_value=True)  # checked here: choices follow the translation
-                self.kind = kind_radio("cross")
-                self.layer = gr.Dropdown([0], value=0, label="Layer")
-            self.diff = gr.HTML(elem_id="compare-diff")
-            self.plot = gr.Plot(label="Attention of both models", elem_id="compare-plot")
+    def build(self) -> None:
+        with gr.Row():
+            self.other = gr.Dropdown([], label="Compare with", elem_id="compare-other",
+                                     allow_custom_value=True)  # checked here: choices follow the translation
+            self.kind = kind_radio("cross")
+            self.layer = gr.Dropdown([0], value=0, label="Layer")
+        self.diff = gr.HTML(elem_id="compare-diff")
+        self.plot = gr.Plot(label="Attention of both models", elem_id="compare-plot")
         self.controls = [self.other, self.kind, self.layer]
         self.outputs = [self.diff, self.plot]
         self.pair_outputs = [self.other, self.layer]
@@ -48,7 +44,7 @@ class CompareView(View):
         def make():
             return figures.compare(result, figures.other_model(self.ctx.translators, spec), label)
 
-        cmp = self.ctx.drawn.get(("compare", result.key, spec), make)
+        cmp = self.ctx.drawn_views.get(("compare", result.key, spec), make)
         name = self.ctx.label(result.pair) + (" (int8)" if first.precision == "int8" else "")
         return {self.diff: token_diff(cmp.first.target_tokens, cmp.second.target_tokens, name, label),
                 self.plot: figures.comparison_figure(cmp, kind, int(layer or 0), name)}

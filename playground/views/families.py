@@ -5,15 +5,12 @@ import gradio as gr
 
 from playground import figures
 
-from .common import EXPLAIN, View, explained
+from .common import View
 
 
 class FamiliesView(View):
-    def __init__(self):
-        with gr.Tab("Three families") as self.tab:
-            gr.Markdown(explained(EXPLAIN["families"]), elem_classes="plain")
-            self.notice()
-            self.plot = gr.Plot(label="Masks", elem_id="families-plot")
+    def build(self) -> None:
+        self.plot = gr.Plot(label="Masks", elem_id="families-plot")
         self.outputs = [self.plot]
 
     def fill(self, result, values: dict) -> dict:

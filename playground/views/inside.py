@@ -7,7 +7,7 @@ from playground import figures
 from playground.pieces import labels
 from transformer.interpret.mechanics import HeadWalk
 
-from .common import EXPLAIN, Context, View, explained, friendly, head_choices, kind_radio, layer_choices, need
+from .common import View, friendly, head_choices, kind_radio, layer_choices, need
 
 
 def walk_table(walk: HeadWalk, query: int, queries: list[str], keys: list[str], reasons: list[str],
@@ -44,18 +44,14 @@ def walk_table(walk: HeadWalk, query: int, queries: list[str], keys: list[str], 
 
 
 class InsideHeadView(View):
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
-        with gr.Tab("One head") as self.tab:
-            gr.Markdown(explained(EXPLAIN["inside"]), elem_classes="plain")
-            self.notice()
-            with gr.Row():
-                self.kind = kind_radio("decoder")
-                self.layer = gr.Dropdown([0], value=0, label="Layer")
-                self.head = gr.Dropdown([0], value=0, label="Head")
-                self.query = gr.Dropdown([], label="Query token", elem_id="inside-query")
-            self.steps = gr.HTML(elem_id="inside-steps")
-            self.plot = gr.Plot(label="Inside one head", elem_id="inside-plot")
+    def build(self) -> None:
+        with gr.Row():
+            self.kind = kind_radio("decoder")
+            self.layer = gr.Dropdown([0], value=0, label="Layer")
+            self.head = gr.Dropdown([0], value=0, label="Head")
+            self.query = gr.Dropdown([], label="Query token", elem_id="inside-query")
+        self.steps = gr.HTML(elem_id="inside-steps")
+        self.plot = gr.Plot(label="Inside one head", elem_id="inside-plot")
         self.controls = [self.kind, self.layer, self.head]
         self.outputs = [self.query, self.steps, self.plot]
         self.pair_outputs = [self.layer, self.head]

@@ -7,56 +7,36 @@ import html
 import gradio as gr
 import plotly.graph_objects as go
 
-from playground import lesson, notes
-from playground.cache import SharedCache
+from playground import lesson, notes, registry
 
-from .common import OPEN_VIEW_JS, Context, View, friendly, need
-
-# The arrow keys move between steps while the Lesson is open (never while typing); "go deeper" opens its view.
-KEYS_JS = OPEN_VIEW_JS + """
-document.addEventListener('keydown', (event) => {
-    if (window.tpOpen !== 'lesson' || event.target.closest('input, textarea, select, [contenteditable]')) return;
-    const button = {ArrowRight: 'lesson-next', ArrowLeft: 'lesson-back'}[event.key];
-    if (button) { document.getElementById(button)?.click(); event.preventDefault(); }
-});
-element.addEventListener('click', (event) => {
-    const link = event.target.closest('[data-open]');
-    if (link) { event.preventDefault(); window.tpOpenView(link.dataset.open); }
-});
-"""
-
-TO_STEP_JS = "() => document.getElementById('lesson-where')?.closest('.row')?.scrollIntoView({block: 'start'})"
+from .common import View, friendly, need
 
 
 class LessonView(View):
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
-        self.made = SharedCache(16 * lesson.STEPS, ttl_s=1800)  # steps drawn once for every user (per translation)
-        with gr.Tab("Lesson", id="lesson", elem_id="lesson-tab") as self.tab:
-            self.number = gr.State(1)  # per user: the step shown (inside the tab: Tabs take only tabs)
-            self.notice()
-            with gr.Row(equal_height=True):
-                self.back = gr.Button("◀ Back", scale=0, min_width=120, elem_id="lesson-back")
-                self.where = gr.Markdown(elem_id="lesson-where")
-                self.next = gr.Button("Next ▶", scale=0, min_width=120, elem_id="lesson-next")
-            # A slide: the words, the question and its answer beside the figure, so that a step fits one screen (a
-            # projector's too); on a narrow screen the figure goes under them. The glance takes the whole width.
-            with gr.Row(elem_id="lesson-step"):
-                with gr.Column(scale=2, min_width=300):
-                    self.text = gr.Markdown(elem_classes="plain", elem_id="lesson-text")
-                    self.question = gr.Markdown(elem_id="lesson-question")
-                    self.reveal = gr.Button("Reveal the answer", variant="primary", size="md", elem_id="lesson-reveal")
-                    self.answer = gr.Markdown(elem_id="lesson-answer")
-                with gr.Column(scale=3, min_width=360) as self.side:
-                    self.plot = gr.Plot(show_label=False, elem_id="lesson-plot")
-            self.html = gr.HTML(elem_id="lesson-html")
-            with gr.Row(equal_height=True):
-                self.deeper = gr.HTML(js_on_load=KEYS_JS, elem_id="lesson-deeper")
-                self.notes = gr.Button("Teacher's notes: download the whole lesson (HTML, printable)", size="sm",
-                                       scale=0, min_width=200, elem_id="lesson-notes")  # draws every step
-                # hidden: the browser clicks it once the notes are written, so one click downloads them
-                self.file = gr.DownloadButton("Download the notes", size="sm", scale=0, min_width=200,
-                                              visible="hidden", elem_id="lesson-file")
+    def build(self) -> None:  # its keys and links: assets/page.js
+        self.number = gr.State(1)  # per user: the step shown (inside the tab: Tabs take only tabs)
+        with gr.Row(equal_height=True):
+            self.back = gr.Button("◀ Back", scale=0, min_width=120, elem_id="lesson-back")
+            self.where = gr.Markdown(elem_id="lesson-where")
+            self.next = gr.Button("Next ▶", scale=0, min_width=120, elem_id="lesson-next")
+        # A slide: the words, the question and its answer beside the figure, so that a step fits one screen (a
+        # projector's too); on a narrow screen the figure goes under them. The glance takes the whole width.
+        with gr.Row(elem_id="lesson-step"):
+            with gr.Column(scale=2, min_width=300):
+                self.text = gr.Markdown(elem_classes="plain", elem_id="lesson-text")
+                self.question = gr.Markdown(elem_id="lesson-question")
+                self.reveal = gr.Button("Reveal the answer", variant="primary", size="md", elem_id="lesson-reveal")
+                self.answer = gr.Markdown(elem_id="lesson-answer")
+            with gr.Column(scale=3, min_width=360) as self.side:
+                self.plot = gr.Plot(show_label=False, elem_id="lesson-plot")
+        self.html = gr.HTML(elem_id="lesson-html")
+        with gr.Row(equal_height=True):
+            self.deeper = gr.HTML(elem_id="lesson-deeper")
+            self.notes = gr.Button("Teacher's notes: download the whole lesson (HTML, printable)", size="sm",
+                                   scale=0, min_width=200, elem_id="lesson-notes")  # draws every step
+            # hidden: the browser clicks it once the notes are written, so one click downloads them
+            self.file = gr.DownloadButton("Download the notes", size="sm", scale=0, min_width=200,
+                                          visible="hidden", elem_id="lesson-file")
         self.controls = [self.number]
         self.outputs = [self.where, self.text, self.question, self.answer, self.plot, self.side, self.html,
                         self.deeper, self.reveal]
@@ -75,7 +55,7 @@ class LessonView(View):
     def made_step(self, result, number: int) -> lesson.Step:
         translator = self.ctx.translator(result.pair)
         key = (result.key, int(number))
-        return self.made.get(key, lambda: lesson.step(translator, result, number))
+        return self.ctx.lesson_steps.get(key, lambda: lesson.step(translator, result, number))
 
     def display(self, step: lesson.Step, revealed: bool = False) -> dict:
         figure = step.marked if revealed else step.figure
@@ -83,7 +63,7 @@ class LessonView(View):
         deeper = ""
         if step.deeper:
             deeper = (f'<a href="#" class="deeper" data-open="{html.escape(step.deeper)}">Go deeper: '
-                      f'{html.escape(step.deeper.replace("/", ": "))} →</a>')
+                      f'{html.escape(registry.title(step.deeper))} →</a>')
         return {self.where: f"**Step {step.number} of {lesson.STEPS}: {step.title}**",
                 self.text: step.text,
                 self.question: f"**Question:** {step.question}" if step.question else "",
@@ -118,7 +98,7 @@ class LessonView(View):
         common = dict(api_visibility="private", show_progress="minimal")
         for button, delta in ((self.back, -1), (self.next, +1)):  # the new step's top at the window's: a whole slide
             button.click(lambda r, n, d=delta: self.go(r, n, d), [result, self.number], outputs, **common).then(
-                None, js=TO_STEP_JS)
+                None, js="() => tp.toStep()")
         self.reveal.click(self.show_answer, [result, self.number], self.outputs, **common)
         self.notes.click(self.write_notes, result, self.file, **common).success(
-            None, js="() => document.getElementById('lesson-file')?.click()")
+            None, js="() => tp.download()")

@@ -15,38 +15,38 @@ PAUSE_S = 0.002  # after every training step: a class's translations get the int
 
 
 class LiveView(View):
-    def __init__(self):
+    def introduction(self) -> str:
+        parameters = count_parameters(Transformer(live.ToySettings().model_config()))
+        return explained(EXPLAIN["live"], EXPLAIN["live"]["plain"].format(parameters=parameters))
+
+    def build(self) -> None:
         defaults = live.ToySettings()
-        with gr.Tab("Train a tiny one") as self.tab:
-            self.about = gr.Markdown(explained(EXPLAIN["live"], EXPLAIN["live"]["plain"].format(
-                parameters=count_parameters(Transformer(defaults.model_config())))), elem_classes="plain")
-            self.notice()
-            with gr.Row():
-                self.task = gr.Radio(list(toy.TASKS), value=defaults.task, label="task")
-                self.schedule = gr.Radio(["Noam decay", "held peak"], label="after the warm-up",
-                                         value="held peak" if defaults.hold_peak else "Noam decay")
-            with gr.Row():
-                self.d_model = gr.Slider(16, 128, value=defaults.d_model, step=16, label="d_model")
-                self.n_heads = gr.Slider(1, 8, value=defaults.n_heads, step=1, label="heads")
-                self.n_layers = gr.Slider(1, 3, value=defaults.n_layers, step=1, label="layers (each side)")
-                self.warmup = gr.Slider(10, 2000, value=defaults.warmup, step=10, label="warm-up steps")
-            with gr.Row():
-                self.peak_lr = gr.Number(defaults.peak_lr, label="peak learning rate")
-                self.steps = gr.Slider(10, 3000, value=defaults.steps, step=10, label="steps")
-                self.seed = gr.Number(defaults.seed, precision=0, label="seed")
-            with gr.Row():
-                self.train = gr.Button("Train", variant="primary", elem_id="toy-train")
-                self.stop = gr.Button("Stop", elem_id="toy-stop")
-            self.status = gr.Markdown(elem_id="toy-status")
-            self.curves = gr.Plot()
-            with gr.Row():
-                self.cross = gr.Plot()
-                self.self_attention = gr.Plot()
-            with gr.Row():
-                self.try_text = gr.Textbox(label="try a sequence (letters)", value="C A F E B", scale=3)
-                self.try_go = gr.Button("Run the trained model")
-            self.try_out = gr.Markdown(elem_id="toy-output")
-            self.model = gr.State(None)  # per user: (settings, a copy of the model at the last report, its step)
+        with gr.Row():
+            self.task = gr.Radio(list(toy.TASKS), value=defaults.task, label="task")
+            self.schedule = gr.Radio(["Noam decay", "held peak"], label="after the warm-up",
+                                     value="held peak" if defaults.hold_peak else "Noam decay")
+        with gr.Row():
+            self.d_model = gr.Slider(16, 128, value=defaults.d_model, step=16, label="d_model")
+            self.n_heads = gr.Slider(1, 8, value=defaults.n_heads, step=1, label="heads")
+            self.n_layers = gr.Slider(1, 3, value=defaults.n_layers, step=1, label="layers (each side)")
+            self.warmup = gr.Slider(10, 2000, value=defaults.warmup, step=10, label="warm-up steps")
+        with gr.Row():
+            self.peak_lr = gr.Number(defaults.peak_lr, label="peak learning rate")
+            self.steps = gr.Slider(10, 3000, value=defaults.steps, step=10, label="steps")
+            self.seed = gr.Number(defaults.seed, precision=0, label="seed")
+        with gr.Row():
+            self.train = gr.Button("Train", variant="primary", elem_id="toy-train")
+            self.stop = gr.Button("Stop", elem_id="toy-stop")
+        self.status = gr.Markdown(elem_id="toy-status")
+        self.curves = gr.Plot()
+        with gr.Row():
+            self.cross = gr.Plot()
+            self.self_attention = gr.Plot()
+        with gr.Row():
+            self.try_text = gr.Textbox(label="try a sequence (letters)", value="C A F E B", scale=3)
+            self.try_go = gr.Button("Run the trained model")
+        self.try_out = gr.Markdown(elem_id="toy-output")
+        self.model = gr.State(None)  # per user: (settings, a copy of the model at the last report, its step)
 
     def settings(self, task, schedule, d_model, n_heads, n_layers, warmup, peak_lr, steps, seed) -> live.ToySettings:
         if peak_lr is None or seed is None:

@@ -5,20 +5,16 @@ import gradio as gr
 
 from playground import plots
 
-from .common import EXPLAIN, Context, View, explained, friendly
+from .common import View, friendly
 
 
 class PositionalView(View):
-    def __init__(self, ctx: Context, pair: gr.Dropdown):
-        self.ctx, self.pair = ctx, pair
-        with gr.Tab("Positional encoding") as self.tab:
-            gr.Markdown(explained(EXPLAIN["positional"]), elem_classes="plain")
-            self.notice()
-            self.matrix = gr.Plot()
-            self.dims = gr.Dropdown([], multiselect=True, label="Dimensions to plot")
-            self.curves = gr.Plot()
-            self.similarity = gr.Plot()
-            self.inputs = gr.Plot()
+    def build(self) -> None:
+        self.matrix = gr.Plot()
+        self.dims = gr.Dropdown([], multiselect=True, label="Dimensions to plot")
+        self.curves = gr.Plot()
+        self.similarity = gr.Plot()
+        self.inputs = gr.Plot()
         self.outputs = [self.inputs]
         self.pair_outputs = [self.matrix, self.curves, self.dims, self.similarity]
 
@@ -44,4 +40,4 @@ class PositionalView(View):
         return {self.curves: plots.pe_curves(pe, [int(d) for d in dims][:12], layout=translator.cfg.positional_layout)}
 
     def wire(self, result: gr.State) -> None:
-        self.dims.input(self.redraw, [self.pair, self.dims], self.curves, api_visibility="private")
+        self.dims.input(self.redraw, [self.panel.pair, self.dims], self.curves, api_visibility="private")

@@ -5,17 +5,13 @@ import gradio as gr
 
 from playground import downloads, figures
 
-from .common import EXPLAIN, Context, View, explained
+from .common import View
 
 
 class RolloutView(View):
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
-        with gr.Tab("Rollout") as self.tab:
-            gr.Markdown(explained(EXPLAIN["rollout"]), elem_classes="plain")
-            self.notice()
-            self.plot = gr.Plot(label="Rollout", elem_id="rollout-plot")
-            self.download = gr.DownloadButton("Download the rollout (JSON)", visible=False)
+    def build(self) -> None:
+        self.plot = gr.Plot(label="Rollout", elem_id="rollout-plot")
+        self.download = gr.DownloadButton("Download the rollout (JSON)", visible=False)
         self.outputs = [self.plot, self.download]
 
     def fill(self, result, values: dict) -> dict:

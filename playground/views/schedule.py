@@ -6,25 +6,24 @@ import gradio as gr
 from playground import plots
 from playground.figures import schedule_text
 
-from .common import EXPLAIN, Context, View, explained, friendly
+from .common import EXPLAIN, View, explained, friendly
 
 PAPER_BASE = (512, 4000)  # d_model and warm-up of the paper's base model
 
 
 class ScheduleView(View):
-    def __init__(self, ctx: Context, pair: gr.Dropdown):
-        self.ctx, self.pair = ctx, pair
-        with gr.Tab("Learning rate") as self.tab:
-            self.about = gr.Markdown(elem_classes="plain")  # names the checkpoint's own schedule: filled in per pair
-            self.notice()
-            with gr.Row():
-                self.d_model = gr.Slider(64, 1024, value=512, step=32, label="d_model")
-                self.warmup = gr.Slider(100, 16000, value=4000, step=100, label="warmup steps")
-                self.add = gr.Button("Add this curve")
-                self.clear = gr.Button("Clear")
-            self.noam = gr.Plot()
-            self.training = gr.Plot()
-            self.curves = gr.State([PAPER_BASE])  # per user: the (d_model, warmup) curves drawn
+    def introduction(self) -> str:
+        return ""  # names the checkpoint's own schedule: filled in per pair
+
+    def build(self) -> None:
+        with gr.Row():
+            self.d_model = gr.Slider(64, 1024, value=512, step=32, label="d_model")
+            self.warmup = gr.Slider(100, 16000, value=4000, step=100, label="warmup steps")
+            self.add = gr.Button("Add this curve")
+            self.clear = gr.Button("Clear")
+        self.noam = gr.Plot()
+        self.training = gr.Plot()
+        self.curves = gr.State([PAPER_BASE])  # per user: the (d_model, warmup) curves drawn
         self.pair_inputs = [self.curves]
         self.pair_outputs = [self.about, self.noam, self.training]
 
@@ -49,6 +48,6 @@ class ScheduleView(View):
         return {self.curves: [], self.noam: self.noam_figure(pair, [])}
 
     def wire(self, result: gr.State) -> None:
-        self.add.click(self.add_curve, [self.pair, self.curves, self.d_model, self.warmup], [self.curves, self.noam],
+        self.add.click(self.add_curve, [self.panel.pair, self.curves, self.d_model, self.warmup], [self.curves, self.noam],
                        api_visibility="private")
-        self.clear.click(self.clear_curves, self.pair, [self.curves, self.noam], api_visibility="private")
+        self.clear.click(self.clear_curves, self.panel.pair, [self.curves, self.noam], api_visibility="private")

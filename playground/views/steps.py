@@ -5,17 +5,14 @@ import gradio as gr
 
 from playground import figures, plots
 
-from .common import EXPLAIN, View, explained, friendly, need
+from .common import View, friendly, need
 
 
 class StepsView(View):
-    def __init__(self):
-        with gr.Tab("Step by step", id="steps", elem_id="steps-tab") as self.tab:
-            gr.Markdown(explained(EXPLAIN["steps"]), elem_classes="plain")
-            self.notice()
-            self.probs = gr.Plot(label="Top-5 at every step")
-            self.index = gr.Slider(1, 2, value=1, step=1, label="Step")  # counted from 1, as everywhere
-            self.detail = gr.Plot(label="One step")
+    def build(self) -> None:
+        self.probs = gr.Plot(label="Top-5 at every step")
+        self.index = gr.Slider(1, 2, value=1, step=1, label="Step")  # counted from 1, as everywhere
+        self.detail = gr.Plot(label="One step")
         self.outputs = [self.probs, self.index, self.detail]
 
     def fill(self, result, values: dict) -> dict:

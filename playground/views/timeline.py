@@ -11,7 +11,7 @@ from transformer.errors import InputError
 from playground.figures import KIND_NAMES, axis_tokens, timeline_text
 from transformer.model import KINDS
 
-from .common import EXPLAIN, Context, View, explained, friendly
+from .common import EXPLAIN, View, explained, friendly
 
 
 def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | None = None) -> str:
@@ -25,19 +25,18 @@ def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | N
 
 
 class TimelineView(View):
-    def __init__(self, ctx: Context, pair: gr.Dropdown):
-        self.ctx, self.pair = ctx, pair
-        with gr.Tab("How it learned") as self.tab:
-            self.about = gr.Markdown(elem_classes="plain")  # its numbers are the checkpoint's: filled in per pair
-            self.notice()
-            self.epoch = gr.Slider(1, 2, value=1, step=1, label="after epoch")
-            self.table = gr.HTML(elem_id="timeline-table")
-            self.curves = gr.Plot()
-            with gr.Row():
-                self.example = gr.Dropdown([], label="example", scale=3)
-                self.kind = gr.Radio([(KIND_NAMES[kind], kind) for kind in KINDS], value="cross",
-                                     label="attention (last layer, heads averaged)")
-            self.forming = gr.Plot()
+    def introduction(self) -> str:
+        return ""  # its numbers are the checkpoint's: filled in per pair
+
+    def build(self) -> None:
+        self.epoch = gr.Slider(1, 2, value=1, step=1, label="after epoch")
+        self.table = gr.HTML(elem_id="timeline-table")
+        self.curves = gr.Plot()
+        with gr.Row():
+            self.example = gr.Dropdown([], label="example", scale=3)
+            self.kind = gr.Radio([(KIND_NAMES[kind], kind) for kind in KINDS], value="cross",
+                                 label="attention (last layer, heads averaged)")
+        self.forming = gr.Plot()
         self.pair_outputs = [self.about, self.epoch, self.example, self.table, self.curves, self.forming]
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
@@ -77,7 +76,7 @@ class TimelineView(View):
         return {self.forming: self.forming_figure(self.ctx.translator(pair), text, kind)}
 
     def wire(self, result: gr.State) -> None:
-        self.epoch.change(self.choose_epoch, [self.pair, self.epoch], [self.table, self.curves],
+        self.epoch.change(self.choose_epoch, [self.panel.pair, self.epoch], [self.table, self.curves],
                            api_visibility="private")
         for trigger in (self.example.input, self.kind.input):
-            trigger(self.choose_example, [self.pair, self.example, self.kind], self.forming, api_visibility="private")
+            trigger(self.choose_example, [self.panel.pair, self.example, self.kind], self.forming, api_visibility="private")

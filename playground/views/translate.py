@@ -19,23 +19,9 @@ EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="ut
 PICK = "Pick an example sentence"  # the menu's first line: choosing a sentence translates it at once
 QUERY_FIELDS = tuple(f.name for f in dataclasses.fields(DecodeOptions))  # the URL names of the decoding controls
 
-# Builds the shareable link in the browser, from the page's own address (right behind any proxy), offline too.
-SHARE_JS = """(pair, text, present, ...decoding) => {
-    const url = new URL(window.location.href);
-    url.search = ""; url.hash = "";
-    const fields = FIELDS;
-    url.searchParams.set("pair", pair);
-    url.searchParams.set("text", text);
-    fields.forEach((name, i) => url.searchParams.set(name, decoding[i]));
-    if (present) url.searchParams.set("present", "1");
-    const step = (document.querySelector("#lesson-where")?.textContent || "").match(/Step (\\d+) of/);
-    if (window.tpOpen === "lesson" && step) url.searchParams.set("lesson", step[1]);  // the Lesson, at its step
-    return url.toString();
-}""".replace("FIELDS", json.dumps(QUERY_FIELDS))
-# the page zoomed; plotly figures then measure their boxes again, so each fits the zoomed width
-PRESENT_JS = ("(on) => { document.body.classList.toggle('present', Boolean(on)); "
-              "setTimeout(() => window.dispatchEvent(new Event('resize')), 50); }")
-
+# In the browser (assets/page.js): the shareable link, from the page's own address; presentation mode on or off
+SHARE_JS = f"(...values) => tp.shareLink({json.dumps(QUERY_FIELDS)}, values)"
+PRESENT_JS = "(on) => tp.present(on)"
 
 
 class TranslatePanel:
@@ -115,7 +101,7 @@ class TranslatePanel:
         has a number or a name the translation changed, and more samples side by side when asked for."""
         translator = self.ctx.translator(result.pair)
         notices = ["The text was longer than the model's positions and was cut to fit."] if result.translation.truncated else []
-        notices += [translator.unfamiliar(result.text)] + checks.warnings(translator, result.text,
+        notices += [checks.unfamiliar(translator, result.text)] + checks.warnings(translator, result.text,
                                                                          result.translation.text)
         notice = html.escape(" ".join(notices).strip())
         samples = ""

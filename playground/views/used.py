@@ -7,10 +7,10 @@ import html
 import gradio as gr
 
 from playground import downloads, figures
-from playground.pieces import shown
-from transformer.interpret.attribution import IG_STEPS, METHODS
+from playground.pieces import METHOD_NAMES, shown
+from transformer.interpret.attribution import IG_STEPS
 
-from .common import (EXPLAIN, Context, PartlyDrawn, View, copied, explained, friendly, log, need, restore_hint,
+from .common import (PartlyDrawn, View, copied, friendly, log, need, restore_hint,
                      serialized)
 
 
@@ -24,7 +24,9 @@ def summary(expl, translator_piece) -> str:
         lines.append(f"Contrastive: the gradient rows explain log p({esc(tokens[expl.step])}) − "
                      f"log p({esc(shown(translator_piece(expl.alternative)))}); the other rows do not depend on the question.")
     if ig is None:
-        lines.append(esc(expl.unavailable))
+        names = " and ".join(METHOD_NAMES[m] for m in expl.unavailable)
+        lines.append(esc(f"{names[:1].upper()}{names[1:]} need gradients, which this model's int8 layers do not "
+                         "have: run the app without --int8 to see them."))
     else:
         relative = ig.completeness_error / max(abs(ig.gap), 1e-12)
         lines.append(f"Integrated gradients ({ig.steps} steps): the attributions sum to {ig.total:.3f} against "
@@ -41,7 +43,7 @@ def deletion_verdict(d) -> str:
     best = d.most_faithful()
     k = d.ks[-1]
     top = sum(d.drops[best])
-    tied = [METHODS[m] for m in d.drops if abs(sum(d.drops[m]) - top) < 1e-6]
+    tied = [METHOD_NAMES[m] for m in d.drops if abs(sum(d.drops[m]) - top) < 1e-6]
     if top <= sum(d.random):
         return (f"Deletion test: no method's top tokens matter more than random ones for this token (hiding {k} "
                 f"random source tokens lowers p by {d.random[-1]:.3f} on average).")
@@ -54,7 +56,7 @@ def deletion_verdict(d) -> str:
 def deletion_table(d) -> str:
     best = d.most_faithful()
     head = "".join(f"<th>top {k} hidden</th>" for k in d.ks)
-    rows = [(METHODS[m], v, m == best) for m, v in d.drops.items()]
+    rows = [(METHOD_NAMES[m], v, m == best) for m, v in d.drops.items()]
     rows.append((f"as many random tokens (mean of {d.draws} draws)", d.random, False))
     body = "".join(
         ('<tr class="best">' if mark else "<tr>") + f"<td>{html.escape(name)}</td>"
@@ -65,24 +67,20 @@ def deletion_table(d) -> str:
 
 
 class UsedView(View):
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
-        with gr.Tab("What the model used") as self.tab:
-            gr.Markdown(explained(EXPLAIN["used"]), elem_classes="plain")
-            self.notice()
-            with gr.Row():
-                self.step = gr.Dropdown([], label="Output token", elem_id="used-step")
-                self.alternative = gr.Dropdown([("none", -1)], value=-1, label="…and not this one? (contrastive)",
-                                               elem_id="used-alternative")
-                self.ig_steps = gr.Slider(IG_STEPS[0], IG_STEPS[1], value=64, step=4, elem_id="used-ig-steps",
-                                          label="Integrated-gradient steps (more: slower, closer to completeness)")
-            self.summary = gr.HTML(elem_id="used-summary")
-            self.attributions = gr.Plot(label="Attributions", elem_id="used-attributions")
-            self.deletion = gr.HTML(elem_id="used-deletion")
-            self.shares = gr.Plot(label="Source share", elem_id="used-shares")
-            self.lens = gr.Plot(label="Logit lens", elem_id="used-lens")
-            self.training = gr.Plot(label="Logit lens over training", elem_id="used-lens-training")
-            self.download = gr.DownloadButton("Download every number (JSON)", visible=False)
+    def build(self) -> None:
+        with gr.Row():
+            self.step = gr.Dropdown([], label="Output token", elem_id="used-step")
+            self.alternative = gr.Dropdown([("none", -1)], value=-1, label="…and not this one? (contrastive)",
+                                           elem_id="used-alternative")
+            self.ig_steps = gr.Slider(IG_STEPS[0], IG_STEPS[1], value=64, step=4, elem_id="used-ig-steps",
+                                      label="Integrated-gradient steps (more: slower, closer to completeness)")
+        self.summary = gr.HTML(elem_id="used-summary")
+        self.attributions = gr.Plot(label="Attributions", elem_id="used-attributions")
+        self.deletion = gr.HTML(elem_id="used-deletion")
+        self.shares = gr.Plot(label="Source share", elem_id="used-shares")
+        self.lens = gr.Plot(label="Logit lens", elem_id="used-lens")
+        self.training = gr.Plot(label="Logit lens over training", elem_id="used-lens-training")
+        self.download = gr.DownloadButton("Download every number (JSON)", visible=False)
         self.controls = [self.ig_steps]
         self.token_outputs = [self.step, self.alternative, self.summary, self.attributions, self.deletion, self.shares,
                               self.download]
@@ -93,9 +91,9 @@ class UsedView(View):
         is None without snapshots, or when a snapshot cannot be read: then `problem` says why in a sentence (never
         cached: the next request tries again), and the rest of the view works."""
         translator = self.ctx.translator(result.pair)
-        lens = self.ctx.drawn.get(("used lens", result.key), lambda: figures.lens_of(translator, result))
+        lens = self.ctx.drawn_views.get(("used lens", result.key), lambda: figures.lens_of(translator, result))
         try:
-            training = self.ctx.drawn.get(("used lens over training", result.key),
+            training = self.ctx.drawn_views.get(("used lens over training", result.key),
                                           lambda: figures.lens_over_training(translator, result))
         except Exception as e:
             log.exception("the lens over training failed")
@@ -120,7 +118,7 @@ class UsedView(View):
                 self.shares: figures.source_share_figure(expl),
                 self.download: gr.update(value=str(path), visible=True)})
 
-        return copied(self.ctx.drawn.get(("used token", result.key, step, alternative, ig_steps), make))
+        return copied(self.ctx.drawn_views.get(("used token", result.key, step, alternative, ig_steps), make))
 
     def fill(self, result, values: dict) -> dict:
         translator = self.ctx.translator(result.pair)

@@ -1,4 +1,4 @@
-"""Translate with a CTranslate2 export, and time it: the other engine in `python -m transformer bench`.
+"""Translate with a CTranslate2 export, and time it: the other engine in `python benchmarks/engines.py`.
 
 This file never imports torch. torch and CTranslate2 each bring an OpenMP thread pool, and in one process
 they slow each other badly, so the benchmark runs this file as its own process:

@@ -161,3 +161,32 @@ def import_marian(source: str, out: str | Path) -> Path:
             "parameters": sum(p.numel() for p in model.parameters())}
     Metrics(imported=card).save(out)
     return out
+
+
+def marian_copy(model):
+    """transformers' MarianMTModel with our sizes; our weights and positional table when the model is post-norm."""
+    from transformers import MarianConfig, MarianMTModel
+
+    c = model.cfg
+    config = MarianConfig(
+        vocab_size=c.vocab_size, decoder_vocab_size=c.vocab_size, d_model=c.d_model,
+        encoder_layers=c.n_encoder_layers, decoder_layers=c.n_decoder_layers,
+        encoder_attention_heads=c.n_heads, decoder_attention_heads=c.n_heads,
+        encoder_ffn_dim=c.d_ff, decoder_ffn_dim=c.d_ff, activation_function="relu",
+        max_position_embeddings=c.max_len, scale_embedding=True, share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=True, pad_token_id=c.pad_id, eos_token_id=c.eos_id, bos_token_id=c.bos_id,
+        decoder_start_token_id=c.bos_id, forced_eos_token_id=None, dropout=0.0, attention_dropout=0.0,
+        activation_dropout=0.0,
+    )
+    hf = MarianMTModel(config).eval()
+    if c.norm_first:  # Marian is post-norm: same sizes and cost, but our pre-norm weights would not fit
+        return hf
+    ours = model.state_dict()
+    state = {theirs: ours[name] for name, theirs in parameter_names(c).items() if name in ours}
+    for side in ("encoder", "decoder"):
+        state[f"model.{side}.embed_tokens.weight"] = ours["embed.table.weight"]
+        state[f"model.{side}.embed_positions.weight"] = model.positional.pe[: c.max_len]
+    state["lm_head.weight"] = ours["embed.table.weight"]
+    missing, unexpected = hf.load_state_dict(state, strict=False)
+    assert not unexpected and set(missing) <= {"final_logits_bias"}, (missing, unexpected)
+    return hf

@@ -34,14 +34,8 @@ from .capture import capture_calls, capture_internals, capture_outputs, hide_sou
 from ..errors import InputError
 from .mechanics import chain, rollout
 
-METHODS = {  # key: label, in the order the page shows them
-    "attention": "attention (last layer)",
-    "attention_norm": "attention × norm",
-    "gradient_x_input": "gradient × input",
-    "integrated_gradients": "integrated gradients",
-    "alti_plus": "ALTI+",
-    "rollout": "attention rollout",
-}
+METHODS = ("attention", "attention_norm", "gradient_x_input", "integrated_gradients", "alti_plus", "rollout")
+NEED_GRADIENTS = ("gradient_x_input", "integrated_gradients")  # what a model without gradients (int8) cannot give
 IG_STEPS = (4, 256)  # the integrated-gradient steps a caller may ask for: (fewest, most)
 DELETION_KS = (1, 2, 3)
 
@@ -117,7 +111,7 @@ def has_gradients(model) -> bool:
 def _check_gradients(model) -> None:
     if not has_gradients(model):
         raise InputError("gradient × input and integrated gradients need gradients, which the int8 layers do not "
-                         "have; run without --int8 to see them")
+                         "have; load the model without int8 to see them")
 
 
 def _log_prob_gap(log_probs: Tensor, token: int, alternative: int | None) -> Tensor:
@@ -461,7 +455,7 @@ class Explanation:
     deletion: Deletion
     source_share: dict[str, list[float]]  # "alti_plus" and, with gradients, "gradient_x_input": per step (T,)
     labels: dict[str, list[str]] = field(default_factory=dict)  # "source", "target": the tokens, when known
-    unavailable: str = ""  # a sentence on the methods this model cannot give, or ""
+    unavailable: tuple[str, ...] = ()  # the methods this model cannot give (those that need gradients, on int8)
 
     def to_dict(self) -> dict:
         ig = self.integrated
@@ -469,7 +463,7 @@ class Explanation:
                 "methods": {m: a.to_dict() for m, a in self.methods.items()},
                 "integrated_gradients": ig and {"steps": ig.steps, "sum": round(ig.total, 6), "gap": round(ig.gap, 6),
                                                 "completeness_error": round(ig.completeness_error, 6)},
-                "unavailable": self.unavailable,
+                "unavailable": list(self.unavailable),
                 "deletion": self.deletion.to_dict(),
                 "source_share": {m: [round(v, 5) for v in vs] for m, vs in self.source_share.items()}}
 
@@ -505,6 +499,5 @@ def explain(model, src: Tensor, tgt_in: Tensor, chosen: list[int], step: int, al
     shares = {"alti_plus": rolled.source_share("alti_plus").tolist()}
     if ig is not None:
         shares["gradient_x_input"] = gradient_source_shares(model, src, tgt_in, chosen).tolist()
-    unavailable = "" if ig is not None else ("Gradient × input and integrated gradients need gradients, which this "
-                                             "model's int8 layers do not have: run the app without --int8 to see them.")
+    unavailable = () if ig is not None else NEED_GRADIENTS
     return Explanation(step, token, alternative, methods, ig, deletion, shares, unavailable=unavailable)

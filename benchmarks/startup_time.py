@@ -1,4 +1,4 @@
-"""Seconds from `python app.py` to the first finished translation through the API: python tools/startup_time.py"""
+"""Seconds from `python app.py` to the first finished translation through the API: python benchmarks/startup_time.py"""
 import subprocess
 import sys
 import time

@@ -1,6 +1,6 @@
 """Peak memory of "What the model used" at the longest output the page allows (<s> and max_len - 2 pieces).
 
-    python tools/explain_memory.py [--checkpoint checkpoints/en-de] [--ig-steps 64]
+    python benchmarks/explain_memory.py [--checkpoint checkpoints/en-de] [--ig-steps 64]
 
 Prints the process's resident memory after loading and its peak while explaining the last output token (Linux's
 ru_maxrss), for a teacher-forced output of max_len - 2 pieces.

@@ -2,7 +2,7 @@
 sizes (d_model 512, 6 + 6 layers, 8 heads, d_ff 2048, 58,101 pieces, 74M parameters), imported into our module
 tree, then one translation and every view of the page drawn for it, each timed (median of --repeats, fresh caches).
 
-    python tools/marian_cost.py [--threads 1] [--repeats 3] [--keep DIR]
+    python benchmarks/marian_cost.py [--threads 1] [--repeats 3] [--keep DIR]
 
 Needs transformers (requirements-dev.txt). The tokenizer files reuse our shipped sentencepiece model, padded
 with unused pieces to Marian's vocabulary size, so embeddings and the output projection have the real size.
@@ -88,8 +88,8 @@ def main() -> None:
     values = {c: c.value for c in inputs} | {page.panel.pair: pair, page.panel.text: TEXT}
 
     def fresh() -> None:
-        page.results.entries.clear()
-        page.ctx.drawn.entries.clear()
+        page.ctx.translations.entries.clear()
+        page.ctx.drawn_views.entries.clear()
 
     rows = {"translate (greedy, 15 words; the random model runs to its length bound)":
             timed(lambda: tr.translate(TEXT), args.repeats),
@@ -100,7 +100,7 @@ def main() -> None:
     for name in page.tabs:
         group = next((g for g, names in page.groups.items() if name in names), None)
         rows[f"open {name}"] = timed(lambda: page.opener(name, group)(values), args.repeats,
-                                     lambda: page.ctx.drawn.entries.clear())
+                                     lambda: page.ctx.drawn_views.entries.clear())
     print(f"translation: {len(out_values[page.result].translation.target_tokens)} output tokens")
     for name, seconds in rows.items():
         print(f"| {name} | {seconds:.2f} s |")

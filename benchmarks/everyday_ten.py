@@ -1,4 +1,4 @@
-"""Ten sentences a class typed, before and after the third stage, as tables for docs/training.md: python tools/everyday_ten.py
+"""Ten sentences a class typed, before and after the third stage, as tables for docs/training.md: python benchmarks/everyday_ten.py
 
 Before: the second-stage checkpoints' greedy translations, kept in training/before.json (typed_ten_greedy) when
 they were replaced. Now: the shipped checkpoints, greedy."""

@@ -1,6 +1,6 @@
 """Batch-1 greedy latency of a checkout, the figure the bench reports, for comparing two commits in turn.
 
-    python tools/greedy_latency.py [--code DIR] [--threads 2]
+    python benchmarks/greedy_latency.py [--code DIR] [--threads 2]
 
 Loads checkpoints/en-de of the code in DIR (default: this checkout), decodes the first 50 val sentences
 one at a time to the lengths they reach, and prints the median over 5 rounds of each round's p50 in ms.

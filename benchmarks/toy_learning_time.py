@@ -1,4 +1,4 @@
-"""How long the "Train a tiny one" defaults take to learn each toy task here: python tools/toy_learning_time.py
+"""How long the "Train a tiny one" defaults take to learn each toy task here: python benchmarks/toy_learning_time.py
 
 Prints, per task, the first report at which held-out exact match reaches 95 %, its wall time, and the final figures.
 """

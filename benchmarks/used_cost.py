@@ -1,6 +1,6 @@
 """What the "What the model used" view costs on this machine: opening it, picking a token, and its parts.
 
-    python tools/used_cost.py [--threads 1]
+    python benchmarks/used_cost.py [--threads 1]
 """
 from __future__ import annotations
 

@@ -1,0 +1,114 @@
+"""The page, assembled from the registry: the translate panel on top, one tab per view (views inside groups), and
+every event wired to the runtime's handlers."""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import weakref
+from pathlib import Path
+
+import gradio as gr
+
+from playground import registry
+from playground.bertviz_view import script_files
+from playground.cache import SharedCache
+from transformer import Translator
+
+from .runtime import CHECK_JS, LOAD_JS, SHOW_JS, TRANSLATE_JS, Page, listen, selecting_js
+from .views.api import register as register_api
+from .views.common import ROOT, Context
+from .views.translate import TranslatePanel
+
+SCRIPT = ROOT / "assets" / "page.js"
+STYLE = ROOT / "assets" / "style.css"
+
+
+def launch_options() -> dict:
+    """What `launch` takes besides the address: the page's style and its script (one static file, sent once and
+    cached by the browser), and its theme."""
+    return dict(css=STYLE.read_text(encoding="utf-8"), head=f'<script src="gradio_api/file={SCRIPT}"></script>',
+                theme=gr.themes.Default(font=[gr.themes.Font("system-ui"), "sans-serif"]))
+
+
+def build_page(translators: dict[str, Translator], problems: list[str] | None = None,
+               bertviz_offline: bool = True, cache_size: int = 32) -> Page:
+    """The whole page; bertviz_offline=False loads bertviz's scripts from its CDN instead of the app's copies.
+    cache_size: translations kept for every user (with their hooked passes; see docs/many-users.md)."""
+    scripts = "cdn"
+    gr.set_static_paths([str(SCRIPT)] + ([str(p) for p in script_files()] if bertviz_offline else []))
+    if bertviz_offline:  # jQuery, d3 and the shim: static files of the app, sent once, cached by the browser
+        scripts = [f"gradio_api/file={p}" for p in script_files()]
+    ctx = Context(translators, Path(tempfile.mkdtemp(prefix="transformer-playground-")), scripts,
+                  translations=SharedCache(cache_size), drawn_views=SharedCache(8 * cache_size, ttl_s=1800))
+    weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
+    paths = json.dumps({e.key: registry.path(e.key) for e in registry.VIEWS})  # for the page's script
+    with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
+        gr.HTML(f"<div id=\"masthead\" data-paths='{paths}'><h1>Transformer Playground</h1><p>Type an English "
+                "sentence and watch a small Transformer translate it: where it looks, how sure it is, and how it "
+                "learned.</p></div>", apply_default_css=False)
+        for problem in problems or []:
+            gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
+        result = gr.State(None)
+        open_tab = gr.Textbox(registry.FIRST, visible=False, elem_id="open-tab")
+        redraw = gr.Button("Redraw the open tab", visible="hidden", elem_id="redraw-open")  # clicked by tp.translated
+        part = gr.Button("Show a view asked for", visible="hidden", elem_id="show-part")  # by tp.openView
+        panel = TranslatePanel(ctx)
+        views, group_tabs, group_tab = {}, {}, {}
+        with gr.Tabs() as top:
+            for entry in registry.VIEWS:  # in the registry's order; a group's tab where its first view comes
+                if entry.group is None:
+                    if entry.inside is None:
+                        views[entry.key] = entry.build()(entry, ctx, panel)
+                    else:
+                        with views[entry.inside].tab:
+                            views[entry.key] = entry.build()(entry, ctx, panel)
+                elif entry.group not in group_tabs:
+                    group = entry.group
+                    with gr.Tab(registry.GROUP_LABELS[group], id=group, elem_id=f"{group}-group") as tab, \
+                            gr.Tabs() as inner:
+                        for key in registry.members(group):
+                            views[key] = registry.entry(key).build()(registry.entry(key), ctx, panel)
+                    group_tabs[group], group_tab[group] = inner, tab
+        page = Page(demo, ctx, panel, result, open_tab, views, top, group_tabs)
+
+        panel.wire()
+        for view in views.values():
+            view.wire(result)
+        every = list(views.values())
+        inputs = set(panel.controls) | {c for v in every for c in v.reads} | {result, open_tab}
+        outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result}
+        drawn = outputs - set(panel.outputs) - {result}
+        triggers = (panel.go.click, panel.text.submit, panel.picked.then,  # Enter, an example, another pair,
+                    panel.pair.input, panel.reseeded.then, panel.compared.then)  # New sample, the comparison
+        for trigger in triggers:
+            translated = listen(trigger, page.show_translation, inputs, outputs, js=TRANSLATE_JS)
+            translated.then(None, js=CHECK_JS)  # in the browser: no second event unless the open tab changed
+        listen(redraw.click, page.redraw_open, inputs, drawn, show_progress="hidden",
+               trigger_mode="always_last")  # a click while one is pending still runs, after it: the newest wins
+        listen(part.click, page.show_part, inputs, drawn | {top, *group_tabs.values()}, js=SHOW_JS,
+               show_progress="hidden", trigger_mode="always_last")
+
+        def on_select(tab: gr.Tab, handler, keys: list[str], js: str) -> None:
+            """tab's select event: it reads and sets what the views it may draw read and set."""
+            shown = [views[k] for key in keys for k in registry.tabs()[key]]
+            listen(tab.select, handler, {open_tab, panel.pair, result} | {c for v in shown for c in v.reads},
+                   {c for v in shown for c in v.draws}, js=js)
+
+        for key in registry.tabs():
+            group = registry.entry(key).group
+            on_select(views[key].tab, page.opener(key, group), [key], selecting_js(key))
+        for group, tab in group_tab.items():
+            on_select(tab, page.opener(None, group), registry.members(group), selecting_js(None, group))
+        if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
+            opened = (outputs | {panel.pair, panel.text, panel.present, top, *group_tabs.values(),
+                                 views["lesson"].number} | set(panel.decoding))
+            listen(demo.load, page.open, inputs, opened, js=LOAD_JS,
+                   concurrency_limit=4)  # served from the caches: a class opening at once waits little
+        register_api(ctx)
+    return page
+
+
+def build_demo(translators: dict[str, Translator], problems: list[str] | None = None,
+               bertviz_offline: bool = True) -> gr.Blocks:
+    return build_page(translators, problems, bertviz_offline).demo

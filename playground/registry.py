@@ -1,0 +1,98 @@
+"""Every view of the page, declared once: its key, where its tab sits, its label and its builder.
+
+The tabs, the share links (?view=key), the Lesson's and the glance's "go deeper" links, the page's wiring and
+docs/views.md all read this table. A view's explanation is its key's entry in assets/explanations.json (when it has
+one). A link names a view by its key; `path` adds its group's key, which is how the browser's bookkeeping knows it.
+No gradio here: the figures that write links import this module too.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Group:
+    """A top-level tab that holds several views, each in a tab of its own (the top level fits one line)."""
+
+    key: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str  # the view's name everywhere: tab id, link, share link, docs
+    label: str  # its tab's label (or its heading, when it lives inside another view's tab)
+    builder: str  # "module:Class" under playground.views
+    group: str | None = None  # the Group it sits in; None: a tab of the top level
+    inside: str | None = None  # drawn inside another view's tab, under it (no tab of its own)
+
+    def build(self):
+        module, _, name = self.builder.partition(":")
+        return getattr(importlib.import_module(f"playground.views.{module}"), name)
+
+
+GROUPS = (
+    Group("looks", "Attention"),  # where the model looks, and how those numbers are made
+    Group("beyond", "Beyond attention"),  # what it uses, and what it needs
+    Group("training", "Training"),  # how it learns
+    Group("model", "The model"),  # what it is made of, and other models beside it
+)
+
+VIEWS = (
+    Entry("glance", "At a glance", "glance:GlanceView"),  # the tab that opens first
+    Entry("lesson", "Lesson", "lesson:LessonView"),
+    Entry("steps", "Step by step", "steps:StepsView"),
+    Entry("beam_tree", "Beam search as a tree", "beam_tree:BeamTreeView", inside="steps"),
+    Entry("attention", "Heatmaps", "attention:AttentionView", group="looks"),
+    Entry("inside", "One head", "inside:InsideHeadView", group="looks"),
+    Entry("families", "Three families", "families:FamiliesView", group="looks"),
+    Entry("rollout", "Rollout", "rollout:RolloutView", group="looks"),
+    Entry("bertviz", "bertviz", "bertviz:BertvizView", group="looks"),
+    Entry("used", "What the model used", "used:UsedView", group="beyond"),
+    Entry("ablation", "Head ablation", "ablation:AblationView", group="beyond"),
+    Entry("patching", "One word changed", "patching:PatchingView", group="beyond"),
+    Entry("schedule", "Learning rate", "schedule:ScheduleView", group="training"),
+    Entry("timeline", "How it learned", "timeline:TimelineView", group="training"),
+    Entry("live", "Train a tiny one", "live:LiveView", group="training"),
+    Entry("positional", "Positional encoding", "positional:PositionalView", group="model"),
+    Entry("compare", "Compare models", "compare:CompareView", group="model"),
+    Entry("card", "Model card", "card:CardView", group="model"),
+)
+
+FIRST = VIEWS[0].key  # what the page shows under the panel when it opens
+BY_KEY = {entry.key: entry for entry in VIEWS}
+GROUP_LABELS = {group.key: group.label for group in GROUPS}
+
+
+def entry(key: str) -> Entry:
+    if key not in BY_KEY:
+        raise KeyError(f"no view {key!r}; the views are {', '.join(BY_KEY)}")
+    return BY_KEY[key]
+
+
+def tab_of(key: str) -> str:
+    """The view whose tab shows `key` (itself, or the view it is drawn inside)."""
+    return entry(key).inside or key
+
+
+def path(key: str) -> str:
+    """How a link names a view for the browser: "group/key", or "key" at the top level."""
+    e = entry(tab_of(key))
+    return f"{e.group}/{e.key}" if e.group else e.key
+
+
+def title(key: str) -> str:
+    """A view's name in words: "Attention: Three families", or "Step by step" at the top level."""
+    e = entry(key)
+    return f"{GROUP_LABELS[e.group]}: {e.label}" if e.group else e.label
+
+
+def tabs() -> dict[str, list[str]]:
+    """Each tab's key -> the views drawn in it (its own first, then those inside it)."""
+    return {e.key: [e.key] + [v.key for v in VIEWS if v.inside == e.key] for e in VIEWS if e.inside is None}
+
+
+def members(group: str) -> list[str]:
+    """The views in a group's tabs, the first one open by default."""
+    return [e.key for e in VIEWS if e.group == group]
