@@ -13,7 +13,7 @@ from transformer import Translator  # noqa: E402
 from transformer.interpret import patching  # noqa: E402
 
 FIRST = "A young man in a red shirt is playing the guitar on the stage."
-SECOND = "A young woman in a red shirt is playing the guitar on the stage."
+SECOND = "A young man in a red shirt is playing the piano on the stage."  # differs late: a long prefix
 
 torch.set_num_threads(1)
 for pair in ("en-de", "en-fr"):
