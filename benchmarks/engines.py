@@ -31,10 +31,9 @@ sys.path.insert(0, str(ROOT))
 
 from transformer import Transformer, Translator, decoding  # noqa: E402
 from transformer.batching import pad_batch  # noqa: E402
-from transformer.bench import (batch1_cases, clock, decoding_latency, latency, sizes, step_limit,  # noqa: E402
-                               throughput, train_speed, training_batches)
+from transformer.bench import (clock, decoding_latency, latency, step_limit, throughput,  # noqa: E402
+                               train_speed, training_batches, workload)
 from transformer.interop.marian import marian_copy  # noqa: E402
-from transformer.training.data import read_pair  # noqa: E402
 
 
 class TorchTransformer(torch.nn.Module):
@@ -187,23 +186,14 @@ def engine_turns(checkpoint: str, sentences: list[str], throughput: list[str], t
 
 
 def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -> dict:
-    if threads:
-        torch.set_num_threads(threads)
-    torch.manual_seed(0)
-    tr = Translator.load(checkpoint, device="cpu")
-    src_lang, tgt_lang = tr.metrics.pair.split("-")
-    val_src, _ = read_pair(data_dir, "val", src_lang, tgt_lang)
-    test_src, _ = read_pair(data_dir, "test", src_lang, tgt_lang)
-    train_src, train_tgt = read_pair(data_dir, "train", src_lang, tgt_lang)
-    n_latency, n_throughput, _, n_train, n_batches = sizes(quick, len(test_src), len(val_src))
+    w = workload(checkpoint, data_dir, quick, threads)
+    tr, cases, texts = w.tr, w.cases, w.texts
     hf = marian_copy(tr.model)
-    cases = batch1_cases(tr, val_src[:n_latency])
-    texts = test_src[:n_throughput]
     ours = decoding_latency(tr, cases)
     theirs = hf_latency(tr, cases, hf)
     ours_throughput, steps = throughput(tr, texts)
     hf_throughput_ = hf_throughput(tr, texts, steps, hf)
-    ours_batches, random_batches = training_batches(tr, train_src[:n_train], train_tgt[:n_train], n_batches)
+    ours_batches, random_batches = training_batches(tr, w.train_src, w.train_tgt, w.n_batches)
     train_cfg = type(tr.cfg)(**{**tr.cfg.to_dict(), "dropout": 0.1})
     ours_tps, _ = train_speed(Transformer(train_cfg), ours_batches)
     base_tps, _ = train_speed(TorchTransformer(train_cfg), random_batches)
@@ -219,7 +209,7 @@ def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -
         "throughput_speedup_vs_hf": ours_throughput["ours_sentences_per_s"] / hf_throughput_["hf_sentences_per_s"],
         "train_speedup_vs_baseline": ours_tps / base_tps,
     }
-    engines = engine_turns(checkpoint, val_src[:n_latency], texts)  # CTranslate2 on the same weights
+    engines = engine_turns(checkpoint, w.val_src[: len(cases)], texts)  # CTranslate2 on the same weights
     if engines is not None:
         result["engines"] = engines
         result |= {key: engines[key] for key in ENGINE_KEYS}

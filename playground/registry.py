@@ -7,6 +7,7 @@ No gradio here: the figures that write links import this module too.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass
 
@@ -88,8 +89,10 @@ def title(key: str) -> str:
     return f"{GROUP_LABELS[e.group]}: {e.label}" if e.group else e.label
 
 
+@functools.cache
 def tabs() -> dict[str, list[str]]:
-    """Each tab's key -> the views drawn in it (its own first, then those inside it)."""
+    """Each tab's key -> the views drawn in it (its own first, then those inside it); one table, read by every
+    draw (callers do not change it)."""
     return {e.key: [e.key] + [v.key for v in VIEWS if v.inside == e.key] for e in VIEWS if e.inside is None}
 
 

@@ -10,6 +10,7 @@ benchmarks/engines.py, which reuses these measurements.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 import math
 import statistics
 import time
@@ -186,12 +187,23 @@ def training_speed(tr: Translator, batches: list) -> dict:
             "mfu": flops / peak}
 
 
-def sizes(quick: bool, n_test: int, n_val: int) -> tuple[int, int, int, int, int]:
-    """(latency sentences, throughput sentences, BLEU sentences, training examples, training batches)."""
-    return (20, 200, 200, 3000, 12) if quick else (50, n_test, n_val, 12000, 30)
+@dataclass
+class Workload:
+    """What a benchmark run measures on: the checkpoint and the sentences, cut to the run's size."""
+
+    tr: Translator
+    cases: list[tuple[Tensor, int, int]]  # batch-1 latency: val sentences with the lengths decoders are forced to
+    texts: list[str]  # the throughput run: test sentences
+    val_src: list[str]  # BLEU (int8 against fp32)
+    val_ref: list[str]
+    train_src: list[str]  # training steps
+    train_tgt: list[str]
+    n_batches: int
 
 
-def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -> dict:
+def workload(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -> Workload:
+    """Load the checkpoint and its pair's Multi30k splits; quick: 20 latency and 200 throughput and BLEU
+    sentences, 3,000 training examples in 12 batches (else 50, the whole test and val sets, 12,000 in 30)."""
     if threads:
         torch.set_num_threads(threads)
     torch.manual_seed(0)
@@ -200,15 +212,20 @@ def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -
     val_src, val_ref = read_pair(data_dir, "val", src_lang, tgt_lang)
     test_src, _ = read_pair(data_dir, "test", src_lang, tgt_lang)
     train_src, train_tgt = read_pair(data_dir, "train", src_lang, tgt_lang)
-    n_latency, n_throughput, n_bleu, n_train, n_batches = sizes(quick, len(test_src), len(val_src))
-    cases = batch1_cases(tr, val_src[:n_latency])
-    texts = test_src[:n_throughput]
+    n_latency, n_throughput, n_bleu, n_train, n_batches = (
+        (20, 200, 200, 3000, 12) if quick else (50, len(test_src), len(val_src), 12000, 30))
+    return Workload(tr, batch1_cases(tr, val_src[:n_latency]), test_src[:n_throughput], val_src[:n_bleu],
+                    val_ref[:n_bleu], train_src[:n_train], train_tgt[:n_train], n_batches)
+
+
+def run(checkpoint: str, data_dir: str, quick: bool = False, threads: int = 0) -> dict:
+    w = workload(checkpoint, data_dir, quick, threads)
     result: dict = {"checkpoint": checkpoint, "threads": torch.get_num_threads(), "quick": quick}
-    result |= decoding_latency(tr, cases)
-    result["throughput"], _ = throughput(tr, texts)
-    result |= int8_comparison(tr, texts, cases, val_src[:n_bleu], val_ref[:n_bleu])
-    ours_batches, _ = training_batches(tr, train_src[:n_train], train_tgt[:n_train], n_batches)
-    result |= training_speed(tr, ours_batches)
+    result |= decoding_latency(w.tr, w.cases)
+    result["throughput"], _ = throughput(w.tr, w.texts)
+    result |= int8_comparison(w.tr, w.texts, w.cases, w.val_src, w.val_ref)
+    ours_batches, _ = training_batches(w.tr, w.train_src, w.train_tgt, w.n_batches)
+    result |= training_speed(w.tr, ours_batches)
     return result
 
 
