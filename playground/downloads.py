@@ -39,7 +39,7 @@ def attention_payload(maps) -> dict:
 
 
 def rollout_payload(rollouts: dict) -> dict:
-    """Per self-attention kind (playground.rollout_maps): the last layer's mean of heads, the rollout, the tokens."""
+    """Per self-attention kind (views/rollout.py's rollout_maps): the last layer's mean of heads, the rollout, the tokens."""
     return {kind: {"last_layer_mean": rounded(last.tolist()), "rollout": rounded(rolled.tolist()), "tokens": tokens}
             for kind, (last, rolled, tokens) in rollouts.items()}
 

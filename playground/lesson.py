@@ -17,7 +17,9 @@ import plotly.graph_objects as go
 from transformer.decoding import DecodeOptions
 from transformer.training import timeline
 
-from . import figures, glance, plots, results
+from . import glance, plots, results
+from .attributions import attribution_figure, explanation
+from .maps import attention_figure, families_figure
 from .pieces import METHOD_NAMES, piece as piece_shown, shown as shown_piece
 from .results import Result
 
@@ -157,7 +159,7 @@ def one_head(translator, result: Result) -> Step:
     src, q = result.maps.source_tokens, looked_at(result)
     row = result.maps.encoder[0, 0, q]  # (S,): layer 0, head 0, the query's weights over every piece
     k = int(row.argmax())
-    fig = figures.attention_figure(result, "encoder", 0, "0", "single")
+    fig = attention_figure(result, "encoder", 0, "0", "single")
     return Step(
         3, "One head", "To update a piece, attention lets it ask a question (its **query**) of every piece, each "
         "of which shows a label (its **key**). The better a label fits the question, the bigger that piece's "
@@ -171,7 +173,7 @@ def many_heads(translator, result: Result) -> Step:
     src, q = result.maps.source_tokens, looked_at(result)
     rows = result.maps.encoder[0, :, q]  # (H, S): every head's weights for the query
     best = rows.argmax(-1).tolist()
-    fig = figures.attention_figure(result, "encoder", 0, "0", "heads")
+    fig = attention_figure(result, "encoder", 0, "0", "heads")
     marked = copy(fig)
     for h, k in enumerate(best):
         mark_cell(marked, k, q, "" if h == 0 else str(h + 1))
@@ -198,7 +200,7 @@ def masks(translator, result: Result) -> Step:
                     "longer sentence.", deeper="families")
     later = min(3, len(out) - 1)  # the decoder's inputs: <s>, then out[0], out[1], ...: out[j] sits at j + 1
     weight = float(result.maps.decoder[:, :, 1, later + 1].max())  # (L, H): every layer and head, out[0]'s row
-    fig = figures.families_figure(result)
+    fig = families_figure(result)
     seen = "no: every head of every layer gives it weight 0" if weight == 0 else f"yes, weight {weight:.3f}"
     return Step(
         5, "Masks", text, f"While it works on {quoted(out[0])}, may the decoder look at {quoted(out[later])}, which "
@@ -222,7 +224,7 @@ def cross(translator, result: Result) -> Step:
     row = result.maps.cross[-1].mean(0)[t]  # (S,): the last layer, mean of heads, while it writes out[t]
     k = int(row.argmax())
     layers = result.maps.cross.size(0)
-    fig = figures.attention_figure(result, "cross", layers - 1, "average", "single")
+    fig = attention_figure(result, "cross", layers - 1, "average", "single")
     return Step(
         6, "Cross-attention", text,
         f"Which English piece will the model look at most when it writes {quoted(out[t])}?",
@@ -254,7 +256,7 @@ def next_word(translator, result: Result) -> Step:
 def beam(translator, result: Result) -> Step:
     greedy = results.run(translator, result.pair, result.text, DecodeOptions())
     searched = results.run(translator, result.pair, result.text, DecodeOptions(strategy="beam", beam_size=4))
-    fig = figures.beam_tree_figure(translator, searched)
+    fig = plots.beam_tree(searched.translation.beam_tree, translator.tokenizer.pieces)
     same = searched.translation.text == greedy.translation.text
     answer = (f"**Yes**: both write “{html.escape(greedy.translation.text)}”." if same else
               f"**No**: greedy writes “{html.escape(greedy.translation.text)}”; beam search "
@@ -293,8 +295,8 @@ def not_attention(translator, result: Result) -> Step:
     if t is None or sum(is_word(s) for s in src) < 2:
         return Step(10, "What attention does not tell you", text + " Your sentence needs at least two words for "
                     "this test.", deeper="used")
-    expl = figures.explanation(translator, result, t, ig_steps=16)
-    fig = figures.attribution_figure(expl)
+    expl = explanation(translator, result, t, ig_steps=16)
+    fig = attribution_figure(expl)
     top = {m: int(expl.methods[m].source.argmax()) for m in ("attention", "alti_plus")}
     drop = {m: expl.deletion.drops[m][0] for m in top}
     verdict = deletion_verdict(top, drop)

@@ -41,3 +41,16 @@ def labels(tokens: list[str]) -> list[str]:
 def number(i: int) -> int:
     """A layer, head, step or position as the page counts it."""
     return i + 1
+
+
+def listed(numbers: list[int]) -> str:
+    """[1, 2, 4, 8, 131, 132, 133] -> "1, 2, 4, 8 and 131-133" (runs of three or more as a range)."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    parts = [f"{r[0]}-{r[-1]}" if len(r) >= 3 else ", ".join(map(str, r)) for r in runs]
+    parts = [p for part in parts for p in part.split(", ")]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]

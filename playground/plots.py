@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable, Iterable
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -387,10 +388,14 @@ def rollout_figure(panels: list[tuple[str, Tensor, list[str]]], title: str) -> g
 BEAM_COLORS = {"live": "#3182bd", "finished": "#31a354", "pruned": "#bdbdbd"}
 
 
-def beam_tree(tree, pieces: list[str], title: str) -> go.Figure:
+def beam_tree(tree, to_pieces: Callable[[Iterable[int]], list[str]]) -> go.Figure:
     """Beam search as a tree: step on x, rank within the step on y; edges to each node's parent; the winning
-    path drawn thick. pieces[i] is node i's token. Hover shows the cumulative log-probability and the score."""
+    path drawn thick. to_pieces: the tokenizer's `pieces`, ids -> pieces. Hover shows the cumulative
+    log-probability and the score."""
     nodes = tree.nodes
+    title = (f"Beam search, beam size {tree.beam_size}, length penalty {tree.length_penalty:g}: {len(nodes)} "
+             "candidates ranked")
+    tokens = to_pieces(n.token for n in nodes)  # tokens[i]: node i's token
     rank: dict[int, int] = {}
     by_step: dict[int, list[int]] = {}
     for i, n in enumerate(nodes):
@@ -416,7 +421,7 @@ def beam_tree(tree, pieces: list[str], title: str) -> go.Figure:
         ids = [i for i, n in enumerate(nodes) if n.status == status]
         fig.add_trace(go.Scatter(
             x=[nodes[i].step + 1 for i in ids], y=[rank[i] for i in ids], mode="markers+text",
-            text=[html.escape(written(pieces[i])) for i in ids], textposition="top center", name=status,
+            text=[html.escape(written(tokens[i])) for i in ids], textposition="top center", name=status,
             marker=dict(size=[16 if i in win else 11 for i in ids], color=color,
                         line=dict(width=[3 if i in win else 0 for i in ids], color="#e6550d")),
             customdata=[[nodes[i].log_prob, nodes[i].score, status] for i in ids],

@@ -17,7 +17,12 @@ from playground import registry
 from playground.views.card import model_card
 from playground.views.compare import model_choices
 from transformer import Translator, save_checkpoint
-from playground import checks, figures, plots, results
+from playground import checks, plots, results
+from playground.maps import attention_figure, axis_tokens
+from playground.views.ablation import every_head
+from playground.views.common import token_changes
+from playground.views.steps import step_view
+from transformer.interpret.capture import parse_head
 from playground.pieces import METHOD_NAMES
 from transformer.interpret.attribution import METHODS
 from playground.cache import SharedCache
@@ -65,7 +70,7 @@ def test_the_model_card_of_a_third_stage_names_every_run_in_order(translator):
 
 
 def test_every_number_in_the_views_texts_comes_from_the_checkpoint_or_the_settings(page):
-    from playground.figures import listed
+    from playground.pieces import listed
     from transformer.model import Transformer, count_parameters
     from transformer.training import timeline
     from transformer.training.live import ToySettings
@@ -152,16 +157,16 @@ def test_every_view_builds_from_one_translation(translators):
     result = results.run(t, pair, TEXT, DecodeOptions("beam", beam_size=3))
     for kind in ("encoder", "decoder", "cross"):
         for mode in ("single", "heads", "all"):
-            fig = figures.attention_figure(result, kind, 0, "average" if mode == "single" else "0", mode)
+            fig = attention_figure(result, kind, 0, "average" if mode == "single" else "0", mode)
             assert len(fig.data) == {"single": 1, "heads": t.cfg.n_heads,
                                      "all": t.cfg.n_heads * getattr(result.maps, kind).size(0)}[mode]
-    step = figures.step_view(result, 2)
+    step = step_view(result, 2)
     assert list(step.data[0].x) == [p for _, p in result.translation.steps[2].alternatives]  # its top-5 bars
     assert list(step.data[1].x) == plots.labels(result.maps.source_tokens)  # the cross row over the source
-    after = figures.ablate(t, result, [f"cross:{i}:{h}" for i in range(t.cfg.n_decoder_layers)
-                                          for h in range(t.cfg.n_heads)])
+    every_cross = [parse_head(f"cross:{i}:{h}") for i in range(t.cfg.n_decoder_layers) for h in range(t.cfg.n_heads)]
+    after = t.translate(result.text, result.options, ablate=every_cross)
     assert after.text != result.translation.text  # without any cross-attention the source is invisible
-    old, new = figures.token_changes(result.translation.target_tokens, after.target_tokens)
+    old, new = token_changes(result.translation.target_tokens, after.target_tokens)
     assert [t for t, _ in old] == result.translation.target_tokens and any(c for _, c in old + new)
     card = model_card(t, pair)
     assert f"{sum(p.numel() for p in t.model.parameters()):,}" in card
@@ -385,7 +390,7 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
     tree = open_tab(page, "steps", after(on_load(page), out))
     assert traces(tree[page.views["beam_tree"].plot]) and tree[page.views["beam_tree"].note] == ""
     heads = open_tab(page, "ablation", after(on_load(page), out))[page.views["ablation"].heads]
-    assert heads["choices"] == figures.head_choices(page.ctx.translator(pair))  # the link's pair's heads
+    assert heads["choices"] == every_head(page.ctx.translator(pair))  # the link's pair's heads
     plain = page.open(on_load(page), Request())  # no link: the first example, greedy
     assert plain[page.result].text == defaults(page)[panel.text] and plain[page.result].options.strategy == "greedy"
     assert plain[panel.present] is False
@@ -523,7 +528,7 @@ def test_inside_attention_views_for_every_kind_escape_hostile_tokens(page):
     result = page.show_translation(defaults(page) | {page.panel.text: hostile})[page.result]
     inside = page.views["inside"]
     for kind in ("encoder", "decoder", "cross"):
-        queries = figures.axis_tokens(result.maps, kind)[0]
+        queries = axis_tokens(result.maps, kind)[0]
         query = next(i for i, t in enumerate(queries) if "<" in t)  # <unk> in the source, <s> in the target
         out = inside.redraw(result, kind, 1, 2, query)
         steps = out[inside.steps]

@@ -183,12 +183,12 @@ def test_alti_plus_of_a_two_token_model_equals_the_papers_formula_worked_by_hand
         if norm_first:
             enc_c = _hand_alti(enc.self_attn, x, enc.norm_1(x), enc.norm_1(x), None, merge=True)
             self_c = [[1.0, 0.0], _hand_alti(dec.self_attn, t, dec.norm_1(t), dec.norm_1(t), None, merge=True)[1]]
-            after_self = t + dec.self_attn.self_attend(dec.norm_1(t)[None], model.causal_mask(2, t.device))[0]
+            after_self = t + dec.self_attn(dec.norm_1(t)[None], dec.norm_1(t)[None], model.causal_mask(2, t.device))[0]
             cross_c = _hand_alti(dec.cross_attn, after_self, dec.norm_2(after_self), memory, None, merge=False)
         else:
             enc_c = _hand_alti(enc.self_attn, x, x, x, enc.norm_1, merge=True)
             self_c = [[1.0, 0.0], _hand_alti(dec.self_attn, t, t, t, dec.norm_1, merge=True)[1]]
-            after_self = dec.norm_1(t + dec.self_attn.self_attend(t[None], model.causal_mask(2, t.device))[0])
+            after_self = dec.norm_1(t + dec.self_attn(t[None], t[None], model.causal_mask(2, t.device))[0])
             cross_c = _hand_alti(dec.cross_attn, after_self, after_self, memory, dec.norm_2, merge=False)
     close = functools.partial(torch.testing.assert_close, atol=1e-5, rtol=0)
     close(got.layers[("encoder", 0)], torch.tensor(enc_c))

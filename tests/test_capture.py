@@ -19,7 +19,7 @@ def n_hooks(model) -> int:
 
 def test_hooks_are_removed_on_exit_and_on_error(model, cfg):
     blocks = 2 * cfg.n_decoder_layers + cfg.n_encoder_layers  # attention blocks: encoder self, decoder self, cross
-    expected = {"attention": blocks, "inputs": 1, "internals": 4 * blocks}  # internals: block, W^Q, tap, W^O
+    expected = {"attention": blocks, "inputs": 1, "internals": 6 * blocks}  # internals: block, W^Q, W^K, W^V, tap, W^O
     contexts = {"attention": capture_attention, "inputs": capture_inputs, "internals": capture_internals}
     src, tgt = random_tokens(1, 6, 40), random_tokens(1, 4, 40, seed=1)
     before = n_hooks(model)
@@ -71,7 +71,7 @@ def test_ablating_every_head_of_a_layer_zeroes_its_attention_output(model):
     x = torch.randn(1, 4, model.cfg.d_model)
     attn = model.encoder.layers[0].self_attn
     with ablate_heads(model, [("encoder", 0, h) for h in range(model.cfg.n_heads)]):
-        out = attn.self_attend(x, None)
+        out = attn(x, x, None)
     torch.testing.assert_close(out, attn.w_o.bias.expand_as(out))  # only W_O's bias is left
 
 

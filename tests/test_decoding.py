@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from transformer import ModelConfig, beam_search, greedy, sample
-from transformer.decoding import DecodeOptions, decode, filter_logits
+from transformer.decoding import BeamObserver, DecodeOptions, beam_step, decode, filter_logits
 from transformer.model import KVCache
 
 from conftest import random_tokens
@@ -178,6 +178,48 @@ def test_decode_dispatches_on_the_strategy(model):
     g = torch.Generator().manual_seed(0)
     assert [h.tokens for h in decode(model, src, DecodeOptions("sample", top_k=1), g)] == expected
     assert len(decode(model, src, DecodeOptions("greedy", max_len=3))[0].steps) <= 3
+
+
+def test_a_beam_step_keeps_endings_ranked_in_the_beam_and_continues_the_rest():
+    """The table's second step, two beams "A" (0.6) and "B" (0.4), taken alone: scores in, choices out."""
+    log = lambda *ps: [math.log(p) if p else float("-inf") for p in ps]
+    scores = torch.tensor([log(0.6, 0.4)])  # (n=1, K=2)
+    #                            PAD BOS EOS  A    B    C
+    log_probs = torch.tensor([log(0, 0, 0.3, 0.4, 0.3, 0),  # after "A"
+                              log(0, 0, 0.9, 0.1, 0, 0)])  # after "B"
+    step = beam_step(scores, log_probs, EOS, room=torch.tensor([2]), last=torch.tensor([False]))
+    ranked = [(beam, tok, round(math.exp(s), 4)) for beam, tok, s in
+              zip(step.beams[0].tolist(), step.tokens[0].tolist(), step.scores[0].tolist()) if s > -math.inf]
+    assert ranked[:2] == [(1, EOS, 0.36), (0, A, 0.24)]
+    assert sorted(ranked[2:4]) == [(0, EOS, 0.18), (0, B, 0.18)]  # a tie: either order
+    assert step.ended[0].tolist()[:2] == [True, False] and step.ended.sum() == 1  # "A </s>" ranks third: pruned
+    assert not step.done[0]
+    kept = [step.tokens[0, j].item() for j in step.next_beams[0].tolist()]
+    assert kept == [A, B] and step.next_scores[0].exp().tolist() == pytest.approx([0.24, 0.18])
+    full = beam_step(scores, log_probs, EOS, room=torch.tensor([1]), last=torch.tensor([False]))
+    assert full.done[0] and full.ended.sum() == 1  # the one ending it had room for: the sentence is done
+    bound = beam_step(scores, log_probs, EOS, room=torch.tensor([2]), last=torch.tensor([True]))
+    assert bound.done[0] and bound.ended[0, :2].all()  # on the last step the first K all end
+
+
+def test_an_observer_sees_every_step_and_never_changes_the_search(model):
+    class Counting(BeamObserver):
+        def __init__(self):
+            self.steps, self.chosen = [], None
+
+        def step(self, t, sentences, step):
+            self.steps.append((t, list(sentences), tuple(step.tokens.shape)))
+
+        def finish(self, hypotheses, chosen):
+            self.chosen = chosen
+
+    src = random_tokens(2, 6, 40)
+    seen = Counting()
+    watched = beam_search(model, src, 9, beam_size=3, observer=seen)
+    assert [h.tokens for h in watched] == [h.tokens for h in beam_search(model, src, 9, beam_size=3)]
+    assert [t for t, _, _ in seen.steps] == sorted(t for t, _, _ in seen.steps) and seen.steps[0][:2] == (0, [0, 1])
+    assert all(shape == (len(rows), 6) for _, rows, shape in seen.steps)  # (n, 2K)
+    assert len(seen.chosen) == 2 and watched[0].tree is None
 
 
 def test_beam_tree_records_the_search_on_the_table():

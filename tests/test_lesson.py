@@ -94,7 +94,7 @@ def check_deletion_step(translator, result, made):
     t = lesson.clearest_step(result)
     if t is None or not made[9].question:
         return
-    expl = lesson.figures.explanation(translator, result, t, ig_steps=16)
+    expl = lesson.explanation(translator, result, t, ig_steps=16)
     top = {m: int(expl.methods[m].source.argmax()) for m in ("attention", "alti_plus")}
     verdict = lesson.deletion_verdict(top, {m: expl.deletion.drops[m][0] for m in top})
     assert verdict[0].upper() + verdict[1:] == bold(made[9].answer).rstrip(".")
@@ -143,7 +143,7 @@ def test_every_answer_is_the_models_own_on_the_shipped_checkpoints(translators):
         epochs = lesson.timeline.snapshots(translator)  # step 9: the snapshots' own translations
         said = lesson.timeline.snapshot(translator, epochs[0]).translate(SENTENCE).text
         assert f"after epoch {epochs[0]}: “{html.escape(said)}”" in made[8].answer
-        expl = lesson.figures.explanation(translator, results.run(translator, pair, SENTENCE),
+        expl = lesson.explanation(translator, results.run(translator, pair, SENTENCE),
                                           lesson.clearest_step(results.run(translator, pair, SENTENCE)), ig_steps=16)
         assert f"by {expl.deletion.drops['attention'][0]:.2f}" in made[9].answer  # step 10: the deletion test
         for sentence in ("I have a math test tomorrow.", "My sister plays the piano."):

@@ -34,7 +34,7 @@ def test_attention_equals_torch_multihead_attention(cfg, watched):
     pad[1, 4:] = True  # the second sentence has 3 padding positions
     seen = []
     handle = ours.attn_probs.register_forward_hook(lambda m, i, o: seen.append(o)) if watched else None
-    out = ours(query, ours.split_heads(ours.w_k(memory)), ours.split_heads(ours.w_v(memory)), ~pad[:, None, None, :])
+    out = ours(query, memory, ~pad[:, None, None, :])
     expected, weights = ref(query, memory, memory, key_padding_mask=pad, average_attn_weights=False)
     torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
     if watched:
@@ -47,7 +47,7 @@ def test_causal_self_attention_equals_torch_with_causal_mask(cfg):
     x = torch.randn(3, 6, cfg.d_model)
     causal = torch.ones(6, 6, dtype=torch.bool).tril()
     expected, _ = ref(x, x, x, attn_mask=~causal)
-    torch.testing.assert_close(ours.self_attend(x, causal), expected, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(ours(x, x, causal), expected, atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -17,7 +17,7 @@ M = Metrics.from_dict  # the tests write metrics.json as a dict, as a file holds
 
 
 def test_plots_never_import_gradio():
-    code = "import sys, playground.plots, playground.figures, playground.bertviz_view; print('gradio' in sys.modules)"
+    code = "import sys, playground.plots, playground.maps, playground.attributions, playground.lesson, playground.bertviz_view; print('gradio' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr
 

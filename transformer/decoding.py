@@ -297,115 +297,166 @@ def sample(
 
 
 # -----------------------------------------------------------------------------
-# Beam search
+# Beam search: a pure step, a loop over sentences, and an optional observer that records the tree
 
 
-def _record_step(trees: list[BeamTree], live: list[list[int]], active: list[int], t: int, parent_beam: Tensor,
-                 tok: Tensor, top_scores: Tensor, kept_ends: set,
-                 survivors: dict[int, list[int]]) -> list[dict[int, int]]:
-    """Add step t's candidates (n, 2K) of every active sentence to its tree; `live` becomes this step's beams.
+@dataclass
+class BeamStep:
+    """What one step of beam search chose, for n sentences of K beams: their 2K best candidates, best first."""
 
-    parent_beam: which beam (0..K-1) each candidate extends; kept_ends: the (i, j) that became finished
-    hypotheses; survivors: for sentence row i, the candidates j that continue, in beam order.
-    Returns, per sentence row, the node index of each recorded candidate j.
+    scores: Tensor  # (n, 2K) cumulative log-probabilities (-inf: no such candidate)
+    beams: Tensor  # (n, 2K) the beam (0..K-1) each candidate extends
+    tokens: Tensor  # (n, 2K)
+    token_log_probs: Tensor  # (n, 2K) the token's own log-probability
+    ended: Tensor  # (n, 2K) bool: ends here and is kept as a finished hypothesis
+    done: Tensor  # (n,) bool: the sentence stops after this step
+    next_beams: Tensor  # (n, K) the candidates (0..2K-1) that continue as the next step's beams, best first
+    next_scores: Tensor  # (n, K) their cumulative log-probabilities
+
+
+def beam_step(scores: Tensor, log_probs: Tensor, eos_id: int, room: Tensor, last: Tensor) -> BeamStep:
+    """One step of beam search, without state: what to keep, what ends, what continues.
+
+    scores (n, K): each beam's cumulative log-probability; log_probs (n*K, V): the next token's.
+    room (n,): how many more finished hypotheses each sentence takes; last (n,) bool: its last step.
+    A candidate ending with </s> (every candidate, on the last step) is kept only when it ranks among the
+    first K and the sentence has room; a sentence is done when its room is filled or at its last step.
     """
-    parents, tokens, scores = parent_beam.tolist(), tok.tolist(), top_scores.tolist()
-    nodes = []
-    for i, b in enumerate(active):
-        tree, ids = trees[b], {}
-        for j, (k, token, lp) in enumerate(zip(parents[i], tokens[i], scores[i])):
-            if not math.isfinite(lp):
-                continue
-            status = "finished" if (i, j) in kept_ends else "live" if j in survivors.get(i, ()) else "pruned"
-            ids[j] = len(tree.nodes)
-            tree.nodes.append(BeamNode(t, live[b][k] if t else -1, token, lp, lp / (t + 1) ** tree.length_penalty,
-                                       status))
-        live[b] = [ids.get(j, -1) for j in survivors.get(i, ())]
-        nodes.append(ids)
-    return nodes
+    n, K = scores.shape
+    M = min(2 * K, log_probs.size(-1))  # a sentence's 2K best continuations are among its rows' 2K best tokens
+    row_lp, row_ids = log_probs.topk(M, dim=-1)  # (n*K, M), best first
+    cand = (scores[:, :, None] + row_lp.view(n, K, M)).view(n, K * M)  # (n, K*M)
+    top_scores, top_idx = cand.topk(2 * K, dim=-1)  # (n, 2K): enough that K of them continue
+    beams = top_idx // M  # (n, 2K)
+    flat = (torch.arange(n, device=scores.device)[:, None] * K + beams) * M + top_idx % M  # (n, 2K) into row_ids
+    tokens, token_lp = row_ids.view(-1)[flat], row_lp.view(-1)[flat]  # (n, 2K) each
+    ends = (tokens.eq(eos_id) | last[:, None]) & top_scores.isfinite()  # (n, 2K)
+    ends[:, K:] = False  # an ending ranked below the beam is pruned
+    ended = ends & (ends.cumsum(dim=1) <= room[:, None])  # (n, 2K) the first `room` endings of each sentence
+    done = (ended.sum(dim=1) >= room) | last  # (n,)
+    ending = tokens.eq(eos_id) | last[:, None]  # (n, 2K) candidates that cannot continue
+    next_scores, next_beams = top_scores.masked_fill(ending, float("-inf")).topk(K, dim=-1)  # (n, K)
+    return BeamStep(top_scores, beams, tokens, token_lp, ended, done, next_beams, next_scores)
+
+
+class BeamObserver:
+    """Told every step of beam search; the search itself never depends on it."""
+
+    def step(self, t: int, sentences: list[int], step: BeamStep) -> None:
+        """Step t of the sentences `sentences` (their index in the batch, one per row of `step`)."""
+
+    def finish(self, hypotheses: list[Hypothesis], chosen: list[int]) -> None:
+        """The search's answer per sentence, and which of its finished hypotheses it was (-1: none)."""
+
+
+@dataclass
+class _Growing:
+    """One sentence's tree while it is being searched."""
+
+    tree: BeamTree
+    beams: list[int] = field(default_factory=list)  # the tree node of each current beam (-1: none)
+    ends: list[int] = field(default_factory=list)  # the tree node of each finished hypothesis, in order
+
+
+class TreeRecorder(BeamObserver):
+    """Records each sentence's BeamTree: every step's 2K best candidates, which continued, ended or were pruned."""
+
+    def __init__(self, batch: int, beam_size: int, length_penalty: float):
+        self.sentences = [_Growing(BeamTree(beam_size, length_penalty)) for _ in range(batch)]
+
+    def step(self, t: int, sentences: list[int], step: BeamStep) -> None:
+        rows = zip(step.beams.tolist(), step.tokens.tolist(), step.scores.tolist(), step.ended.tolist(),
+                   step.next_beams.tolist(), step.done.tolist())
+        for b, (beams, tokens, scores, ended, continuing, done) in zip(sentences, rows):
+            growing, node_of = self.sentences[b], {}
+            continuing = [] if done else continuing
+            for j, (k, token, lp, end) in enumerate(zip(beams, tokens, scores, ended)):
+                if not math.isfinite(lp):
+                    continue
+                status = "finished" if end else "live" if j in continuing else "pruned"
+                node_of[j] = len(growing.tree.nodes)
+                growing.tree.nodes.append(BeamNode(t, growing.beams[k] if t else -1, token, lp,
+                                                   lp / (t + 1) ** growing.tree.length_penalty, status))
+                if end:
+                    growing.ends.append(node_of[j])
+            growing.beams = [node_of.get(j, -1) for j in continuing]
+
+    def finish(self, hypotheses: list[Hypothesis], chosen: list[int]) -> None:
+        for growing, hyp, h in zip(self.sentences, hypotheses, chosen):
+            growing.tree.winner = growing.ends[h] if h >= 0 else -1
+            hyp.tree = growing.tree
+
+
+@dataclass
+class _Sentence:
+    """One sentence's search: its length bound and the hypotheses that have ended."""
+
+    limit: int
+    finished: list[Hypothesis] = field(default_factory=list)
+
+    def best(self) -> int:
+        """The index of the best finished hypothesis (-1: none)."""
+        return max(range(len(self.finished)), key=lambda h: self.finished[h].score, default=-1)
 
 
 @torch.inference_mode()
 def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_penalty: float = 1.0,
-                record_tree: bool = False) -> list[Hypothesis]:
+                record_tree: bool = False, observer: BeamObserver | None = None) -> list[Hypothesis]:
     """Batched beam search; a finished hypothesis scores sum(log p) / length ** length_penalty.
 
     A sentence stops when `beam_size` hypotheses have ended with </s> (or at max_len). The KV cache
     follows the surviving beams through `index_select`. record_tree: every hypothesis carries its
-    sentence's BeamTree (each step's 2K best candidates, which survived, ended or were pruned).
+    sentence's BeamTree (a TreeRecorder observes the search); observer: any other BeamObserver.
     """
     cfg = model.cfg
     B, K, dev = src.size(0), beam_size, src.device
-    limits = _per_row(max_len, B)
+    sentences = [_Sentence(limit) for limit in _per_row(max_len, B)]
+    if record_tree:
+        observer = TreeRecorder(B, K, length_penalty)
     memory = model.encode(src).repeat_interleave(K, dim=0)  # (B*K, S, D)
     cache = model.new_cache(src.repeat_interleave(K, dim=0))
     tokens = torch.full((B * K, 1), cfg.bos_id, dtype=torch.long, device=dev)  # (B*K, 1)
     special = torch.tensor([cfg.pad_id, cfg.bos_id], device=dev)
-    log = StepLog(B * K, dev)
+    log = StepLog(B * K, dev)  # the steps behind each beam
     scores = torch.zeros(B, K, device=dev)
     scores[:, 1:] = float("-inf")  # all beams start identical: keep only the first alive
-    finished: list[list[Hypothesis]] = [[] for _ in range(B)]
     active = list(range(B))  # the sentences still decoding, in batch order; each owns K rows
-    trees = [BeamTree(K, length_penalty) for _ in range(B)] if record_tree else None
-    live: list[list[int]] = [[] for _ in range(B)]  # per sentence: the tree nodes of its current beams
-    ended_at: list[list[int]] = [[] for _ in range(B)]  # per sentence: the tree node of each finished hypothesis
-    for t in range(max(limits)):
+    for t in range(max(s.limit for s in sentences)):
         n = len(active)
         log_probs = _forbid(model.decode_step(tokens, memory, cache), special)  # (n*K, V)
-        # A sentence's 2K best continuations are among its rows' 2K best tokens: one top-k pass over V.
-        M = min(max(2 * K, N_ALTERNATIVES), log_probs.size(-1))
-        row_lp, row_ids = log_probs.topk(M, dim=-1)  # (n*K, M), best first
-        cand = (scores[:, :, None] + row_lp.view(n, K, M)).view(n, K * M)  # (n, K*M)
-        top_scores, top_idx = cand.topk(2 * K, dim=-1)  # (n, 2K): enough that K of them continue
-        parent = (torch.arange(n, device=dev)[:, None] * K + top_idx // M).view(-1)  # (n*2K,) rows of this step
-        flat = parent * M + (top_idx % M).view(-1)  # (n*2K,) positions in row_ids / row_lp
-        tok, tok_lp = row_ids.view(-1)[flat], row_lp.view(-1)[flat]  # (n*2K,) each
-        alt_ids, alt_lp = _fill_alternatives(row_ids[:, :N_ALTERNATIVES], row_lp[:, :N_ALTERNATIVES])  # (n*K, A)
+        room = torch.tensor([K - len(sentences[b].finished) for b in active], device=dev)  # (n,)
+        last = torch.tensor([t == sentences[b].limit - 1 for b in active], device=dev)  # (n,)
+        step = beam_step(scores, log_probs, cfg.eos_id, room, last)
+        alt_ids, alt_lp = alternatives(log_probs)  # (n*K, A)
+        parent = (torch.arange(n, device=dev)[:, None] * K + step.beams).view(-1)  # (n*2K,) the row each extends
 
         def history(cands: Tensor) -> StepLog:
             """The steps of candidates `cands` (indices into the n*2K): their parent's, then this one."""
             rows = parent.index_select(0, cands)
             out = log.select(rows)
-            out.append(tok.index_select(0, cands), tok_lp.index_select(0, cands), alt_ids[rows], alt_lp[rows])
+            out.append(step.tokens.view(-1)[cands], step.token_log_probs.view(-1)[cands], alt_ids[rows], alt_lp[rows])
             return out
 
-        # Candidates ending now become finished hypotheses; only those ranked among the first K count.
-        bound = [t == limits[b] - 1 for b in active]  # per sentence: this is its last step
-        is_eos = tok.view(n, 2 * K).eq(cfg.eos_id) | torch.tensor(bound, device=dev)[:, None]  # there, all end
-        ends = is_eos & top_scores.isfinite()
-        ends[:, K:] = False
-        kept_ends = set()
-        for i, j in ends.nonzero().tolist():
-            hyps = finished[active[i]]
-            if len(hyps) < K:
-                score = float(top_scores[i, j]) / (t + 1) ** length_penalty
-                hyps.append(history(torch.tensor([i * 2 * K + j], device=dev)).hypothesis(0, t + 1, cfg.eos_id, score))
-                kept_ends.add((i, j))
-        keep = [i for i in range(n) if len(finished[active[i]]) < K and not bound[i]]  # K endings, or the bound: done
-        # The best K continuing candidates of every sentence still decoding become its beams.
-        scores, order = top_scores.masked_fill(is_eos, float("-inf")).topk(K, dim=-1)  # (n, K)
-        if trees is not None:
-            survivors = {i: order[i].tolist() for i in keep}
-            ids = _record_step(trees, live, active, t, top_idx // M, tok.view(n, 2 * K), top_scores, kept_ends,
-                               survivors)
-            for i, j in sorted(kept_ends):  # the order the hypotheses were appended in
-                ended_at[active[i]].append(ids[i][j])
-        if not keep:
+        for i, j in step.ended.nonzero().tolist():
+            score = float(step.scores[i, j]) / (t + 1) ** length_penalty
+            hyp = history(torch.tensor([i * 2 * K + j], device=dev)).hypothesis(0, t + 1, cfg.eos_id, score)
+            sentences[active[i]].finished.append(hyp)
+        if observer is not None:
+            observer.step(t, active, step)
+        keep = (~step.done).nonzero().view(-1)  # (n',) the sentences still decoding
+        if keep.numel() == 0:
             break
-        kept = torch.tensor(keep, device=dev)
-        scores, order = scores[kept], order[kept]  # (n', K)
-        cands = (kept[:, None] * 2 * K + order).view(-1)  # (n'*K,) the surviving candidates
-        new_parent = parent.index_select(0, cands)
+        scores = step.next_scores[keep]  # (n', K)
+        cands = (keep[:, None] * 2 * K + step.next_beams[keep]).view(-1)  # (n'*K,) the surviving candidates
+        new_parent = parent.index_select(0, cands)  # (n'*K,)
         log = history(cands)
-        if len(keep) < n:  # rows leave the batch: the encoder side follows
+        if keep.numel() < n:  # rows leave the batch: the encoder side follows
             memory = memory.index_select(0, new_parent)
-        cache.reorder(new_parent, cross=len(keep) < n)
-        tokens = tok.index_select(0, cands)[:, None]  # (n'*K, 1)
-        active = [active[i] for i in keep]
-    best = [max(range(len(hyps)), key=lambda h: hyps[h].score) if hyps else -1 for hyps in finished]
-    out = [hyps[h] if h >= 0 else Hypothesis([]) for hyps, h in zip(finished, best)]
-    if trees is not None:
-        for b, (hyp, h) in enumerate(zip(out, best)):
-            trees[b].winner = ended_at[b][h] if h >= 0 else -1
-            hyp.tree = trees[b]
+        cache.reorder(new_parent, cross=keep.numel() < n)
+        tokens = step.tokens.view(-1)[cands][:, None]  # (n'*K, 1)
+        active = [active[i] for i in keep.tolist()]
+    chosen = [s.best() for s in sentences]
+    out = [s.finished[h] if h >= 0 else Hypothesis([]) for s, h in zip(sentences, chosen)]
+    if observer is not None:
+        observer.finish(out, chosen)
     return out

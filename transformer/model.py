@@ -140,11 +140,16 @@ class KVCache:
 
 
 class MultiHeadAttention(nn.Module):
-    """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) (§3.2.2)."""
+    """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) (§3.2.2).
 
-    def __init__(self, cfg: ModelConfig):
+    Self-attention reads its keys and values from its own input; cross-attention (`cross=True`) from the
+    encoder output. With a KVCache, self-attention appends the new positions' keys and values, and
+    cross-attention projects the encoder output once, on the first step.
+    """
+
+    def __init__(self, cfg: ModelConfig, cross: bool = False):
         super().__init__()
-        self.n_heads, self.d_head = cfg.n_heads, cfg.d_head
+        self.n_heads, self.d_head, self.cross = cfg.n_heads, cfg.d_head, cross
         self.w_q = nn.Linear(cfg.d_model, cfg.d_model)
         self.w_k = nn.Linear(cfg.d_model, cfg.d_model)
         self.w_v = nn.Linear(cfg.d_model, cfg.d_model)
@@ -154,27 +159,40 @@ class MultiHeadAttention(nn.Module):
 
     def split_heads(self, x: Tensor) -> Tensor:
         B, N, _ = x.shape
-        return x.view(B, N, self.n_heads, self.d_head).transpose(1, 2)  # (B, H, N, Dh)
+        return x.view(B, N, self.n_heads, self.d_head).transpose(1, 2)  # (B, N, D) -> (B, H, N, Dh)
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None) -> Tensor:
-        """query (B, Tq, D); key and value already projected and split, (B, H, Tk, Dh); mask broadcasts to (B, H, Tq, Tk)."""
+    def keys_values(self, source: Tensor, cache: KVCache | None, i: int) -> tuple[Tensor, Tensor]:
+        """K = source W^K and V = source W^V, split into heads, (B, H, Tk, Dh) each; with a cache, layer i's."""
+        if cache is not None and self.cross and cache.cross_k[i] is not None:
+            return cache.cross_k[i], cache.cross_v[i]  # the encoder output does not change while decoding
+        k, v = self.split_heads(self.w_k(source)), self.split_heads(self.w_v(source))  # (B, H, N, Dh) each
+        if cache is None:
+            return k, v
+        if self.cross:
+            cache.cross_k[i], cache.cross_v[i] = k, v
+            return k, v
+        return cache.append(i, k, v)  # (B, H, t, Dh): every position so far
+
+    def forward(self, query: Tensor, source: Tensor, mask: Tensor | None, cache: KVCache | None = None,
+                i: int = 0) -> Tensor:
+        """query (B, Tq, D) asks; source (B, Tk, D) is what keys and values are projected from (the query
+        itself for self-attention, the encoder output for cross-attention); mask broadcasts to (B, H, Tq, Tk).
+        cache and i: decoder layer i's entries in a KVCache, when decoding step by step."""
         q = self.split_heads(self.w_q(query))  # (B, H, Tq, Dh)
+        k, v = self.keys_values(source, cache, i)  # (B, H, Tk, Dh) each
         if self.attn_probs.watched:
-            scores = q @ key.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, Tq, Tk), eq. 1
+            scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, Tq, Tk), eq. 1
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
             probs = self.attn_probs(scores.softmax(dim=-1))  # the tap, after softmax and before dropout
-            heads = dropout(probs, self.attn_dropout, self.training) @ value  # (B, H, Tq, Dh)
+            heads = dropout(probs, self.attn_dropout, self.training) @ v  # (B, H, Tq, Dh)
         else:
             # Nobody is watching: PyTorch's fused kernel computes the same eq. 1 (tests/test_model.py checks it).
             p = self.attn_dropout if self.training else 0.0
-            heads = F.scaled_dot_product_attention(q, key, value, attn_mask=mask, dropout_p=p)  # (B, H, Tq, Dh)
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, Tq, Dh)
         B, _, Tq, _ = heads.shape
-        concat = heads.transpose(1, 2).reshape(B, Tq, self.n_heads * self.d_head)  # (B, Tq, D)
+        concat = heads.transpose(1, 2).reshape(B, Tq, self.n_heads * self.d_head)  # (B, H, Tq, Dh) -> (B, Tq, D)
         return self.w_o(concat)
-
-    def self_attend(self, x: Tensor, mask: Tensor | None) -> Tensor:
-        return self(x, self.split_heads(self.w_k(x)), self.split_heads(self.w_v(x)), mask)
 
 
 class FeedForward(nn.Module):
@@ -220,11 +238,13 @@ class EncoderLayer(Layer):
         self.norm_first = cfg.norm_first
 
     def forward(self, x: Tensor, src_mask: Tensor) -> Tensor:
+        """x (B, S, D) -> (B, S, D): multi-head self-attention, then the feed-forward network."""
         if self.norm_first:
-            x = x + self.drop(self.self_attn.self_attend(self.norm_1(x), src_mask))
+            y = self.norm_1(x)
+            x = x + self.drop(self.self_attn(y, y, src_mask))
             x = x + self.drop(self.feed_forward(self.norm_2(x)))
         else:
-            x = self.norm_1(x + self.drop(self.self_attn.self_attend(x, src_mask)))
+            x = self.norm_1(x + self.drop(self.self_attn(x, x, src_mask)))
             x = self.norm_2(x + self.drop(self.feed_forward(x)))
         return x
 
@@ -233,7 +253,7 @@ class DecoderLayer(Layer):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.self_attn = MultiHeadAttention(cfg)
-        self.cross_attn = MultiHeadAttention(cfg)
+        self.cross_attn = MultiHeadAttention(cfg, cross=True)
         self.feed_forward = FeedForward(cfg)
         self.norm_1 = nn.LayerNorm(cfg.d_model)
         self.norm_2 = nn.LayerNorm(cfg.d_model)
@@ -241,33 +261,16 @@ class DecoderLayer(Layer):
         self.dropout = cfg.dropout
         self.norm_first = cfg.norm_first
 
-    def attend_self(self, x: Tensor, tgt_mask: Tensor, cache: KVCache | None, i: int) -> Tensor:
-        """Masked self-attention; with a cache, x holds only the new positions and K/V are appended."""
-        attn = self.self_attn
-        k, v = attn.split_heads(attn.w_k(x)), attn.split_heads(attn.w_v(x))  # (B, H, T_new, Dh)
-        if cache is not None:
-            k, v = cache.append(i, k, v)  # (B, H, t, Dh): every position so far
-        return attn(x, k, v, tgt_mask)
-
-    def attend_memory(self, x: Tensor, memory: Tensor, src_mask: Tensor, cache: KVCache | None, i: int) -> Tensor:
-        """Cross-attention: queries from the decoder, keys and values from the encoder output (§3.2.3)."""
-        attn = self.cross_attn
-        if cache is not None and cache.cross_k[i] is not None:
-            k, v = cache.cross_k[i], cache.cross_v[i]
-        else:
-            k, v = attn.split_heads(attn.w_k(memory)), attn.split_heads(attn.w_v(memory))  # (B, H, S, Dh)
-            if cache is not None:
-                cache.cross_k[i], cache.cross_v[i] = k, v
-        return attn(x, k, v, src_mask)
-
     def forward(self, x, memory, src_mask, tgt_mask, cache: KVCache | None = None, i: int = 0) -> Tensor:
+        """x (B, T, D): the target side so far (with a cache: only the new positions); memory (B, S, D)."""
         if self.norm_first:
-            x = x + self.drop(self.attend_self(self.norm_1(x), tgt_mask, cache, i))
-            x = x + self.drop(self.attend_memory(self.norm_2(x), memory, src_mask, cache, i))
+            y = self.norm_1(x)
+            x = x + self.drop(self.self_attn(y, y, tgt_mask, cache, i))  # masked multi-head attention
+            x = x + self.drop(self.cross_attn(self.norm_2(x), memory, src_mask, cache, i))  # over the encoder output
             x = x + self.drop(self.feed_forward(self.norm_3(x)))
         else:
-            x = self.norm_1(x + self.drop(self.attend_self(x, tgt_mask, cache, i)))
-            x = self.norm_2(x + self.drop(self.attend_memory(x, memory, src_mask, cache, i)))
+            x = self.norm_1(x + self.drop(self.self_attn(x, x, tgt_mask, cache, i)))  # masked multi-head attention
+            x = self.norm_2(x + self.drop(self.cross_attn(x, memory, src_mask, cache, i)))  # over the encoder output
             x = self.norm_3(x + self.drop(self.feed_forward(x)))
         return x
 

@@ -3,10 +3,18 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import figures
 from transformer.errors import InputError
+from transformer.interpret.capture import parse_head
+from transformer.model import KINDS
 
 from .common import View, friendly, need, token_diff
+
+
+def every_head(translator) -> list[tuple[str, str]]:
+    """(label, name) of every head: shown counted from 1, the name as the API takes it ("cross:0:2")."""
+    blocks = translator.model.attention_blocks()
+    return [(f"{kind} L{i + 1} H{h + 1}", f"{kind}:{i}:{h}")
+            for kind in KINDS for i in range(len(blocks[kind])) for h in range(translator.cfg.n_heads)]
 
 
 class AblationView(View):
@@ -21,14 +29,15 @@ class AblationView(View):
         return {self.heads: gr.update(value=[]), self.diff: ""}  # a new sentence starts with every head on
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        return {self.heads: gr.update(choices=figures.head_choices(translator), value=[])}
+        return {self.heads: gr.update(choices=every_head(translator), value=[])}
 
     @friendly
     def run(self, result, heads) -> dict:
         result = need(result)
         if not heads:
             raise InputError("tick at least one head to switch off")
-        after = figures.ablate(self.ctx.translator(result.pair), result, heads)
+        off = [parse_head(h) for h in heads]
+        after = self.ctx.translator(result.pair).translate(result.text, result.options, ablate=off)
         return {self.diff: token_diff(result.translation.target_tokens, after.target_tokens, "with every head",
                                       "with the chosen heads off")}
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import downloads, figures
+from playground import downloads
+from playground.maps import attention_figure
 
 from .common import View, friendly, head_choices, kind_radio, layer_choices, need
 
@@ -25,7 +26,7 @@ class AttentionView(View):
 
     def figure(self, result, kind: str, layer, head: str, mode: str):
         layer = min(int(layer), getattr(result.maps, kind).size(0) - 1)  # the encoder and decoder may differ in depth
-        return figures.attention_figure(result, kind, layer, head, mode)
+        return attention_figure(result, kind, layer, head, mode)
 
     def fill(self, result, values: dict) -> dict:
         path = downloads.write(self.ctx.downloads, "attention", downloads.attention_payload(result.maps))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import figures
+from playground import plots
 
 from .common import View
 
@@ -15,7 +15,8 @@ class BeamTreeView(View):
         self.outputs = [self.note, self.plot]
 
     def fill(self, result, values: dict) -> dict:
-        fig = figures.beam_tree_figure(self.ctx.translator(result.pair), result)
+        tree = result.translation.beam_tree  # None unless the translation used beam search
+        fig = None if tree is None else plots.beam_tree(tree, self.ctx.translator(result.pair).tokenizer.pieces)
         note = "" if fig is not None else ("This translation used " + result.options.strategy + " decoding: choose "
                                            "**Beam search** under Decoding and translate to see the search.")
         return {self.note: note, self.plot: gr.update(value=fig, visible=fig is not None)}  # no empty box

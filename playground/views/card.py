@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import gradio as gr
+import torch
 
-from playground import figures
 from transformer.metrics import Metrics
 
 from .common import View
@@ -24,10 +24,43 @@ def knows(metrics: Metrics) -> str:
             "well; everyday conversation and anything else poorly.")
 
 
+def weights(model) -> list[tuple[str, torch.Tensor]]:
+    """named_parameters, plus the int8 weights and biases of dynamically quantized Linear layers."""
+    named = list(model.named_parameters())
+    for name, module in model.named_modules():
+        if callable(getattr(module, "weight", None)):  # torch.ao's quantized Linear keeps them packed
+            named.append((f"{name}.weight", module.weight()))
+            if module.bias() is not None:
+                named.append((f"{name}.bias", module.bias()))
+    return named
+
+
+def parameter_breakdown(translator) -> list[tuple[str, int]]:
+    """(component, parameters) in the order the model lists them; a shared matrix is counted once."""
+    groups: dict[str, int] = {}
+    for name, p in weights(translator.model):
+        parts = name.split(".")
+        if name == "embed.source_table.weight":
+            key = "source embedding (encoder in)"
+        elif parts[0] == "embed":
+            key = ("target embedding (decoder in, output projection)" if translator.cfg.src_vocab_size
+                   else "shared embedding (encoder in, decoder in, output projection)")
+        elif name == "output.bias":
+            key = "output bias"
+        elif parts[0] == "output":  # only when quantized: the projection then has its own int8 copy
+            key = "output projection (int8 copy of the embedding)"
+        elif parts[1] == "layers":
+            key = f"{parts[0]} {parts[3].replace('_', '-') if parts[3].startswith(('self', 'cross', 'feed')) else 'layer norms'}"
+        else:
+            key = f"{parts[0]} final layer norm"
+        groups[key] = groups.get(key, 0) + p.numel()
+    return list(groups.items())
+
+
 def model_card(translator, pair: str) -> str:
     """The checkpoint in Markdown: device, parameters per component, config, test scores, how it was trained."""
     cfg, metrics = translator.cfg, translator.metrics
-    breakdown = figures.parameter_breakdown(translator)
+    breakdown = parameter_breakdown(translator)
     total = sum(n for _, n in breakdown)
     rows = "\n".join(f"| {name} | {n:,} | {100 * n / total:.1f}% |" for name, n in breakdown)
     config = "\n".join(f"| `{k}` | {v} |" for k, v in cfg.to_dict().items())

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import html
 import inspect
@@ -14,7 +15,6 @@ import gradio as gr
 import plotly.graph_objects as go
 
 from transformer import Translator
-from playground import figures
 from playground.cache import SharedCache
 from transformer.errors import InputError
 from playground.pieces import KIND_BUTTONS
@@ -251,12 +251,21 @@ def cards(items: list[tuple[str, str]]) -> str:
         for t, x in items) + "</div>"
 
 
+def token_changes(before: list[str], after: list[str]) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+    """Both token sequences, each token with whether it changed (removed from `before`, added in `after`)."""
+    old, new = [], []
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes():
+        old += [(t, op != "equal") for t in before[a0:a1]]
+        new += [(t, op != "equal") for t in after[b0:b1]]
+    return old, new
+
+
 def token_diff(before: list[str], after: list[str], before_label: str, after_label: str) -> str:
     """Both token sequences as HTML, with removed tokens struck out and added ones highlighted."""
     def span(tok: str, cls: str) -> str:
         return f'<span class="tok {cls}">{html.escape(tok.replace("▁", " ").strip() or tok)}</span>'
 
-    old, new = figures.token_changes(before, after)
+    old, new = token_changes(before, after)
     changed = sum(c for _, c in old) + sum(c for _, c in new)
     return (f'<div class="diff"><div><b>{html.escape(before_label)}</b>: '
             f'{" ".join(span(t, "removed" if c else "same") for t, c in old)}</div>'

@@ -2,11 +2,18 @@
 maps (with their difference where the tokens allow), every number read by hooks."""
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import gradio as gr
 
-from playground import figures
+from playground import plots
+from playground.maps import axis_tokens
+from playground.pieces import KIND_NAMES
 from transformer.errors import InputError
-from transformer.training.timeline import snapshots
+from transformer.interpret.capture import AttentionMaps
+from transformer.training.timeline import snapshot, snapshots
+from transformer.translator import Translation, Translator, quantize_int8
 
 from .common import Context, View, friendly, kind_radio, layer_choices, need, token_diff
 
@@ -20,6 +27,65 @@ def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
         out.append((f"{ctx.label(pair)} in int8", f"int8:{pair}"))
     out += [(f"{ctx.label(pair)} after epoch {e}", f"epoch:{pair}:{e}") for e in snapshots(translator)]
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def int8_copy(translator: Translator) -> Translator:
+    """The same checkpoint with int8 feed-forward layers and output projection (CPU), made once."""
+    return Translator(quantize_int8(translator.model), translator.tokenizer, translator.metrics,
+                      name=f"{translator.name} int8", precision="int8")
+
+
+def other_model(translators: dict[str, Translator], spec: str) -> Translator:
+    """The model a "Compare with" choice names: "pair:KEY" another loaded checkpoint, "int8:KEY" that checkpoint in
+    int8, "epoch:KEY:N" its training snapshot after epoch N."""
+    kind, key, *rest = spec.split(":")
+    if key not in translators or kind not in ("pair", "int8", "epoch"):
+        raise InputError(f"no model to compare with called {spec!r}")
+    base = translators[key]
+    if kind == "int8":
+        if base.device.type != "cpu":
+            raise InputError("int8 runs on the CPU only")
+        return int8_copy(base)
+    if kind == "epoch":
+        return snapshot(base, int(rest[0]))
+    return base
+
+
+@dataclass
+class Comparison:
+    """The same sentence through two models: each translation, and each model's maps on its own translation."""
+
+    first: Translation
+    second: Translation
+    first_maps: AttentionMaps
+    second_maps: AttentionMaps
+    second_name: str
+
+    @property
+    def same_tokens(self) -> bool:
+        return (self.first_maps.source_tokens, self.first_maps.target_tokens) == (
+            self.second_maps.source_tokens, self.second_maps.target_tokens)
+
+
+def compare(result, other: Translator, name: str) -> Comparison:
+    second = other.translate(result.text, result.options)
+    return Comparison(result.translation, second, result.maps, other.attention(result.text, second), name)
+
+
+def comparison_figure(cmp: Comparison, kind: str, layer: int, first_name: str):
+    """Both models' maps of one kind and layer (mean of heads), and their difference where both read the same
+    tokens on both axes; else each map beside the other on its own tokens."""
+    panels = []
+    for name, maps in ((first_name, cmp.first_maps), (cmp.second_name, cmp.second_maps)):
+        weights = getattr(maps, kind)  # (L, H, q, k)
+        at = min(layer, weights.size(0) - 1)
+        queries, keys = axis_tokens(maps, kind)
+        panels.append((f"{name}, layer {at + 1}", weights[at].mean(dim=0), queries, keys))
+    if cmp.same_tokens:
+        panels.append(("difference (first − second)", panels[0][1] - panels[1][1], panels[0][2], panels[0][3]))
+    return plots.side_by_side(panels, f"{KIND_NAMES[kind]}: mean of heads"
+                              + ("" if cmp.same_tokens else " (different tokens: each map on its own)"))
 
 
 class CompareView(View):
@@ -42,12 +108,12 @@ class CompareView(View):
         label = dict((s, name) for name, s in model_choices(self.ctx, result.pair)).get(spec, spec)
 
         def make():
-            return figures.compare(result, figures.other_model(self.ctx.translators, spec), label)
+            return compare(result, other_model(self.ctx.translators, spec), label)
 
         cmp = self.ctx.drawn_views.get(("compare", result.key, spec), make)
         name = self.ctx.label(result.pair) + (" (int8)" if first.precision == "int8" else "")
         return {self.diff: token_diff(cmp.first.target_tokens, cmp.second.target_tokens, name, label),
-                self.plot: figures.comparison_figure(cmp, kind, int(layer or 0), name)}
+                self.plot: comparison_figure(cmp, kind, int(layer or 0), name)}
 
     def fill(self, result, values: dict) -> dict:
         """The translation against the chosen model, or the first one this translation's pair can be compared with

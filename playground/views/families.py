@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import figures
+from playground.maps import families_figure
 
 from .common import View
 
@@ -14,4 +14,4 @@ class FamiliesView(View):
         self.outputs = [self.plot]
 
     def fill(self, result, values: dict) -> dict:
-        return {self.plot: figures.families_figure(result)}
+        return {self.plot: families_figure(result)}

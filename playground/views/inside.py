@@ -3,11 +3,32 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import figures
-from playground.pieces import labels
+from playground import plots
+from playground.maps import axis_tokens
+from playground.pieces import KIND_NAMES, labels
+from transformer.interpret import mechanics
+from transformer.errors import InputError
 from transformer.interpret.mechanics import HeadWalk
+from transformer.model import KINDS
 
 from .common import View, friendly, head_choices, kind_radio, layer_choices, need
+
+
+def query_choices(result, kind: str) -> list[tuple[str, int]]:
+    """(label, position) of every query token of that kind of attention."""
+    queries, _ = axis_tokens(result.maps, kind)
+    return list(zip(labels(queries), range(len(queries))))
+
+
+def inside_head(translator, result, kind: str, layer: int, head: int, query: int):
+    """eq. 1 worked through for one query token of one head, from the hooked tensors: (figure, walk, reasons),
+    reasons[j] saying why key j was masked ("" where it was not)."""
+    attn = translator.model.attention_blocks()[kind][layer]
+    walk = mechanics.walk_head(result.internals[kind][layer], head, query, attn.w_o.weight, attn.w_o.bias)
+    queries, keys = axis_tokens(result.maps, kind)
+    reasons = ["" if ok else "future (causal mask)" for ok in walk.allowed.tolist()]
+    title = f"{KIND_NAMES[kind]}, layer {layer + 1}, head {head + 1}: query {labels(queries)[query]}"
+    return plots.head_walk(walk, keys, reasons, head, title), walk, reasons
 
 
 def walk_table(walk: HeadWalk, query: int, queries: list[str], keys: list[str], reasons: list[str],
@@ -57,12 +78,13 @@ class InsideHeadView(View):
         self.pair_outputs = [self.layer, self.head]
 
     def draw(self, result, kind: str, layer, head, query) -> dict:
-        choices = figures.query_choices(result, kind)
+        if kind not in KINDS:
+            raise InputError(f"unknown attention kind {kind!r}: choose one of {', '.join(KINDS)}")
+        choices = query_choices(result, kind)
         query = min(int(query or 0), len(choices) - 1)
         layer = min(int(layer), getattr(result.maps, kind).size(0) - 1)
-        fig, walk, reasons = figures.inside_head(self.ctx.translator(result.pair), result, kind, layer, int(head),
-                                                    query)
-        queries, keys = figures.axis_tokens(result.maps, kind)
+        fig, walk, reasons = inside_head(self.ctx.translator(result.pair), result, kind, layer, int(head), query)
+        queries, keys = axis_tokens(result.maps, kind)
         steps = walk_table(walk, query, queries, keys, reasons, int(head))
         return {self.query: gr.update(choices=choices, value=query), self.steps: steps, self.plot: fig}
 

@@ -3,9 +3,28 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import downloads, figures
+from playground import downloads, plots
+from playground.maps import axis_tokens
+from transformer.interpret import mechanics
 
 from .common import View
+
+
+def rollout_maps(result) -> dict[str, tuple]:
+    """Per self-attention kind: (last layer averaged over heads, rollout, tokens)."""
+    out = {}
+    for kind in ("encoder", "decoder"):
+        maps = getattr(result.maps, kind)  # (L, H, T, T)
+        out[kind] = (maps[-1].mean(0), mechanics.rollout(maps), axis_tokens(result.maps, kind)[0])
+    return out
+
+
+def rollout_figure(rolled: dict[str, tuple]):
+    panels = []
+    for kind, (last, rollout, tokens) in rolled.items():
+        panels.append((f"{kind}: last layer, mean of heads", last, tokens))
+        panels.append((f"{kind}: rollout through all layers", rollout, tokens))
+    return plots.rollout_figure(panels, "Attention rollout (Abnar & Zuidema 2020) beside the raw last layer")
 
 
 class RolloutView(View):
@@ -15,5 +34,6 @@ class RolloutView(View):
         self.outputs = [self.plot, self.download]
 
     def fill(self, result, values: dict) -> dict:
-        path = downloads.write(self.ctx.downloads, "attention-rollout", downloads.rollout_payload(figures.rollout_maps(result)))
-        return {self.plot: figures.rollout_figure(result), self.download: gr.update(value=str(path), visible=True)}
+        rolled = rollout_maps(result)
+        path = downloads.write(self.ctx.downloads, "attention-rollout", downloads.rollout_payload(rolled))
+        return {self.plot: rollout_figure(rolled), self.download: gr.update(value=str(path), visible=True)}

@@ -4,11 +4,28 @@ from __future__ import annotations
 import gradio as gr
 
 from playground import plots
-from playground.figures import schedule_text
+from transformer.config import TrainConfig
+from transformer.training.schedule import noam_lr
 
 from .common import EXPLAIN, View, explained, friendly
 
 PAPER_BASE = (512, 4000)  # d_model and warm-up of the paper's base model
+
+
+def schedule_text(metrics) -> str:
+    """Each stage's schedule in words, from the recipe it recorded: warm-up, peak, hold or decay, cool-down."""
+    d_model = metrics.model_config.get("d_model")
+    if not d_model:
+        return "not recorded in this checkpoint"
+    parts = []
+    for stage, start, end in metrics.stage_epochs():
+        c = TrainConfig.from_dict(stage.train_config)
+        peak = noam_lr(c.warmup, d_model, c.warmup, c.lr_scale)
+        words = (f"epochs {start}-{end}: a warm-up over {c.warmup:,} steps to {peak:.1e}, "
+                 + ("held" if c.hold_peak else "then decaying as 1/sqrt(step)")
+                 + (f", then falling linearly to 0 over the last {c.cooldown_epochs} epochs" if c.cooldown_epochs else ""))
+        parts.append(words)
+    return "; ".join(parts)
 
 
 class ScheduleView(View):

@@ -3,9 +3,18 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import figures, plots
+from playground import plots
 
 from .common import View, friendly, need
+
+
+def step_view(result, index: int):
+    """The candidates at step `index` and the cross-attention row of the query that chose it, per layer."""
+    steps = result.translation.steps
+    index = max(0, min(index, len(steps) - 1))
+    cross = result.maps.cross  # (L, H, T, S); row t predicted target token t
+    row = cross[:, :, min(index, cross.size(2) - 1)].mean(dim=1)  # (L, S), mean over heads
+    return plots.step_detail(steps[index], row, result.maps.source_tokens, index)
 
 
 class StepsView(View):
@@ -19,16 +28,16 @@ class StepsView(View):
         steps = result.translation.steps
         return {self.probs: plots.step_probabilities(steps),
                 self.index: gr.update(maximum=max(len(steps), 1), value=1),
-                self.detail: figures.step_view(result, 0)}
+                self.detail: step_view(result, 0)}
 
     def focus(self, result, values: dict, where: dict[str, str]) -> dict:
         """A glance box of the output side: the step the glance shows."""
         step = min(max(int(where.get("step", 0)), 0), max(len(result.translation.steps) - 1, 0))
-        return {self.index: step + 1, self.detail: figures.step_view(result, step)}
+        return {self.index: step + 1, self.detail: step_view(result, step)}
 
     @friendly
     def redraw(self, result, index) -> dict:
-        return {self.detail: figures.step_view(need(result), int(index) - 1)}
+        return {self.detail: step_view(need(result), int(index) - 1)}
 
     def wire(self, result: gr.State) -> None:
         self.index.change(self.redraw, [result, self.index], self.detail, api_visibility="private")

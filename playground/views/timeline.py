@@ -8,7 +8,8 @@ import gradio as gr
 from playground import plots
 from transformer.training import timeline
 from transformer.errors import InputError
-from playground.figures import KIND_NAMES, axis_tokens, timeline_text
+from playground.maps import axis_tokens
+from playground.pieces import KIND_NAMES, listed
 from transformer.model import KINDS
 
 from .common import EXPLAIN, View, explained, friendly
@@ -22,6 +23,14 @@ def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | N
     body = "".join(f"<tr><td>{html.escape(r.source)}</td><td>{html.escape(r.at_epoch)}</td>"
                    f"<td>{html.escape(r.final)}</td></tr>" for r in rows)
     return f"<table class='timeline'>{head}{body}</table>"
+
+
+def timeline_text(translator, template: str) -> str:
+    """The view's opening text, its numbers read from the checkpoint."""
+    recorded = timeline.recorded_epochs(translator.metrics)
+    snapshots = timeline.snapshots(translator)
+    return template.format(examples=len(translator.metrics.timeline_sources), recorded=listed(recorded),
+                           snapshots=listed(snapshots) if snapshots else "none")
 
 
 class TimelineView(View):

@@ -5,13 +5,50 @@ from __future__ import annotations
 import html
 
 import gradio as gr
+import torch
 
-from playground import downloads, figures
-from playground.pieces import METHOD_NAMES, shown
+from playground import downloads, plots
+from playground.attributions import (LOW_SOURCE_SHARE, attribution_figure, continuing_own_words, explanation,
+                                     output_tokens, source_share_figure)
+from playground.pieces import METHOD_NAMES, labels, shown
 from transformer.interpret.attribution import IG_STEPS
+from transformer.training.timeline import lens_over_epochs, snapshots
 
 from .common import (PartlyDrawn, View, copied, friendly, log, need, restore_hint,
                      serialized)
+
+
+def output_choices(result) -> list[tuple[str, int]]:
+    """The output tokens a user may ask about."""
+    tokens = output_tokens(result)
+    return list(zip(labels(tokens), range(len(tokens))))
+
+
+def alternative_choices(translator, lens, step: int) -> list[tuple[str, int]]:
+    """The step's other top-5 tokens by the model's own distribution (the lens's last layer), for the contrastive
+    question; -1 asks no contrastive question."""
+    log_probs = lens.log_probs[-1, step]  # (V,)
+    best = [i for i in log_probs.topk(6).indices.tolist() if i != lens.chosen[step]][:5]
+    piece = translator.tokenizer.id_to_piece
+    return [("none", -1)] + [(f"{shown(piece(i))} (p = {float(log_probs[i].exp()):.2f})", i) for i in best]
+
+
+def lens_figure(translator, result, lens):
+    ids, probs = lens.top()
+    top = [translator.tokenizer.pieces(row) for row in ids.tolist()]
+    return plots.lens_grid(lens.chosen_prob(), top, probs, lens.first_top1_layer(), output_tokens(result),
+                           "What each decoder layer would say (logit lens): its top-1 token and probability; colour: "
+                           "its probability of the final token")
+
+
+def lens_over_training(translator, result) -> tuple[list[str], torch.Tensor] | None:
+    """Per training snapshot (and the shipped model), per decoder layer: the share of this translation's steps whose
+    top-1 is the final token; None for a checkpoint without snapshots."""
+    if not snapshots(translator):
+        return None
+    stages = lens_over_epochs(translator, result.text, result.translation.text)
+    shares = torch.stack([lens.chosen_rank().eq(0).float().mean(dim=1) for _, lens in stages])  # (stages, L)
+    return [label for label, _ in stages], shares
 
 
 def summary(expl, translator_piece) -> str:
@@ -33,9 +70,9 @@ def summary(expl, translator_piece) -> str:
                      f"{ig.gap:.3f} from the baseline, a completeness error of {ig.completeness_error:.3f} "
                      f"({relative:.0%}){'; more steps bring it closer' if relative > 0.05 else ''}.")
     lines.append(deletion_verdict(d))
-    low = figures.continuing_own_words(expl)
+    low = continuing_own_words(expl)
     marked = ", ".join(f"{t + 1} {esc(tokens[t])}" for t in low) or "none"
-    lines.append(f"Continuing its own words (ALTI+ source share under {figures.LOW_SOURCE_SHARE:.0%}): {marked}.")
+    lines.append(f"Continuing its own words (ALTI+ source share under {LOW_SOURCE_SHARE:.0%}): {marked}.")
     return "".join(f"<p>{line}</p>" for line in lines)
 
 
@@ -91,10 +128,11 @@ class UsedView(View):
         is None without snapshots, or when a snapshot cannot be read: then `problem` says why in a sentence (never
         cached: the next request tries again), and the rest of the view works."""
         translator = self.ctx.translator(result.pair)
-        lens = self.ctx.drawn_views.get(("used lens", result.key), lambda: figures.lens_of(translator, result))
+        lens = self.ctx.drawn_views.get(("used lens", result.key),
+                                        lambda: translator.lens(result.text, result.translation))
         try:
             training = self.ctx.drawn_views.get(("used lens over training", result.key),
-                                          lambda: figures.lens_over_training(translator, result))
+                                                lambda: lens_over_training(translator, result))
         except Exception as e:
             log.exception("the lens over training failed")
             return lens, None, (f"**The lens over training is unavailable:** a snapshot could not be read "
@@ -106,16 +144,16 @@ class UsedView(View):
         lens, training, _ = self.lenses(result)
 
         def make() -> dict:
-            expl = figures.explanation(translator, result, step, alternative, ig_steps)
+            expl = explanation(translator, result, step, alternative, ig_steps)
             path = downloads.write(self.ctx.downloads, "what-the-model-used", downloads.used_payload(expl, lens, training))
             return serialized({
-                self.step: gr.update(choices=figures.output_choices(result), value=step),
-                self.alternative: gr.update(choices=figures.alternative_choices(translator, lens, step),
+                self.step: gr.update(choices=output_choices(result), value=step),
+                self.alternative: gr.update(choices=alternative_choices(translator, lens, step),
                                             value=alternative),
                 self.summary: summary(expl, translator.tokenizer.id_to_piece),
-                self.attributions: figures.attribution_figure(expl),
+                self.attributions: attribution_figure(expl),
                 self.deletion: deletion_table(expl.deletion),
-                self.shares: figures.source_share_figure(expl),
+                self.shares: source_share_figure(expl),
                 self.download: gr.update(value=str(path), visible=True)})
 
         return copied(self.ctx.drawn_views.get(("used token", result.key, step, alternative, ig_steps), make))
@@ -123,8 +161,11 @@ class UsedView(View):
     def fill(self, result, values: dict) -> dict:
         translator = self.ctx.translator(result.pair)
         lens, training, problem = self.lenses(result)
-        drawn = {self.lens: figures.lens_figure(translator, result, lens),
-                 self.training: gr.update(value=training and figures.lens_training_figure(training),
+        over_training = training and plots.lens_over_training(
+            *training, "When each decoder layer learned: share of this translation's steps whose top-1 is the final "
+            "token, per training snapshot")
+        drawn = {self.lens: lens_figure(translator, result, lens),
+                 self.training: gr.update(value=over_training,
                                           visible=training is not None)}
         updates = self.token_updates(result, 0, -1, int(values[self.ig_steps])) | drawn
         if problem:

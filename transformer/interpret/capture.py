@@ -243,8 +243,8 @@ class AttentionInternals:
     """One attention block in one forward pass, for one sentence, as its hooks saw it."""
 
     q: Tensor  # (H, Tq, Dh): the output of W^Q (hook on w_q), split into heads
-    k: Tensor  # (H, Tk, Dh): the keys the block received, already projected by W^K
-    v: Tensor  # (H, Tk, Dh): the values, projected by W^V
+    k: Tensor  # (H, Tk, Dh): the output of W^K (hook on w_k), split into heads
+    v: Tensor  # (H, Tk, Dh): the output of W^V (hook on w_v), split into heads
     allowed: Tensor  # (Tq, Tk) bool: the mask the block received, True where attention may go (all True: no mask)
     probs: Tensor  # (H, Tq, Tk): the attn_probs tap
     concat: Tensor  # (Tq, H * Dh): Concat(head_1..head_h), the input of W^O
@@ -254,7 +254,7 @@ class AttentionInternals:
 class InternalsRecorder:
     """What `capture_internals` yields: per kind and layer, the tensors of one forward pass (whole batch)."""
 
-    FIELDS = ("call", "q", "probs", "w_o")
+    FIELDS = ("mask", "q", "k", "v", "probs", "w_o")
 
     def __init__(self, n_layers: dict[str, int]):
         self.seen: dict[tuple[str, int], dict[str, list]] = {
@@ -271,16 +271,16 @@ class InternalsRecorder:
         """Batch row b, per kind, in layer order (padding positions included)."""
         out: dict[str, list[AttentionInternals]] = {}
         for kind, layer in self.seen:
-            key, value, mask = self._one(kind, layer, "call")
-            q, probs = self._one(kind, layer, "q"), self._one(kind, layer, "probs")
+            q, k, v, mask = (self._one(kind, layer, f) for f in ("q", "k", "v", "mask"))
+            probs = self._one(kind, layer, "probs")
             concat, output = self._one(kind, layer, "w_o")
             B, H, Tq, Tk = probs.shape
             allowed = torch.ones(B, 1, Tq, Tk, dtype=torch.bool)
             if mask is not None:
                 allowed = allowed & mask  # (B, 1, Tq, Tk): the mask broadcasts as attention broadcast it
-            heads_q = q[b].view(Tq, H, -1).transpose(0, 1)  # (Tq, D) -> (H, Tq, Dh)
+            heads = lambda x: x[b].view(x.size(1), H, -1).transpose(0, 1)  # (N, D) -> (H, N, Dh)
             out.setdefault(kind, []).append(AttentionInternals(
-                heads_q, key[b], value[b], allowed[b, 0], probs[b], concat[b], output[b]))
+                heads(q), heads(k), heads(v), allowed[b, 0], probs[b], concat[b], output[b]))
         return out
 
 
@@ -288,8 +288,8 @@ class InternalsRecorder:
 def capture_internals(model: Transformer) -> Iterator[InternalsRecorder]:
     """Record, for every attention block, what eq. 1 and Concat(...) W^O were computed from, in one forward pass.
 
-    Hooks: on each MultiHeadAttention module (its inputs: projected keys and values, and the mask), on its W^Q
-    and W^O linears, and on its attn_probs tap. All are removed on exit.
+    Hooks: on each MultiHeadAttention module (its mask), on its W^Q, W^K, W^V and W^O linears, and on its
+    attn_probs tap. All are removed on exit.
 
     >>> with capture_internals(model) as rec:
     ...     model(src, tgt)
@@ -310,8 +310,9 @@ def capture_internals(model: Transformer) -> Iterator[InternalsRecorder]:
     for kind, modules in blocks.items():
         for i, attn in enumerate(modules):
             seen = recorder.seen[(kind, i)]
-            # forward(query, key, value, mask): key and value arrive projected and split, (B, H, Tk, Dh)
-            hooks.append((attn, keep(seen["call"], lambda a, o: (cpu(a[1]), cpu(a[2]), cpu(a[3])))))
+            hooks.append((attn, keep(seen["mask"], lambda a, o: cpu(a[2]))))  # forward(query, source, mask, ...)
+            hooks.append((attn.w_k, keep(seen["k"], lambda a, o: cpu(o))))  # (B, Tk, D)
+            hooks.append((attn.w_v, keep(seen["v"], lambda a, o: cpu(o))))  # (B, Tk, D)
             hooks.append((attn.w_q, keep(seen["q"], lambda a, o: cpu(o))))  # (B, Tq, D)
             hooks.append((attn.attn_probs, keep(seen["probs"], lambda a, o: cpu(o))))  # (B, H, Tq, Tk)
             hooks.append((attn.w_o, keep(seen["w_o"], lambda a, o: (cpu(a[0]), cpu(o)))))  # (B, Tq, D) each
