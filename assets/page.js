@@ -18,11 +18,13 @@
 
   tp.asIs = (args) => [opened(), ...args.slice(1)];
 
-  // the page's load: a shared link may open the Lesson or a view (the load handler selects its tab)
+  // the page's load draws the first tab; a shared link's Lesson or view (the load handler selects its tab) is
+  // drawn next, as a tab opened during a translation is (tp.translated)
   tp.loading = (args) => {
     const query = new URLSearchParams(location.search);
     remember(query.has('lesson') ? 'lesson' : query.get('view') || FIRST);
-    return tp.asIs(args);
+    tp.drawn = FIRST;
+    return [FIRST, ...args.slice(1)];
   };
 
   // a translation draws the tab open when it starts; its translation box is marked old until the new one lands

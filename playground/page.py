@@ -101,10 +101,16 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         for group, tab in group_tab.items():
             on_select(tab, page.opener(None, group), registry.members(group), selecting_js(None, group))
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
-            opened = (outputs | {panel.pair, panel.text, panel.present, top, *group_tabs.values(),
-                                 views["lesson"].number} | set(panel.decoding))
-            listen(demo.load, page.open, inputs, opened, js=LOAD_JS,
-                   concurrency_limit=4)  # served from the caches: a class opening at once waits little
+            # It draws the tab that opens first; a link's other view asks for its drawing once the page is open
+            # (tp.translated): every output is a cost to each visitor, even one the event leaves as it is
+            first = [views[k] for k in registry.tabs()[registry.FIRST]]
+            lesson = views["lesson"].number
+            reads = set(panel.controls) | {c for v in first for c in v.reads} | {result, open_tab, lesson}
+            opened = ({c for v in first for c in v.draws} | set(panel.outputs) | set(panel.decoding)
+                      | {result, panel.pair, panel.text, panel.present, top, *group_tabs.values(), lesson})
+            loaded = listen(demo.load, page.open, reads, opened, js=LOAD_JS,
+                            concurrency_limit=4)  # served from the caches: a class opening at once waits little
+            loaded.then(None, js=CHECK_JS)
         register_api(ctx)
     return page
 

@@ -201,7 +201,8 @@ class Page:
     @friendly
     def open(self, values: dict, request: gr.Request) -> dict:
         """Page load: apply a shared link's URL parameters, then show the translation (made once per server for
-        everyone who opens the same link) in the tab that opens first, or the link's (?lesson=N, ?view=key)."""
+        everyone who opens the same link) in the tab that opens first. A link's own tab (?lesson=N, ?view=key) is
+        selected here and drawn by the event the browser sends next (tp.translated)."""
         panel = self.panel
         query = dict(request.query_params) if request is not None else {}
         values, problems = panel.from_query(values, query)
@@ -221,7 +222,7 @@ class Page:
         if opened != registry.FIRST:
             out |= self.selected(opened)
         try:
-            out |= self.show_translation(values | {self.open_tab: opened})
+            out |= self.show_translation(values | {self.open_tab: registry.FIRST})
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
             problems.append(str(e.message))
         if problems:
