@@ -377,6 +377,20 @@ def on_load(page) -> dict:
     return defaults(page)
 
 
+def test_the_load_event_reads_and_sets_only_what_the_first_tab_shows(page):
+    """Gradio builds every output of an event anew for each visitor, one left as it is too: the load event lists
+    the panel and the first tab's views, and a link's own view is drawn by the next event."""
+    load = next(fn for fn in page.demo.fns.values() if any(event == "load" for _, event in fn.targets))
+    outputs, inputs = set(load.outputs), set(load.inputs)
+    set_by_load = {key for key, view in page.views.items() if outputs & set(view.draws)}
+    read_by_load = {key for key, view in page.views.items() if inputs & set(view.reads)}
+    assert set_by_load == set(registry.tabs()[registry.FIRST])
+    assert read_by_load - set_by_load == {"lesson"} and page.views["lesson"].number in outputs  # ?lesson=N's step
+    assert set(page.panel.outputs) <= outputs and page.result in outputs and page.top in outputs
+    translate = next(fn for fn in page.demo.fns.values() if (page.panel.go._id, "click") in map(tuple, fn.targets))
+    assert len(outputs) < len(translate.outputs) / 3  # a translation may draw any tab: it lists them all
+
+
 def test_the_page_opens_translated_with_a_shared_links_settings(page):
     pair = shipped_pairs()[-1]
     panel = page.panel
