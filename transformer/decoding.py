@@ -330,11 +330,11 @@ def beam_step(scores: Tensor, log_probs: Tensor, eos_id: int, room: Tensor, last
     beams = top_idx // M  # (n, 2K)
     flat = (torch.arange(n, device=scores.device)[:, None] * K + beams) * M + top_idx % M  # (n, 2K) into row_ids
     tokens, token_lp = row_ids.view(-1)[flat], row_lp.view(-1)[flat]  # (n, 2K) each
-    ends = (tokens.eq(eos_id) | last[:, None]) & top_scores.isfinite()  # (n, 2K)
+    ending = tokens.eq(eos_id) | last[:, None]  # (n, 2K) candidates that cannot continue
+    ends = ending & top_scores.isfinite()  # (n, 2K)
     ends[:, K:] = False  # an ending ranked below the beam is pruned
     ended = ends & (ends.cumsum(dim=1) <= room[:, None])  # (n, 2K) the first `room` endings of each sentence
     done = (ended.sum(dim=1) >= room) | last  # (n,)
-    ending = tokens.eq(eos_id) | last[:, None]  # (n, 2K) candidates that cannot continue
     next_scores, next_beams = top_scores.masked_fill(ending, float("-inf")).topk(K, dim=-1)  # (n, K)
     return BeamStep(top_scores, beams, tokens, token_lp, ended, done, next_beams, next_scores)
 
