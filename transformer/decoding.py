@@ -412,6 +412,8 @@ def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_
     B, K, dev = src.size(0), beam_size, src.device
     sentences = [_Sentence(limit) for limit in _per_row(max_len, B)]
     if record_tree:
+        if observer is not None:
+            raise ValueError("record_tree is a TreeRecorder observing the search: pass one observer, not both")
         observer = TreeRecorder(B, K, length_penalty)
     memory = model.encode(src).repeat_interleave(K, dim=0)  # (B*K, S, D)
     cache = model.new_cache(src.repeat_interleave(K, dim=0))
