@@ -9,6 +9,7 @@ from pathlib import Path
 from .config import ModelConfig, TrainConfig
 from .decoding import DecodeOptions
 from .errors import InputError
+from .training.noise import PERTURBATIONS
 
 
 def add_dataclass_options(parser: argparse.ArgumentParser, cls, skip=()) -> None:
@@ -178,8 +179,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--int8", action="store_true", help="dynamic int8 quantization of the Linear layers")
     p.add_argument("--device", default="auto")
     p.add_argument("--threads", type=int, default=0)
-    p.add_argument("--perturb", default="none", choices=["none", "lower", "nopunct", "upper"],
-                   help="type the sources as a class might: all lowercase, no final punctuation, ALL CAPITALS")
+    p.add_argument("--perturb", default="none", choices=list(PERTURBATIONS),
+                   help="type the sources as a class might: all lowercase, no final punctuation, ALL CAPITALS, "
+                        "apostrophes dropped, British spellings")
     p.add_argument("--class-sets", action="store_true",
                    help="instead of a test set: the first-minute, names and numbers sets (training/*.json)")
     p.add_argument("--output", help="also write the translations to this file")

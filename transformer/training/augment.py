@@ -147,6 +147,38 @@ TEMPLATES = {  # English, then German and French translations ("m" / "f": by the
         ("Page {number}, please.", ["Seite {number}, bitte."], ["Page {number}, s'il vous plaît."]),
     ],
 }
+TEMPLATES["places"] = [
+    ("I live in {city}.", ["Ich wohne in {city}.", "Ich lebe in {city}."], ["J'habite à {city}.", "Je vis à {city}."]),
+    ("I'm from {city}.", ["Ich komme aus {city}."], ["Je viens de {city}."]),
+    ("{name} lives in {city}.", ["{name} wohnt in {city}."], ["{name} habite à {city}."]),
+    ("We went to {city} last summer.", ["Letzten Sommer waren wir in {city}."],
+     ["L'été dernier, nous sommes allés à {city}."]),
+    ("Have you ever been to {city}?", ["Warst du schon einmal in {city}?"], ["Es-tu déjà allé à {city} ?"]),
+    ("My aunt lives in {city}.", ["Meine Tante wohnt in {city}."], ["Ma tante habite à {city}."]),
+    ("The train to {city} leaves at {time}.", ["Der Zug nach {city} fährt um {time} Uhr ab."],
+     ["Le train pour {city} part à {time}."]),
+    ("Happy birthday, {name}!", ["Alles Gute zum Geburtstag, {name}!"], ["Joyeux anniversaire, {name} !"]),
+    ("Hello, {name}!", ["Hallo, {name}!"], ["Bonjour, {name} !", "Salut, {name} !"]),
+    ("Thank you, {name}.", ["Danke, {name}."], ["Merci, {name}."]),
+    ("See you tomorrow, {name}!", ["Bis morgen, {name}!"], ["À demain, {name} !"]),
+]
+# Cities from many places: English, German, French (the same word where a language keeps the name)
+CITIES = [(c, c, c) for c in (
+    "Manchester", "Liverpool", "Leeds", "Glasgow", "Bristol", "Dublin", "Berlin", "Hamburg", "Frankfurt", "Zurich",
+    "Madrid", "Barcelona", "Amsterdam", "Oslo", "Stockholm", "Helsinki", "Budapest", "Istanbul", "Cairo", "Lagos",
+    "Nairobi", "Accra", "Dakar", "Casablanca", "Johannesburg", "Toronto", "Chicago", "Boston", "Seattle",
+    "Dallas", "Sydney", "Melbourne", "Auckland", "Tokyo", "Osaka", "Kyoto", "Seoul", "Shanghai", "Delhi",
+    "Mumbai", "Karachi", "Dhaka", "Jakarta", "Manila", "Bangkok", "Hanoi", "Lima", "Santiago", "Bogotá",
+    "Caracas", "Montreal", "Dubai", "Riga", "Porto", "Lyon", "Toulouse", "Bordeaux", "Leipzig", "Dresden")] + [
+    ("London", "London", "Londres"), ("Munich", "München", "Munich"), ("Cologne", "Köln", "Cologne"),
+    ("Vienna", "Wien", "Vienne"), ("Rome", "Rom", "Rome"), ("Venice", "Venedig", "Venise"),
+    ("Milan", "Mailand", "Milan"), ("Naples", "Neapel", "Naples"), ("Lisbon", "Lissabon", "Lisbonne"),
+    ("Warsaw", "Warschau", "Varsovie"), ("Prague", "Prag", "Prague"), ("Moscow", "Moskau", "Moscou"),
+    ("Athens", "Athen", "Athènes"), ("Brussels", "Brüssel", "Bruxelles"), ("Copenhagen", "Kopenhagen", "Copenhague"),
+    ("Geneva", "Genf", "Genève"), ("Edinburgh", "Edinburgh", "Édimbourg"), ("Beijing", "Peking", "Pékin"),
+    ("Mexico City", "Mexiko-Stadt", "Mexico"), ("New York", "New York", "New York"), ("Paris", "Paris", "Paris"),
+    ("Marseille", "Marseille", "Marseille"), ("Nice", "Nizza", "Nice"), ("Florence", "Florenz", "Florence"),
+]
 TIME_FORMAT = {"de": "{h}:{m:02d}", "fr": "{h}h{m:02d}"}
 
 
@@ -160,8 +192,25 @@ def template_pair(lang: str, names: Names, rng: random.Random) -> tuple[str, str
              "year": str(rng.randrange(1900, 2031)),
              "phone": " ".join(str(rng.randrange(100, 1000)) for _ in range(rng.randrange(2, 4)))}
     target = rng.choice(de if lang == "de" else fr)
-    return (english.format(**slots, time=f"{h}:{m:02d}"),
-            target.format(**slots, time=TIME_FORMAT[lang].format(h=h, m=m)))
+    city = rng.choice(CITIES)
+    source = english.format(**slots, time=f"{h}:{m:02d}", city=city[0])
+    target = target.format(**slots, time=TIME_FORMAT[lang].format(h=h, m=m), city=city[1 if lang == "de" else 2])
+    return source, _elide(target) if lang == "fr" else target
+
+
+def copy_pair(names: Names, rng: random.Random) -> tuple[str, str]:
+    """A pair whose target is its source: a name, a full name, a code or a number, to be copied as it is."""
+    kind = rng.randrange(4)
+    if kind == 0:
+        text = rng.choice(names.first[rng.choice("mf")])
+    elif kind == 1:
+        text = f"{rng.choice(names.first[rng.choice('mf')])} {rng.choice(names.surnames)}"
+    elif kind == 2:
+        letters = "".join(rng.choice("ABCDEFGHJKLMNPRSTUVWXYZ") for _ in range(rng.randrange(1, 4)))
+        text = f"{letters}{rng.choice(['-', ' ', ''])}{rng.randrange(10, 100_000)}"
+    else:
+        text = str(rng.randrange(0, 10 ** rng.randrange(1, 8)))
+    return text, text
 
 
 # -----------------------------------------------------------------------------
@@ -169,9 +218,9 @@ def template_pair(lang: str, names: Names, rng: random.Random) -> tuple[str, str
 
 
 def augment(src: list[str], tgt: list[str], lang: str, names: Names, swap: float, templates: float,
-            seed: int) -> tuple[list[str], list[str]]:
+            seed: int, copies: float = 0.0) -> tuple[list[str], list[str]]:
     """This epoch's pairs: a share `swap` of them with new names and numbers (KEEP_TOM of those keep their names),
-    then len(src) * `templates` template pairs appended."""
+    then len(src) * `templates` template pairs and len(src) * `copies` copy pairs appended."""
     rng = random.Random(seed)
     out_src, out_tgt = [], []
     for s, t in zip(src, tgt):
@@ -183,6 +232,10 @@ def augment(src: list[str], tgt: list[str], lang: str, names: Names, swap: float
         out_tgt.append(t)
     for _ in range(int(len(src) * templates)):
         s, t = template_pair(lang, names, rng)
+        out_src.append(s)
+        out_tgt.append(t)
+    for _ in range(int(len(src) * copies)):
+        s, t = copy_pair(names, rng)
         out_src.append(s)
         out_tgt.append(t)
     return out_src, out_tgt

@@ -86,6 +86,26 @@ def open_corpora(data_dirs: str | Path | list, pair: str) -> list[Corpus]:
     return [Corpus(Path(d).resolve().name, Path(d), src_lang, tgt_lang) for d in dirs]
 
 
+def read_phrasebook(path: str | Path, lang: str) -> tuple[list[str], list[str]]:
+    """(English, translation) pairs of a phrasebook for `lang`, one pair for each of its alternatives.
+
+    The file is blocks of "EN: ...", "DE: ...", "FR: ..." lines; " | " separates alternatives; "#" a comment."""
+    src, tgt, english = [], [], None
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        key, sep, text = line.partition(": ")
+        if not sep or line.startswith("#"):
+            continue
+        if key == "EN":
+            english = text.strip()
+        elif key == lang.upper():
+            if english is None:
+                raise InputError(f"{path}:{n}: a {key} line before any EN line")
+            for alternative in text.split(" | "):
+                src.append(english)
+                tgt.append(alternative.strip())
+    return src, tgt
+
+
 def heldout_side(sources: list[str]) -> dict[str, str]:
     """Each distinct source sentence's side: "test", "val" or "train".
 

@@ -15,22 +15,79 @@ def no_final_punct(text: str) -> str:
     return FINAL_PUNCT.sub("", text)
 
 
+APOSTROPHE = re.compile(r"(?<=[A-Za-z])['’](?=[A-Za-z])")
+
+
+def no_apostrophes(text: str) -> str:
+    """"I don't like it, I'm sure" -> "I dont like it, Im sure" (an apostrophe inside a word dropped)."""
+    return APOSTROPHE.sub("", text)
+
+
+# American -> British spellings a class types (the corpora write American): whole words, and -ize / -yze verbs
+BRITISH = {
+    "color": "colour", "colors": "colours", "colorful": "colourful", "favorite": "favourite",
+    "favorites": "favourites", "flavor": "flavour", "honor": "honour", "humor": "humour", "neighbor": "neighbour",
+    "neighbors": "neighbours", "neighborhood": "neighbourhood", "behavior": "behaviour", "labor": "labour",
+    "center": "centre", "centers": "centres", "theater": "theatre", "meter": "metre", "meters": "metres",
+    "liter": "litre", "kilometer": "kilometre", "kilometers": "kilometres", "traveled": "travelled",
+    "traveling": "travelling", "canceled": "cancelled", "jewelry": "jewellery", "gray": "grey", "mom": "mum",
+    "moms": "mums", "defense": "defence", "license": "licence", "catalog": "catalogue",
+    "dialog": "dialogue", "pajamas": "pyjamas",
+}
+IZE = re.compile(r"\b(\w{3,})(iz|yz)(e|es|ed|ing|ation|ations)\b")
+IZE_KEEP = {"size", "sizes", "sized", "prize", "prizes", "seize", "seized", "citizen"}
+
+
+def british(text: str) -> str:
+    """American spellings as a British class writes them: "my favorite color" -> "my favourite colour",
+    "organize" -> "organise" (capitals kept)."""
+    def word(m: re.Match) -> str:
+        w = m.group(0)
+        new = BRITISH.get(w.lower())
+        if new is None:
+            return w
+        return new.capitalize() if w[0].isupper() else new
+
+    text = re.sub(r"[A-Za-z]+", word, text)
+    return IZE.sub(lambda m: m.group(0) if m.group(0).lower() in IZE_KEEP
+                   else m.group(1) + m.group(2)[0] + "s" + m.group(3), text)
+
+
+def american(text: str) -> str:
+    """The other way ("colour" -> "color"): a sentence written British reaches the data too."""
+    back = {b: a for a, b in BRITISH.items()}
+    return re.sub(r"[A-Za-z]+", lambda m: (back.get(m.group(0).lower(), m.group(0)).capitalize()
+                                           if m.group(0)[0].isupper() else back.get(m.group(0), m.group(0))), text)
+
+
+def lower_names(text: str) -> str:
+    """Capitals inside the sentence missing ("I live in Manchester with Anna" -> "... manchester with anna")."""
+    return text[:1] + re.sub(r"(?<=\s)[A-Z](?=[a-z])", lambda m: m.group(0).lower(), text[1:])
+
+
 PERTURBATIONS = {  # the variants `evaluate --perturb` names
     "none": lambda s: s,
     "lower": str.lower,
     "nopunct": no_final_punct,
     "upper": str.upper,
+    "noapos": no_apostrophes,
+    "british": british,
 }
 
 # The training noise: (share among perturbed sentences, what is done). Lowercase is how a class types most;
-# capitals are rare in the data, so they get a share of their own.
+# capitals are rare in the data, so they get a share of their own; apostrophes dropped go with lowercase, as typed.
 NOISE_MIX = (
-    (0.35, str.lower),
-    (0.20, no_final_punct),
-    (0.25, lambda s: no_final_punct(s.lower())),
-    (0.12, str.upper),
-    (0.04, lambda s: no_final_punct(s.upper())),
-    (0.04, lambda s: s[:1].lower() + s[1:]),  # only the sentence's first capital missing
+    (0.24, str.lower),
+    (0.14, no_final_punct),
+    (0.18, lambda s: no_final_punct(s.lower())),
+    (0.09, str.upper),
+    (0.03, lambda s: no_final_punct(s.upper())),
+    (0.03, lambda s: s[:1].lower() + s[1:]),  # only the sentence's first capital missing
+    (0.05, no_apostrophes),
+    (0.07, lambda s: no_final_punct(no_apostrophes(s.lower()))),  # "i dont like homework"
+    (0.07, british),
+    (0.02, american),
+    (0.08, lower_names),
 )
 
 

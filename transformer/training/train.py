@@ -33,7 +33,7 @@ from ..checkpoint import (TIMELINE, int8_rows, load_checkpoint, load_snapshot, s
 from ..files import atomic_write, write_json
 from ..metrics import Metrics
 from ..config import ModelConfig, TrainConfig
-from .data import bucket_batches, iterate_batches, make_example, open_corpora
+from .data import bucket_batches, iterate_batches, make_example, open_corpora, read_phrasebook
 from ..decoding import DecodeOptions
 from .evaluate import score_translations
 from ..model import Transformer, count_parameters
@@ -173,9 +173,7 @@ def read_timeline_sources(tcfg: TrainConfig) -> list[str]:
     """The sentences translated after every epoch (a JSON list; a relative path is looked up in the project too)."""
     if not tcfg.timeline:
         return []
-    path = Path(tcfg.timeline)
-    if not path.is_absolute() and not path.exists():
-        path = Path(__file__).resolve().parents[2] / path
+    path = project_path(tcfg.timeline)
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -263,7 +261,49 @@ def read_corpora(data_dir: str | list[str], tcfg: TrainConfig, limit: int = 0):
         train_tgt += tgt * repeats.get(corpus.name, 1)
         val_src, val_tgt = val_src + vsrc, val_tgt + vtgt
         val_sets[corpus.name] = corpus.split("val") if not limit else (vsrc, [vtgt])
+    if tcfg.phrasebook:  # training pairs only: it has no val split of its own
+        src, tgt = read_phrasebook(project_path(tcfg.phrasebook), tcfg.pair.split("-")[1])
+        train_src += src * repeats.get("phrasebook", 1)
+        train_tgt += tgt * repeats.get("phrasebook", 1)
     return train_src, train_tgt, val_src, val_tgt, val_sets
+
+
+def project_path(path: str) -> Path:
+    """A relative path that does not exist here is looked up in the project (training/..., assets/...)."""
+    p = Path(path)
+    return p if p.is_absolute() or p.exists() else Path(__file__).resolve().parents[2] / p
+
+
+@torch.no_grad()
+def carry_over(old: Transformer, old_tok: Tokenizer, new_tok: Tokenizer, mcfg: ModelConfig) -> Transformer:
+    """A model for a new vocabulary from one trained on another: every layer kept, each new piece's embedding
+    the mean of the old embeddings of the old pieces that spell it (longest match first; special ids kept)."""
+    model = Transformer(mcfg)
+    state = {k: v for k, v in old.state_dict().items() if not k.startswith(("embed.", "output."))}
+    model.load_state_dict(state, strict=False)
+    old_table, table = old.embed.table.weight, model.embed.table.weight
+    old_ids = {old_tok.id_to_piece(i): i for i in range(len(old_tok))}
+    longest = max(map(len, old_ids))
+    for i in range(len(new_tok)):
+        piece = new_tok.id_to_piece(i)
+        if i < 4 or piece in old_ids:  # <pad> <s> </s> <unk>, and pieces both vocabularies have
+            table[i] = old_table[old_ids.get(piece, i)]
+            continue
+        if piece.startswith("<0x"):  # a byte of byte fallback: the character's old piece if it has one
+            char = bytes([int(piece[3:5], 16)]).decode("latin-1")
+            piece = char if char in old_ids else "<unk>"
+        parts, at = [], 0
+        while at < len(piece):  # the old pieces that spell it, longest first; a character unknown is <unk>
+            for n in range(min(longest, len(piece) - at), 0, -1):
+                if piece[at : at + n] in old_ids:
+                    parts.append(old_ids[piece[at : at + n]])
+                    at += n
+                    break
+            else:
+                parts.append(old_tok.unk_id)
+                at += 1
+        table[i] = old_table[parts].mean(dim=0)
+    return model
 
 
 def vocabulary(tcfg: TrainConfig, train_src: list[str], train_tgt: list[str]) -> Tokenizer:
@@ -297,7 +337,7 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
         init_model, tokenizer, stage, history = first_stage(tcfg.init_from, timeline_src, device)
         mcfg = ModelConfig.from_dict({**init_model.cfg.to_dict(), **{k: getattr(mcfg, k) for k in DROPOUTS}})
         if rank == 0 and not spm_path.exists():
-            atomic_write(spm_path, tokenizer.save)
+            atomic_write(spm_path, (vocabulary(tcfg, train_src, train_tgt) if tcfg.new_vocab else tokenizer).save)
     elif rank == 0 and not spm_path.exists():
         atomic_write(spm_path, vocabulary(tcfg, train_src, train_tgt).save)
     if distributed:
@@ -311,9 +351,12 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
     model = Transformer(mcfg).to(device)
     first = 1
     if init_model is not None:
-        model.load_weights(init_model.state_dict())
+        if tcfg.new_vocab:
+            model = carry_over(init_model, Tokenizer.load(Path(tcfg.init_from) / "spm.model"), tokenizer, mcfg).to(device)
+        else:
+            model.load_weights(init_model.state_dict())
         first = history[-1]["epoch"] + 1 if history else 1
-        if rank == 0:
+        if rank == 0 and not tcfg.new_vocab:  # snapshots read with another vocabulary would translate nonsense
             for e in snapshot_epochs(tcfg.init_from):  # its snapshots, and its shipped model as its last epoch
                 atomic_write(out_dir / TIMELINE / f"epoch{e}.safetensors",
                              lambda tmp, e=e: Path(tmp).write_bytes((Path(tcfg.init_from) / TIMELINE / f"epoch{e}.safetensors").read_bytes()))
@@ -342,10 +385,10 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
 
 def augmented(tcfg: TrainConfig, src: list[str], tgt: list[str], seed: int) -> tuple[list[str], list[str]]:
     """The pairs with names and numbers drawn anew and template pairs added (augment.py); none if not asked for."""
-    if not (tcfg.swap_names or tcfg.templates):
+    if not (tcfg.swap_names or tcfg.templates or tcfg.copies):
         return [], []
     new_src, new_tgt = augment(src, tgt, tcfg.pair.split("-")[1], Names.load(tcfg.names), tcfg.swap_names,
-                               tcfg.templates, seed)
+                               tcfg.templates, seed, tcfg.copies)
     return new_src, new_tgt
 
 
@@ -409,7 +452,7 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
     run = set_up(data_dir, out, mcfg, tcfg, resume, limit)
     model, position, rank, world = run.model, run.position, run.rank, run.world
     train_ex = run.clean_ex
-    redraw = tcfg.spm_alpha or tcfg.source_noise or tcfg.swap_names or tcfg.templates
+    redraw = tcfg.spm_alpha or tcfg.source_noise or tcfg.swap_names or tcfg.templates or tcfg.copies
     drawer = ThreadPoolExecutor(1) if redraw else None  # draws the next epoch's examples meanwhile
     next_ex = drawer.submit(epoch_examples, run, position["epoch"]) if drawer else None
     model.train()
