@@ -92,3 +92,36 @@ def test_the_names_file_holds_many_names_and_keeps_the_held_out_ones_apart():
         assert not set(train.first[gender]) & set(DATA_NAMES)
     assert not set(train.first["m"]) & set(train.first["f"])  # a name of either gender has no sure pronoun
     assert not set(train.surnames) & set(held.surnames)
+
+
+def test_copy_pairs_are_their_own_translation_and_of_every_kind():
+    from transformer.training.augment import copy_pair
+
+    pairs = [copy_pair(NAMES, rng) for rng in draws(200)]
+    assert all(src == tgt for src, tgt in pairs)
+    texts = [src for src, _ in pairs]
+    assert any(t in NAMES.first["m"] + NAMES.first["f"] for t in texts)  # a name
+    assert any(t.endswith(" Nakamura") for t in texts)  # a full name
+    assert any(re.fullmatch(r"[A-Z]+[- ]?\d+", t) for t in texts)  # a code
+    assert any(t.isdigit() for t in texts)  # a number
+
+
+def test_cities_take_each_language_s_own_name_for_them():
+    from transformer.training.augment import CITIES
+
+    london = ("London", "London", "Londres")
+    assert london in CITIES and ("Munich", "München", "Munich") in CITIES
+    for rng in draws(300):
+        src, tgt = template_pair("fr", NAMES, rng)
+        if "London" in src:
+            assert "Londres" in tgt and "London" not in tgt
+        assert "de A" not in tgt and "de O" not in tgt  # elided: "d'Amsterdam", "d'Osaka"
+        src, tgt = template_pair("de", NAMES, rng)
+        if "Munich" in src:
+            assert "München" in tgt
+
+
+def test_copies_add_their_share_of_pairs():
+    src, tgt = ["Tom is here."] * 200, ["Tom ist hier."] * 200
+    new_src, new_tgt = augment(src, tgt, "de", NAMES, 0.0, 0.0, seed=1, copies=0.05)
+    assert len(new_src) == 210 and new_src[200:] == new_tgt[200:]

@@ -17,7 +17,9 @@ from transformer.training.data import bucket_batches, padding_waste, read_pair
 from transformer.training.schedule import cooldown
 from transformer.training.train import average_snapshots, label_smoothed_nll, make_optimizer, train, train_step
 
-from conftest import tiny_config
+from conftest import synthetic_pairs, tiny_config
+from transformer.errors import InputError
+from transformer.tokenizer import Tokenizer
 
 
 def test_noam_schedule_equals_the_formula_and_peaks_at_warmup():
@@ -297,3 +299,61 @@ def test_a_first_minute_run_learns_bytes_and_digits_and_draws_names_each_epoch(d
     one, two = epoch_examples(run, 1), epoch_examples(run, 2)
     assert len(one) == len(two) == len(run.clean_ex) + int(len(run.clean_ex) * 0.1)  # the templates' share
     assert one != two and one == epoch_examples(run, 1)  # drawn anew each epoch, the same on resume
+
+
+def test_the_phrasebook_gives_a_pair_for_each_alternative_and_joins_the_training_oversampled(data_dir, tmp_path):
+    from transformer.training.data import read_phrasebook
+    from transformer.training.train import read_corpora
+
+    book = tmp_path / "book.txt"
+    book.write_text("# greetings\nEN: Hello!\nDE: Hallo! | Guten Tag!\nFR: Bonjour !\n\nEN: Thanks.\nDE: Danke.\n"
+                    "FR: Merci.\n", encoding="utf-8")
+    assert read_phrasebook(book, "de") == (["Hello!", "Hello!", "Thanks."], ["Hallo!", "Guten Tag!", "Danke."])
+    assert read_phrasebook(book, "fr") == (["Hello!", "Thanks."], ["Bonjour !", "Merci."])
+    plain = read_corpora(str(data_dir), TrainConfig())
+    with_book = read_corpora(str(data_dir), TrainConfig(phrasebook=str(book), oversample="phrasebook:3"))
+    assert with_book[0][: len(plain[0])] == plain[0] and with_book[0][len(plain[0]):] == ["Hello!", "Hello!", "Thanks."] * 3
+    assert with_book[2:] == plain[2:]  # no val pairs from it
+    (tmp_path / "bad.txt").write_text("DE: Hallo!\n", encoding="utf-8")
+    with pytest.raises(InputError, match="bad.txt:1"):
+        read_phrasebook(tmp_path / "bad.txt", "de")
+
+
+def test_the_shipped_phrasebook_has_every_language_for_every_sentence():
+    from transformer.training.data import read_phrasebook
+
+    en_de, en_fr = read_phrasebook("training/phrasebook.txt", "de"), read_phrasebook("training/phrasebook.txt", "fr")
+    assert set(en_de[0]) == set(en_fr[0]) and len(set(en_de[0])) >= 300
+    assert all(t.strip() and "|" not in t for t in en_de[1] + en_fr[1])
+    assert {"Hello!", "Good morning!", "Goodbye!", "Happy birthday!", "I don't like homework."} <= set(en_de[0])
+
+
+def test_carrying_a_model_over_to_a_new_vocabulary_keeps_its_layers_and_spells_new_pieces_from_old_ones(tokenizer):
+    from transformer.training.train import carry_over
+
+    src, tgt = synthetic_pairs(400, seed=5)
+    new_tok = Tokenizer.train(src + tgt, vocab_size=340, byte_fallback=True)
+    torch.manual_seed(0)
+    old = Transformer(tiny_config(vocab_size=len(tokenizer)))
+    new = carry_over(old, tokenizer, new_tok, tiny_config(vocab_size=len(new_tok)))
+    old_state, new_state = old.state_dict(), new.state_dict()
+    for name, value in old_state.items():
+        if not name.startswith(("embed.", "output.")):
+            assert torch.equal(new_state[name], value), name
+    old_ids = {tokenizer.id_to_piece(i): i for i in range(len(tokenizer))}
+    table, old_table = new.embed.table.weight, old.embed.table.weight
+    shared = [i for i in range(4, len(new_tok)) if new_tok.id_to_piece(i) in old_ids]
+    assert shared and all(torch.equal(table[i], old_table[old_ids[new_tok.id_to_piece(i)]]) for i in shared)
+    assert torch.equal(table[:4], old_table[:4])  # <pad> <s> </s> <unk>
+    checked = 0
+    for i in range(4, len(new_tok)):  # a piece the old vocabulary lacks: the mean of the old pieces spelling it
+        piece = new_tok.id_to_piece(i)
+        if piece in old_ids or piece.startswith("<0x") or len(piece) < 2:
+            continue
+        head = max((p for p in old_ids if piece.startswith(p)), key=len, default=None)
+        if head and piece[len(head):] in old_ids:
+            expected = old_table[[old_ids[head], old_ids[piece[len(head):]]]].mean(dim=0)
+            assert torch.allclose(table[i], expected), piece
+            checked += 1
+    assert checked >= 3
+    assert new.output.weight is new.embed.table.weight  # still one matrix shared three ways
