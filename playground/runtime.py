@@ -241,7 +241,7 @@ def listen(trigger, handler, inputs: set, outputs: set, js: str = OPEN_JS, **kwa
     """Wire `handler(values, request)` to `trigger`, the open view first among its inputs: the event's js writes
     what the browser has open into it as the event starts, so no handler relies on a stored copy."""
     page_open = next(c for c in inputs if getattr(c, "elem_id", None) == "open-tab")
-    ordered = [page_open] + sorted(inputs - {page_open}, key=id)
+    ordered = [page_open] + sorted(inputs - {page_open}, key=lambda c: c._id)  # creation order: every process alike
 
     def fn(*args):
         out = handler(dict(zip(ordered, args)), args[-1])

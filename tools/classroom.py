@@ -1,12 +1,17 @@
 """A class at once: N simulated students use the real app over Gradio's HTTP queue, as the page itself does.
 
     python tools/classroom.py --students 30 [--tabs Attention bertviz] [--port 7861] [--json out.json]
+    python tools/classroom.py --students 30 60 100 --setups 1 2     one process against two replicas, alternating
+    python tools/classroom.py --students 30 --url http://127.0.0.1:8080/        a server already running
 
-Starts `python app.py` on this machine, then every student (a session of its own) does what a class does:
+Starts `python app.py` on this machine (setup 1, the default), or N replicas of it behind HAProxy (setup N,
+deploy/serve.py, one thread each), then every student (a session of its own, its cookies kept as a browser keeps
+them) does what a class does:
   1. opens the link: the page's HTML (with its config inside) and the page's load event;
   2. translates a sentence of its own (Translate, with the page's own inputs, and what the page runs after it);
   3. opens two other tabs (their select events, when the page has them).
 All students start each step together. Prints p50 / p95 / max seconds and the mean kB the server sent per step
+(behind the balancer: how many sessions each replica served, and how many were split across replicas)
 (the HTML and the event's stream; not the page's scripts and styles, which a browser caches), and the
 translation latency while one toy training runs ("Train a tiny one"), against the same translations idle.
 Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -54,16 +60,24 @@ SENTENCES = [  # one of its own per student: the examples' kind of scene, none o
 class Student:
     """A browser session: posts events to queue/join and reads their messages from one queue/data stream."""
 
-    def __init__(self, url: str, config: dict, timeout: float):
-        self.url, self.config, self.timeout = url, config, timeout
+    def __init__(self, url: str, timeout: float):
+        self.url, self.timeout = url, timeout
+        self.replicas: set[str] = set()  # who served this session (X-Replica, set by the balancer)
+        self.http = httpx.Client(timeout=timeout, event_hooks={"response": [self._served_by]})
+        # The page's config, from the server that will serve the session (a browser finds it in the HTML)
+        self.config = config = self.http.get(url + "config").raise_for_status().json()
         self.api = url + config.get("api_prefix", "/gradio_api").strip("/") + "/"
         self.session = uuid.uuid4().hex[:11]
         self.values = {c["id"]: c.get("props", {}).get("value") for c in config["components"]}
-        self.http = httpx.Client(timeout=timeout)
+        self.broken = ""  # why the event stream broke while an event waited (the server went away)
         self.messages: dict[str, list] = {}  # event id -> [(message, bytes)]
         self.waiting: set[str] = set()  # events joined and not yet completed
         self.arrived = threading.Condition()
         self.reading = False
+
+    def _served_by(self, response: httpx.Response) -> None:
+        if "x-replica" in response.headers:
+            self.replicas.add(response.headers["x-replica"])
 
     def _read(self) -> None:
         """The page's stream of messages, routed to events by id, bytes counted per message. The server closes it
@@ -83,9 +97,11 @@ class Student:
                             with self.arrived:
                                 self.messages.setdefault(message.get("event_id"), []).append((message, len(line) + 2))
                                 self.arrived.notify_all()
-            except httpx.HTTPError:  # the server went away (the run is over): the waiting event times out
+            except httpx.HTTPError as e:  # the server went away: a waiting event fails now, not at its time-out
                 with self.arrived:
                     self.reading = False
+                    self.broken = f"the event stream broke ({type(e).__name__})" if self.waiting else ""
+                    self.arrived.notify_all()
                 return
             with self.arrived:
                 if not self.waiting:
@@ -104,10 +120,14 @@ class Student:
         deadline = time.monotonic() + self.timeout
         with self.arrived:
             self.waiting.add(event_id)
+            self.broken = ""
             if not self.reading:
                 self.reading = True
                 threading.Thread(target=self._read, daemon=True).start()
             while not any(m.get("msg") == "process_completed" for m, _ in self.messages.get(event_id, [])):
+                if self.broken:
+                    self.waiting.discard(event_id)
+                    raise ConnectionError(f"event {dependency['id']}: {self.broken}")
                 if not self.arrived.wait(timeout=max(0.0, deadline - time.monotonic())):
                     raise TimeoutError(f"event {dependency['id']} took over {self.timeout} s")
             self.waiting.discard(event_id)
@@ -144,6 +164,17 @@ class Student:
             self.apply(after, answer.json().get("data", []))
             received += len(answer.content) + self.follow(after)
         return received
+
+    def translate(self, sentence: str) -> tuple[float, int]:
+        """Type a sentence and click Translate."""
+        click = find(self.config, "click", elem_id="translate-button")
+        text = block(self.config, elem_id="source-text")["id"]
+        return self.event(click, click["targets"][0][0], {text: sentence})
+
+    def open_tab(self, label: str) -> tuple[float, int]:
+        """Select a tab, as a click on it does (nothing to run where the page draws it without an event)."""
+        (dependency, tab), = tab_events(self.config, [label])
+        return self.event(dependency, tab) if dependency else (0.0, 0)
 
     def open_page(self) -> tuple[float, int]:
         """What a browser fetches from this server to show the page, less its cached scripts and styles: the HTML
@@ -218,38 +249,36 @@ def together(students: list[Student], step) -> tuple[list[tuple[float, int]], li
     return results, errors
 
 
-def classroom(url: str, n: int, tabs: list[str], timeout: float) -> dict:
-    config = httpx.get(url + "config", timeout=timeout).json()
-    translate = find(config, "click", elem_id="translate-button")
-    text = block(config, elem_id="source-text")["id"]
-    students = [Student(url, config, timeout) for _ in range(n)]
+def classroom(url: str, n: int, tabs: list[str], timeout: float, training: bool = True) -> dict:
+    students = [Student(url, timeout) for _ in range(n)]
     report, errors = {}, []
     steps = {"open the link": lambda s, i: s.open_page(),
-             "translate their own sentence": lambda s, i: s.event(translate, translate["targets"][0][0],
-                                                                    {text: SENTENCES[i % len(SENTENCES)]})}
-    for k, (dependency, tab) in enumerate(tab_events(config, tabs)):
-        steps[f"open the {tabs[k]} tab"] = (lambda s, i, d=dependency, t=tab: s.event(d, t) if d else (0.0, 0))
+             "translate their own sentence": lambda s, i: s.translate(SENTENCES[i % len(SENTENCES)])}
+    for label in tabs:
+        steps[f"open the {label} tab"] = lambda s, i, label=label: s.open_tab(label)
     for name, step in steps.items():
         samples, failed = together(students, step)
         report[name] = summary(samples) if samples else None
         errors += [f"{name}: {e}" for e in failed]
-    report["training"] = beside_training(url, config, timeout)
+    served = [s.replicas for s in students]
+    if any(served):
+        report["replicas"] = {"sessions": {r: sum(r in s for s in served) for r in sorted(set().union(*served))},
+                              "split": sum(len(s) > 1 for s in served)}
+    if training:
+        report["training"] = beside_training(url, timeout)
     report["errors"] = errors
     return report
 
 
-def beside_training(url: str, config: dict, timeout: float, sentences: int = 8) -> dict:
+def beside_training(url: str, timeout: float, sentences: int = 8) -> dict:
     """One user's translations idle, then the same ones while another user's toy training runs."""
-    translate = find(config, "click", elem_id="translate-button")
-    text = block(config, elem_id="source-text")["id"]
-    user, trainer = Student(url, config, timeout), Student(url, config, timeout)
+    user, trainer = Student(url, timeout), Student(url, timeout)
     user.open_page()
     # The same sentences twice, ending in a tab, then in a space: the server's cache keys on the text as typed and
     # nobody typed these, while the model sees the same tokens, so both runs do the same work
-    run = lambda end: [user.event(translate, translate["targets"][0][0], {text: s + end})[0]
-                       for s in SENTENCES[:sentences]]
+    run = lambda end: [user.translate(s + end)[0] for s in SENTENCES[:sentences]]
     idle = run("\t")
-    train = find(config, "click", elem_id="toy-train")
+    train = find(trainer.config, "click", elem_id="toy-train")
     training = threading.Thread(target=lambda: trainer.event(train, train["targets"][0][0]), daemon=True)
     training.start()
     time.sleep(3.0)  # the training is under way
@@ -262,10 +291,14 @@ def beside_training(url: str, config: dict, timeout: float, sentences: int = 8) 
 # Serving the app for the class, and the table
 
 
-def serve(port: int, code: Path = ROOT) -> subprocess.Popen:
+def serve(port: int, code: Path = ROOT, replicas: int = 1) -> subprocess.Popen:
+    """One `python app.py` (replicas 1), or N replicas behind HAProxy (deploy/serve.py), answering on `port`."""
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
-    app = subprocess.Popen([sys.executable, str(code / "app.py"), "--port", str(port)], cwd=code, env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    command = [str(code / "app.py"), "--port", str(port)]
+    if replicas > 1:
+        command = [str(ROOT / "deploy" / "serve.py"), "--replicas", str(replicas), "--port", str(port)]
+    app = subprocess.Popen([sys.executable, *command], cwd=code, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if app.poll() is not None:
@@ -285,9 +318,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def table(runs: dict[int, dict]) -> str:
-    steps = [k for k in next(iter(runs.values())) if k not in ("training", "errors")]
-    head = "| step | " + " | ".join(f"{n} student{'s' if n > 1 else ''}" for n in runs) + " |"
+def table(runs: dict[str, dict]) -> str:
+    steps = [k for k in next(iter(runs.values())) if k not in ("training", "errors", "replicas")]
+    head = "| step | " + " | ".join(runs) + " |"
     lines = [head, "| --- |" + " --- |" * len(runs)]
     for step in steps:
         cells = []
@@ -297,9 +330,30 @@ def table(runs: dict[int, dict]) -> str:
                                                 f"{s['kB']:.0f} kB")
         lines.append(f"| {step} | " + " | ".join(cells) + " |")
     lines.append("| errors | " + " | ".join(str(len(r["errors"])) for r in runs.values()) + " |")
-    t = next(iter(runs.values()))["training"]
-    lines.append(f"\nOne user's translation while a toy training runs: p50 {t['training_p50_s']:.2f} s against "
-                 f"{t['idle_p50_s']:.2f} s idle (x{t['ratio']:.2f}).")
+    if any("replicas" in r for r in runs.values()):
+        lines.append("| sessions per replica (split) | " + " | ".join(
+            " / ".join(map(str, r["replicas"]["sessions"].values())) + f" ({r['replicas']['split']})"
+            if "replicas" in r else "—" for r in runs.values()) + " |")
+    t = next((r["training"] for r in runs.values() if "training" in r), None)
+    if t:
+        lines.append(f"\nOne user's translation while a toy training runs: p50 {t['training_p50_s']:.2f} s against "
+                     f"{t['idle_p50_s']:.2f} s idle (x{t['ratio']:.2f}).")
+    return "\n".join(lines)
+
+
+def ratios(runs: dict[str, dict], steps: tuple[str, ...] = ("open the link", "translate their own sentence")) -> str:
+    """p95 of each setup against the first setup's, for each class size: 'N replicas / one process'."""
+    by_size: dict[str, dict[str, dict]] = {}
+    for name, r in runs.items():
+        size, _, setup = name.partition(", ")
+        by_size.setdefault(size, {})[setup] = r
+    lines = []
+    for size, setups in by_size.items():
+        base_name, base = next(iter(setups.items()))
+        for setup, r in list(setups.items())[1:]:
+            parts = [f"{step.split()[0]} x{r[step]['p95_s'] / base[step]['p95_s']:.2f}" for step in steps
+                     if r.get(step) and base.get(step)]
+            lines.append(f"{size}: {setup} against {base_name}, p95 " + ", ".join(parts))
     return "\n".join(lines)
 
 
@@ -312,20 +366,33 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--code", type=Path, default=ROOT,
                         help="the checkout whose app.py is served (e.g. a `git worktree` of an older commit)")
+    parser.add_argument("--setups", type=int, nargs="+", default=[1],
+                        help="1: one app.py; N: N replicas behind HAProxy; several alternate for each class size")
+    parser.add_argument("--url", help="a server already running (on this machine): no server is started")
+    parser.add_argument("--no-training", action="store_true", help="skip the translation beside a toy training")
     args = parser.parse_args()
     if any(not 1 <= n <= 100 for n in args.students):
         raise SystemExit("--students: from 1 to 100")
+    if args.url and not args.url.startswith(("http://127.", "http://localhost", "http://[::1]")):
+        raise SystemExit("--url: a server on this machine (127.0.0.1, localhost or [::1])")
     runs = {}
-    for n in args.students:  # a fresh server per class size: nothing cached from the run before
-        port = args.port or free_port()
-        app = serve(port, args.code.resolve())
-        try:
-            runs[n] = classroom(f"http://127.0.0.1:{port}/", n, args.tabs, args.timeout)
-        finally:
-            app.terminate()
-            app.wait(timeout=30)
-        print(f"{n} students: {json.dumps(runs[n])}", flush=True)
+    for n in args.students:
+        for setup in [0] if args.url else args.setups:  # a fresh server per run: nothing cached from the one before
+            name = f"{n} student{'s' if n > 1 else ''}" + ("" if args.url or len(args.setups) == 1 else
+                                                           ", one process" if setup == 1 else f", {setup} replicas")
+            port = args.port or free_port()
+            app = None if args.url else serve(port, args.code.resolve(), setup)
+            try:
+                url = args.url.rstrip("/") + "/" if args.url else f"http://127.0.0.1:{port}/"
+                runs[name] = classroom(url, n, args.tabs, args.timeout, training=not args.no_training)
+            finally:
+                if app:
+                    os.killpg(app.pid, signal.SIGTERM)
+                    app.wait(timeout=60)
+            print(f"{name}: {json.dumps(runs[name])}", flush=True)
     print(table(runs))
+    if len(args.setups) > 1 and not args.url:
+        print(ratios(runs))
     if args.json:
         args.json.write_text(json.dumps(runs, indent=2))
 

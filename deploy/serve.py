@@ -1,0 +1,101 @@
+"""Several replicas of the app behind HAProxy, on one port, with cookie affinity; stopped together.
+
+    python deploy/serve.py --replicas 2 --port 8080 [--host 127.0.0.1] [--threads 1] [-- APP FLAGS...]
+
+Starts N processes of `python app.py` on the ports after --port (8081, 8082, ...), waits until each answers,
+then runs HAProxy (Debian's `haproxy` package) in the foreground on --port with deploy/haproxy.cfg. Every
+response carries `X-Replica: r1` (r2, ...), the replica that served it. Ctrl-C or SIGTERM stops the balancer and
+every replica. A replica that exits leaves the rotation within 2 s; the others go on.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATE = Path(__file__).with_name("haproxy.cfg")
+
+
+def haproxy_config(host: str, port: int, replicas: list[tuple[str, int]]) -> str:
+    """deploy/haproxy.cfg with its address and one `server` line per (name, port) replica."""
+    servers = "\n".join(f"    server {name} 127.0.0.1:{p} cookie {name}" for name, p in replicas)
+    return (TEMPLATE.read_text(encoding="utf-8").replace("{bind}", f"{host}:{port}").replace("{servers}", servers)
+            .replace("{deploy}", str(TEMPLATE.parent)))
+
+
+def wait_until_up(port: int, process: subprocess.Popen, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the replica on port {port} exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=5):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise SystemExit(f"the replica on port {port} did not answer within {timeout:.0f} s")
+
+
+def stop(processes: list[subprocess.Popen]) -> None:
+    for p in processes:
+        if p.poll() is None:
+            p.terminate()
+    for p in processes:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def interrupted(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops everything as Ctrl-C does
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--port", type=int, default=8080, help="the balancer's port; replicas take the next ones")
+    parser.add_argument("--host", default="127.0.0.1", help="the balancer's address (0.0.0.0: every interface)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per replica")
+    parser.add_argument("app_flags", nargs="*", help="more flags for every app.py (after --)")
+    args = parser.parse_args(argv)
+    if not 1 <= args.replicas <= 16:
+        parser.error("--replicas: from 1 to 16")
+    haproxy = shutil.which("haproxy") or next((p for p in ("/usr/sbin/haproxy",) if Path(p).exists()), None)
+    if haproxy is None:
+        parser.error("HAProxy is not installed: `apt-get install haproxy` (Debian's package)")
+
+    replicas = [(f"r{i + 1}", args.port + i + 1) for i in range(args.replicas)]
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
+    processes: list[subprocess.Popen] = []
+    signal.signal(signal.SIGTERM, interrupted)
+    try:
+        for name, port in replicas:
+            processes.append(subprocess.Popen(
+                [sys.executable, str(ROOT / "app.py"), "--port", str(port), "--threads", str(args.threads),
+                 *args.app_flags], cwd=ROOT, env={**env, "PLAYGROUND_REPLICA": name}))
+        for (name, port), process in zip(replicas, processes):
+            wait_until_up(port, process)
+            print(f"replica {name} pid {process.pid} port {port}", flush=True)
+        config = Path(tempfile.mkdtemp(prefix="playground-haproxy-")) / "haproxy.cfg"
+        config.write_text(haproxy_config(args.host, args.port, replicas), encoding="utf-8")
+        balancer = subprocess.Popen([haproxy, "-f", str(config), "-db"])
+        processes.insert(0, balancer)
+        print(f"serving http://{args.host}:{args.port}/ with {args.replicas} replicas", flush=True)
+        return balancer.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        stop(processes)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Several replicas behind HAProxy (deploy/serve.py): each session stays on one replica, a class spreads over all
+of them, and a replica that stops mid-class leaves the others' sessions untouched. Real processes on loopback:
+two replicas of the app on the shipped checkpoints, Debian's haproxy, and students speaking the page's protocol
+with their cookies kept (tools/classroom.py's Student, as a browser keeps them)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from classroom import SENTENCES, Student, free_port, together  # noqa: E402
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("haproxy") is None and not Path("/usr/sbin/haproxy").exists(),
+                                 reason="needs Debian's haproxy (.ci/run installs it)")]
+
+
+class Balanced:
+    """`python deploy/serve.py --replicas 2` on a free port: its URL and each replica's pid by name."""
+
+    def __init__(self, replicas: int = 2):
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "deploy" / "serve.py"), "--replicas", str(replicas), "--port", str(self.port)],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+            env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
+        self.pids: dict[str, int] = {}
+        deadline = time.monotonic() + 400
+        for line in self.process.stdout:  # "replica r1 pid 123 port 8081", then "serving http://..."
+            if m := re.match(r"replica (\w+) pid (\d+)", line):
+                self.pids[m.group(1)] = int(m.group(2))
+            if line.startswith("serving") or time.monotonic() > deadline:
+                break
+        assert len(self.pids) == replicas, "the replicas did not start"
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()  # keep the pipe drained
+        self.url = f"http://127.0.0.1:{self.port}/"
+
+    def stop(self) -> None:
+        os.killpg(self.process.pid, signal.SIGTERM)
+        self.process.wait(timeout=60)
+
+
+@pytest.fixture
+def balanced():
+    b = Balanced()
+    yield b
+    b.stop()
+
+
+def test_twenty_students_each_stay_on_one_replica_and_the_class_uses_both(balanced):
+    students = [Student(balanced.url, timeout=120) for _ in range(20)]
+
+    def lesson(student: Student, i: int):
+        student.open_page()
+        student.translate(SENTENCES[i % len(SENTENCES)])
+        return student.open_tab("Heatmaps")
+
+    done, errors = together(students, lesson)
+    assert errors == [] and len(done) == 20
+    assert all(len(s.replicas) == 1 for s in students), [s.replicas for s in students]  # no session split
+    on = [next(iter(s.replicas)) for s in students]
+    assert set(on) == {"r1", "r2"} and min(on.count("r1"), on.count("r2")) >= 5  # spread by the cookie, not piled
+
+
+def test_a_replica_stopped_mid_class_leaves_the_other_sessions_going(balanced):
+    students = [Student(balanced.url, timeout=120) for _ in range(10)]
+    _, errors = together(students, lambda s, i: s.open_page())
+    assert errors == []
+    os.kill(balanced.pids["r1"], signal.SIGKILL)  # the replica is gone, as after a crash
+    on_r2 = [s for s in students if s.replicas == {"r2"}]
+    on_r1 = [s for s in students if s.replicas == {"r1"}]
+    assert on_r1 and on_r2
+
+    t0 = time.monotonic()
+    done, errors = together(on_r2, lambda s, i: s.translate(SENTENCES[i]))
+    assert errors == [] and all(s.replicas == {"r2"} for s in on_r2)  # the other replica's sessions go on
+    # Those whose replica stopped: their next click reaches the one left (the balancer moves them), no hang
+    done, errors = together(on_r1, lambda s, i: s.translate(SENTENCES[i]))
+    assert time.monotonic() - t0 < 60
+    assert errors == [] and all(s.replicas == {"r1", "r2"} for s in on_r1)
+    newcomer = Student(balanced.url, timeout=120)  # a new session opens on the replica left
+    newcomer.open_page()
+    newcomer.translate("Good morning!")
+    assert newcomer.replicas == {"r2"}
