@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LEFT_OUT = ("tests/", ".ci/", "tools/", "training/", ".gitignore", "requirements-dev.txt",
-            "README.md")  # README: written anew; training/: the recipe's figures and a run's resumable state, not the app
+LEFT_OUT = ("tests/", ".ci/", "tools/", "training/", "resume/", "deploy/", "benchmarks/", ".gitignore", ".dockerignore",
+            "requirements-dev.txt", "README.md")  # README: written anew; the rest: not the app (recipes, run state)
 
 
 def pinned_gradio(requirements: Path = ROOT / "requirements.txt") -> str:

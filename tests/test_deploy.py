@@ -2,6 +2,7 @@
 a visitor gets when no replica answers. Quick: HAProxy alone on loopback, no app."""
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -62,3 +63,58 @@ def test_serve_refuses_a_count_of_replicas_it_cannot_run(capsys):
     with pytest.raises(SystemExit):
         main(["--replicas", "0"])
     assert "--replicas: from 1 to 16" in capsys.readouterr().err
+
+
+# -----------------------------------------------------------------------------
+# Beyond one machine: the image and the Kubernetes manifest, checked as far as this machine can (no registry,
+# no cluster): the manifest against Kubernetes' schemas, the Dockerfile by hadolint, the image's files by running
+# the app's loading from a copy of exactly what the Dockerfile copies
+
+
+def documents() -> list[dict]:
+    yaml = pytest.importorskip("yaml")
+    return list(yaml.safe_load_all((ROOT / "deploy" / "kubernetes.yaml").read_text()))
+
+
+def dockerfile() -> list[tuple[str, str]]:
+    """(instruction, arguments) of deploy/Dockerfile, continuation lines joined."""
+    text = (ROOT / "deploy" / "Dockerfile").read_text().replace("\\\n", " ")
+    return [tuple(line.split(None, 1)) for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_the_kubernetes_manifest_is_valid_and_pins_sessions_by_cookie():
+    kv = pytest.importorskip("kubernetes_validate")
+    docs = {d["kind"]: d for d in documents()}
+    for doc in docs.values():
+        kv.validate(doc, "1.30.0", strict=True)  # raises on a field the schema does not know
+    deployment, service, ingress = docs["Deployment"], docs["Service"], docs["Ingress"]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert deployment["spec"]["replicas"] >= 2 and service["spec"]["selector"] == labels
+    notes = ingress["metadata"]["annotations"]
+    assert notes["nginx.ingress.kubernetes.io/affinity"] == "cookie"
+    assert notes["nginx.ingress.kubernetes.io/proxy-buffering"] == "off"
+    port = deployment["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"]
+    cmd = json.loads(dict(dockerfile())["CMD"])
+    assert cmd[cmd.index("--port") + 1] == str(port) and dict(dockerfile())["EXPOSE"] == str(port)
+
+
+@pytest.mark.skipif(shutil.which("hadolint") is None, reason="needs hadolint (requirements-dev.txt)")
+def test_hadolint_finds_nothing_in_the_dockerfile():
+    lint = subprocess.run(["hadolint", str(ROOT / "deploy" / "Dockerfile")], capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+@pytest.mark.slow
+def test_the_image_s_files_are_enough_to_load_the_app_with_its_command(tmp_path):
+    copies = [args.split() for op, args in dockerfile() if op == "COPY"]
+    for *sources, _ in copies:
+        for source in sources:
+            src = ROOT / source.rstrip("/")
+            assert src.exists(), source
+            (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / source.rstrip("/"))
+    flags = json.loads(dict(dockerfile())["CMD"])[2:]  # after "python app.py"
+    check = ("import sys, app; a = app.parse_args(sys.argv[1:]); t, p = app.load_translators(a.checkpoints, 'cpu'); "
+             "assert not p and sorted(t) == ['en-de', 'en-fr'], (p, sorted(t)); app.build_demo(t, p); print('ok')")
+    run = subprocess.run([sys.executable, "-c", check, *flags], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stderr[-2000:]

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
 data=${DATA:-../shared/data} out=runs/$pair-first keep=resume/$pair from=runs/from/$pair
-FROM=b0e78b9 EPOCHS=${EPOCHS:-14}
+FROM=b0e78b9 EPOCHS=${EPOCHS:-9}
 
 if [ "$mode" = save ]; then
   mkdir -p "$keep/timeline"
