@@ -80,9 +80,11 @@ def marked_cells(fig: go.Figure) -> list[tuple[str, str, str]]:
 def note(fig: go.Figure, text: str) -> go.Figure:
     """The answer written under the figure's title, in orange (never over the figure or a panel's title)."""
     title = fig.layout.title.text or ""
-    top = (fig.layout.margin.t or 60) + 34
-    return fig.update_layout(title_text=f"{title}<br><span style='color:{ORANGE}'>{html.escape(text)}</span>",
-                             margin_t=top, height=(fig.layout.height or HEIGHT) + 34)
+    lines, n = plots.wrapped(text)
+    more = 6 + 20 * n
+    answer = "<br>".join(f"<span style='color:{ORANGE}'>{line}</span>" for line in lines.split("<br>"))
+    return fig.update_layout(title_text=f"{title}<br>{answer}",
+                             margin_t=(fig.layout.margin.t or 60) + more, height=(fig.layout.height or HEIGHT) + more)
 
 
 def mark_panel(fig: go.Figure, panel: int) -> go.Figure:

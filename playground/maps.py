@@ -5,7 +5,7 @@ from __future__ import annotations
 from transformer.interpret import mechanics
 
 from . import plots
-from .pieces import KIND_NAMES
+from .pieces import KIND_BUTTONS, KIND_NAMES
 from .results import Result
 
 
@@ -39,5 +39,5 @@ def families_figure(result: Result):
                                              ("decoder", tgt, tgt, row["target_pad"]),
                                              ("cross", tgt, src, row["source_pad"])):
             reasons = mechanics.mask_reasons(row[kind][0].allowed, key_pad)
-            panels.append((f"{name}: {kind}", reasons, queries, keys))
+            panels.append((f"{name}: {KIND_BUTTONS[kind]}", reasons, queries, keys))
     return plots.family_masks(panels, 2, "The masks as the model applied them, in a batch of two sentences")

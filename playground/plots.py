@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from collections.abc import Callable, Iterable
 
 import plotly.graph_objects as go
@@ -38,9 +39,20 @@ def values(t: Tensor):
     return t.detach().float().cpu().numpy()
 
 
+TITLE_CHARS = 42  # a title's line: what a phone's box (about 330 px) and a projector's Lesson card hold
+
+
+def wrapped(text: str, width: int = TITLE_CHARS) -> tuple[str, int]:
+    """(escaped text with <br> between lines of at most `width` characters, number of lines): plotly never wraps
+    a title, and a line wider than its box is cut."""
+    lines = textwrap.wrap(text, width, break_long_words=False) or [""]
+    return "<br>".join(html.escape(line) for line in lines), len(lines)
+
+
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(title=dict(text=html.escape(title), x=0.01), height=height, font=FONT,
-                      margin=dict(l=10, r=10, t=60, b=10), template=TEMPLATE)
+    text, lines = wrapped(title)
+    fig.update_layout(title=dict(text=text, x=0.01, font=dict(size=16)), height=height + 20 * (lines - 1), font=FONT,
+                      margin=dict(l=10, r=10, t=40 + 20 * lines, b=10), template=TEMPLATE)
     return fig
 
 
@@ -354,22 +366,36 @@ def head_walk(walk, key_tokens: list[str], reasons: list[str], head: int, title:
 REASON_NAMES = ["allowed", "masked: future (causal)", "masked: padding"]  # mechanics.ALLOWED, CAUSAL, PADDING
 
 
+MASK_COLORS = ["#3182bd", "#d9d9d9", "#fdae6b"]  # allowed, future, padding: by REASON_NAMES
+
+
 def family_masks(panels: list[tuple[str, Tensor, list[str], list[str]]], rows: int, title: str) -> go.Figure:
-    """Masks as applied, one panel per (title, reasons (q, k) in 0/1/2, query tokens, key tokens), `rows` rows."""
+    """Masks as applied, one panel per (title "row name: kind", reasons (q, k) in 0/1/2, query tokens, key tokens),
+    `rows` rows of one kind per column. Kinds are named over the top row and rows at the left; the pieces label
+    each panel's rows only (its columns are the keys: the query's own pieces in the same order, or for cross-attention
+    the English pieces; hover names each), so no
+    label runs into a neighbour at any width; a legend names the three colours."""
     cols = math.ceil(len(panels) / rows)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[t for t, *_ in panels], horizontal_spacing=0.06,
-                        vertical_spacing=0.14)
-    scale = [[0, "#3182bd"], [0.33, "#3182bd"], [0.34, "#d9d9d9"], [0.66, "#d9d9d9"], [0.67, "#fdae6b"],
-             [1, "#fdae6b"]]
-    for i, (_, reasons, queries, keys) in enumerate(panels):
+    kinds = [name.split(": ", 1)[-1] for name, *_ in panels[:cols]]
+    fig = make_subplots(rows=rows, cols=cols, column_titles=kinds, horizontal_spacing=0.16, vertical_spacing=0.08)
+    scale = [[0, MASK_COLORS[0]], [0.33, MASK_COLORS[0]], [0.34, MASK_COLORS[1]], [0.66, MASK_COLORS[1]],
+             [0.67, MASK_COLORS[2]], [1, MASK_COLORS[2]]]
+    for i, (name, reasons, queries, keys) in enumerate(panels):
         text = [[REASON_NAMES[r] for r in row] for row in reasons.tolist()]
+        row, col = i // cols + 1, i % cols + 1
         fig.add_trace(go.Heatmap(z=reasons.numpy(), x=labels(keys), y=labels(queries), zmin=0, zmax=2,
                                  colorscale=scale, showscale=False, customdata=text, xgap=1, ygap=1,
                                  hovertemplate="query %{y}<br>key %{x}<br>%{customdata}<extra></extra>"),
-                      row=i // cols + 1, col=i % cols + 1)
-    fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(tickangle=-45)
-    return _layout(fig, title, 140 + 420 * rows)
+                      row=row, col=col)
+        if col == 1:
+            fig.update_yaxes(title_text=name.split(": ", 1)[0], row=row, col=col)
+    for reason, color in zip(REASON_NAMES, MASK_COLORS):  # the legend: one square per colour
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=reason, showlegend=True,
+                                 marker=dict(symbol="square", size=14, color=color)))
+    fig.update_yaxes(autorange="reversed", tickfont=dict(size=12))
+    fig.update_xaxes(showticklabels=False, title_font=dict(size=12))
+    fig = _layout(fig, title, 170 + 300 * rows)
+    return fig.update_layout(legend=dict(orientation="h", x=0, y=-0.02, yanchor="top"), margin_b=70)
 
 
 def rollout_figure(panels: list[tuple[str, Tensor, list[str]]], title: str) -> go.Figure:

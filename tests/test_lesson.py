@@ -64,7 +64,7 @@ def check_every_answer(translator, result):
         assert lesson.marked_cells(made[4].marked) == [("2", dec[later + 1], dec[1])]
         assert quoted(out[0]) in made[4].answer and quoted(out[later]) in made[4].question
         titles = [a.text for a in made[4].marked.layout.annotations if a.font.color == lesson.ORANGE]
-        assert titles == ["your sentence: decoder"] and "the decoder (orange panel)" in made[4].marked.layout.title.text
+        assert titles == ["Decoder self (masked)"] and "the decoder (orange panel)" in made[4].marked.layout.title.text
 
     t = lesson.clearest_step(result)  # step 6: the argmax of the hooked cross-attention row
     if t is not None:

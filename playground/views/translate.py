@@ -49,7 +49,7 @@ class TranslatePanel:
                 self.settings()
         self.link = gr.Textbox(label="Shareable link: opens this pair, sentence and decoding, already translated",
                                interactive=False, buttons=["copy"], visible=False, elem_id="share-link")
-        # in presentation mode the settings are folded away: these two (shown only then, bottom right) make the link
+        # in presentation mode the settings are folded away: these two (shown only then, under the panel) make the link
         # and leave it
         with gr.Row(elem_id="present-bar"):
             self.present_share = gr.Button("Link to this", size="sm", scale=0, min_width=90)
