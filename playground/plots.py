@@ -276,7 +276,9 @@ def training_curves(metrics: Metrics, mark_epoch: int | None = None) -> go.Figur
     fig.update_xaxes(title_text="step", row=1, col=1)
     fig.update_xaxes(title_text="epoch", row=1, col=2)
     fig.update_xaxes(title_text="epoch", row=1, col=3)
-    return _layout(fig, "How this checkpoint was trained", 380)
+    fig.update_xaxes(nticks=4)  # a narrow card: a few ticks, upright
+    fig = _layout(fig, "How this checkpoint was trained", 470)
+    return fig.update_layout(legend=dict(orientation="h", x=0, y=-0.3, yanchor="top"), margin_b=10)  # under the panels
 
 
 def attention_stages(stages: list[tuple[str, Tensor]], query_tokens: list[str], key_tokens: list[str],

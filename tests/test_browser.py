@@ -125,30 +125,41 @@ def open_settings(page) -> None:
         page.locator("#present-toggle").wait_for(state="visible")
 
 
-# Problems with what is on screen: a plotly figure, frame, table or the glance picture wider than its box (unless a
-# box around it scrolls sideways), and figure text under 11 px as drawn (presentation mode's zoom included)
+# Problems with what is on screen: a plotly figure, frame, table or SVG wider than its box, or a box around one that
+# scrolls sideways (only the glance's picture may, on a phone, where it says so), and figure text under 11 px as
+# drawn (presentation mode's zoom included)
 FITS = """() => {
   const shown = e => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
-  const scrolls = e => { for (let a = e.parentElement; a; a = a.parentElement) { const o = getComputedStyle(a).overflowX; if (o === 'auto' || o === 'scroll') return a; } return null; };
   const out = [];
-  for (const e of document.querySelectorAll('.js-plotly-plot .main-svg:first-of-type, iframe, table, .glance svg')) {
-    if (!shown(e)) continue;
+  for (const e of document.querySelectorAll('.js-plotly-plot .main-svg:first-of-type, iframe, table, svg')) {
+    if (!shown(e) || e.closest('.glance-scroll, #js-plotly-tester') || e.closest('button, .icon-button-wrapper, label, .modebar, [role=listbox]')) continue;
     const box = e.closest('.block') || e.parentElement;
     const w = e.getBoundingClientRect().width, bw = box.getBoundingClientRect().width;
-    const s = scrolls(e);
-    const fits = w <= bw + 1 || (s && s.getBoundingClientRect().width <= bw + 1);
-    if (!fits) out.push(['wide', e.tagName, Math.round(w), Math.round(bw)]);
+    if (w > bw + 1) out.push(['wide', e.tagName, e.closest('[id]')?.id, Math.round(w), Math.round(bw)]);
+  }
+  for (const a of document.querySelectorAll('.block, .html-container, .prose, div')) {
+    const o = getComputedStyle(a).overflowX;
+    if ((o === 'auto' || o === 'scroll') && shown(a) && a.scrollWidth > a.clientWidth + 1 && !a.matches('.glance-scroll')
+        && a.querySelector('.js-plotly-plot, table, svg'))
+      out.push(['scrolls', a.className.slice(0, 40), a.closest('[id]')?.id, a.scrollWidth, a.clientWidth]);
   }
   let small = 0, smallest = 99, ex = '';
   for (const t of document.querySelectorAll('.js-plotly-plot text')) {
     if (!shown(t) || !t.textContent.trim()) continue;
-    const px = t.getBoundingClientRect().height;  // what the eye sees, zoom included
     const fs = parseFloat(getComputedStyle(t).fontSize) * (parseFloat(getComputedStyle(document.querySelector('.gradio-container')).zoom) || 1);
     if (fs < 11) { small++; if (fs < smallest) { smallest = fs; ex = t.textContent.slice(0, 20); } }
   }
   if (small) out.push(['small text', small, smallest, ex]);
   return out;
 }"""
+# A button another element covers (its middle is not the button when the page is asked what lies there)
+COVERED = """() => [...document.querySelectorAll('button')].filter(b => {
+  const r = b.getBoundingClientRect();
+  if (r.width < 4 || r.height < 4 || r.bottom < 0 || r.top > innerHeight  // Gradio's tab bar keeps a flat copy to measure
+      || !b.checkVisibility({opacityProperty: true, visibilityProperty: true})) return false;
+  const at = document.elementFromPoint(r.left + r.width / 2, Math.min(r.top + r.height / 2, innerHeight - 1));
+  return at && !b.contains(at) && !at.contains(b);
+}).map(b => b.textContent.trim().slice(0, 30))"""
 SETTLED = ("() => ![...document.querySelectorAll('[data-testid=status-tracker]')]"
            ".some(e => !e.classList.contains('hide') && e.getClientRects().length)")  # no event running
 VIEWS = [(registry.GROUP_LABELS[e.group], e.label) if e.group else (e.label,)  # every tab, as the registry says
@@ -161,17 +172,21 @@ def in_view(page, selector: str) -> bool:
                          " return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight; }", selector)
 
 
-@pytest.mark.parametrize("size", [(1280, 720), (1440, 900), (390, 844)], ids=["projector", "laptop", "phone"])
-def test_every_view_fits_its_box_at_projector_laptop_and_phone_sizes(browser, server, size):
+SIZES = [((1280, 720), True), ((1280, 720), False), ((1440, 900), False), ((390, 844), False)]
+
+
+@pytest.mark.parametrize("size,present", SIZES, ids=["projector-present", "projector", "laptop", "phone"])
+def test_every_view_and_lesson_step_fits_its_box_at_projector_laptop_and_phone_sizes(browser, server, size, present):
     """The first screen holds the sentence, its translation and the model at a glance (not on a phone: there it is
-    the next thing down); then every view and inner tab is opened, and nothing on screen is wider than its box."""
-    page = open_page(browser, server, size)
+    the next thing down); then every view, inner tab and Lesson step is opened, and nothing on screen is wider than
+    its box or scrolls sideways, and no button is covered."""
+    page = open_page(browser, server + ("?present=1" if present else ""), size)
     try:
         page.wait_for_selector(".glance svg", timeout=30_000)
-        name = f"{size[0]}x{size[1]}"
+        name = f"{size[0]}x{size[1]}" + ("_present" if present else "")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"first_screen_{name}.png"))
-        if size[0] >= 1280:
+        if size[0] >= 1280 and not present:
             for selector in ("#source-text textarea", "#translation textarea", "#translate-button", ".glance svg",
                              ".glance-words"):
                 assert in_view(page, selector), (name, selector)
@@ -183,9 +198,16 @@ def test_every_view_fits_its_box_at_projector_laptop_and_phone_sizes(browser, se
             page.wait_for_timeout(300)
             page.wait_for_function(SETTLED, timeout=60_000)
             page.wait_for_timeout(300)  # plotly lays the figures out
-            if found := page.evaluate(FITS):
+            if found := page.evaluate(FITS) + [("covered", b) for b in page.evaluate(COVERED)]:
                 problems[path] = found
             shot(page, f"{name}_{'_'.join(path)}".replace(" ", "_").lower())
+        open_view(page, "Lesson")
+        page.wait_for_function(SETTLED, timeout=60_000)
+        for n in range(2, 11):
+            lesson_next(page, n)
+            if found := page.evaluate(FITS) + [("covered", b) for b in page.evaluate(COVERED)]:
+                problems[f"lesson {n}"] = found
+            shot(page, f"{name}_lesson_{n}")
         assert not problems, problems
         assert not page.dialogs and not page.blocked
     finally:
