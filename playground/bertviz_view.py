@@ -84,7 +84,23 @@ def bertviz_document(maps: AttentionMaps, view: str = "head", scripts: str | lis
     elif scripts != "cdn":
         tags = "".join(f'<script src="{html.escape(url, quote=True)}"></script>' for url in scripts)
         body = tags + REQUIRE_TAG.sub("", body)
-    return f'<!doctype html><html><head><meta charset="utf-8"></head><body>{body}{TELL_HEIGHT}</body></html>'
+    return (f'<!doctype html><html><head><meta charset="utf-8"></head><body>{body}{FROM_ONE}{TELL_HEIGHT}'
+            '</body></html>')
+
+
+# bertviz counts layers and heads from 0; the page counts from 1 (playground.pieces). Once drawn: the head view's
+# layer menu and the model view's axis numbers; then, each time it is drawn, the model view's "Layer i, Head j".
+FROM_ONE = """<script>(function () {
+  const once = (e, text) => { e.dataset.counted = 1; e.textContent = text; };
+  document.querySelectorAll('select option, svg > text').forEach(e => {  // not the pieces: they sit in groups
+    if (/^\\d+$/.test(e.textContent)) once(e, String(+e.textContent + 1));
+  });
+  const heading = () => document.querySelectorAll('svg > text:not([data-counted])').forEach(e => {
+    const m = /^Layer (\\d+), Head (\\d+)$/.exec(e.textContent);
+    if (m) once(e, 'Layer ' + (+m[1] + 1) + ', Head ' + (+m[2] + 1));
+  });
+  new MutationObserver(heading).observe(document.body, {childList: true, subtree: true, characterData: true});
+})();</script>"""
 
 
 # The document tells the page its height whenever it changes (a menu choice, the model view's grid), and the page

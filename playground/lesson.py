@@ -20,7 +20,7 @@ from transformer.training import timeline
 from . import glance, plots, results
 from .attributions import attribution_figure, explanation
 from .maps import attention_figure, families_figure
-from .pieces import METHOD_NAMES, piece as piece_shown, shown as shown_piece
+from .pieces import METHOD_NAMES, named, piece as piece_shown, shown as shown_piece
 from .results import Result
 
 STEPS = 10
@@ -44,8 +44,16 @@ def word(token: str) -> str:
     return piece_shown(token)
 
 
-def quoted(token: str) -> str:
-    return f"“{html.escape(word(token))}”"
+def quoted(tokens: list[str], i: int) -> str:
+    """Piece i of `tokens` in an answer: “Ich”, or the piece “-be” of “habe” (never a piece called a word)."""
+    return html.escape(named(tokens, i))
+
+
+def changed(drop: float) -> str:
+    """A fall in probability said with its sign read right: 'lowers … by 0.30', 'raises … by 0.30'."""
+    if abs(drop) < 0.005:
+        return "leaves the chance of {} as it was"
+    return f"{'lowers' if drop > 0 else 'raises'} the chance of {{}} by {abs(drop):.2f}"
 
 
 def is_word(token: str) -> bool:
@@ -143,7 +151,7 @@ def embeddings(translator, result: Result) -> Step:
     position_size = float((ins.source_input[0] - ins.source_embedded[0]).norm())  # (D,) position 0's wave
     bigger = "word vector" if word_size > position_size else "position wave"
     ratio = max(word_size, position_size) / max(min(word_size, position_size), 1e-9)
-    answer = (f"For {quoted(src[0])} the word vector is {word_size:.1f} long and the position wave "
+    answer = (f"For {quoted(src, 0)} the word vector is {word_size:.1f} long and the position wave "
               f"{position_size:.1f}: the **{bigger}** is bigger ({ratio:.1f}×). "
               "Both are added into one vector, so the layers above see the word and where it stands at once. "
               "The three panels share one colour scale, so the bigger one is also the more colourful.")
@@ -151,7 +159,7 @@ def embeddings(translator, result: Result) -> Step:
         2, "Embeddings and positions", f"Each piece becomes a list of {translator.cfg.d_model} numbers (its "
         f"**embedding**), multiplied by √{translator.cfg.d_model} ≈ {scale:.1f}. Attention alone cannot tell word "
         "order, so a pattern of waves that says where the piece stands is added to it.",
-        f"For the first piece, {quoted(src[0])}: which is bigger, its word vector or the position wave added to it?",
+        f"For the first piece, {quoted(src, 0)}: which is bigger, its word vector or the position wave added to it?",
         answer, fig, note(mark_panel(copy(fig), 0 if bigger == "word vector" else 1),
                           f"the {bigger} is longer ({ratio:.1f}×): the orange panel"),
         "positional")
@@ -166,8 +174,8 @@ def one_head(translator, result: Result) -> Step:
         3, "One head", "To update a piece, attention lets it ask a question (its **query**) of every piece, each "
         "of which shows a label (its **key**). The better a label fits the question, the bigger that piece's "
         "weight; the weights add up to 1 and decide how much of each piece's content (its **value**) is mixed in.",
-        f"In the encoder's first layer, head 1: which piece does {quoted(src[q])} look at most?",
-        f"**{quoted(src[k])}**, with weight {float(row[k]):.2f} of 1 (the orange square, row {quoted(src[q])}).",
+        f"In the encoder's first layer, head 1: which piece does {quoted(src, q)} look at most?",
+        f"**{quoted(src, k)}**, with weight {float(row[k]):.2f} of 1 (the orange square, row {quoted(src, q)}).",
         fig, mark_cell(copy(fig), k, q), "inside")
 
 
@@ -181,22 +189,22 @@ def many_heads(translator, result: Result) -> Step:
         mark_cell(marked, k, q, "" if h == 0 else str(h + 1))
     distinct = sorted(set(best))
     if len(distinct) == 1:
-        answer = f"**Yes**: all {len(best)} heads look most at {quoted(src[best[0]])} this time."
+        answer = f"**Yes**: all {len(best)} heads look most at {quoted(src, best[0])} this time."
     else:
         answer = (f"**No**: {len(distinct)} different pieces among {len(best)} heads: "
-                  + "; ".join(f"head {h + 1} looks most at {quoted(src[k])}" for h, k in enumerate(best))
+                  + "; ".join(f"head {h + 1} looks most at {quoted(src, k)}" for h, k in enumerate(best))
                   + ". Each head has its own query, key and value maps, so each can look for something else.")
     return Step(
         4, "Many heads", f"A layer has {len(best)} heads that attend side by side, each with its own questions and "
         "labels. Their results are joined and mixed again, so one layer can follow several things at once.",
-        f"In the encoder's first layer, do all {len(best)} heads look at the same piece for {quoted(src[q])}?",
+        f"In the encoder's first layer, do all {len(best)} heads look at the same piece for {quoted(src, q)}?",
         answer, fig, marked, "attention")
 
 
 def masks(translator, result: Result) -> Step:
     out = result.translation.target_tokens
-    text = ("The encoder sees the whole sentence at once. The decoder writes one word after another, so a word may "
-            "look only at the words already written: a **mask** hides the later ones.")
+    text = ("The encoder sees the whole sentence at once. The decoder writes one piece after another, so a piece may "
+            "look only at the pieces already written: a **mask** hides the later ones.")
     if len(out) < 3:
         return Step(5, "Masks", text + " This translation is too short to show it (it needs three pieces): try a "
                     "longer sentence.", deeper="families")
@@ -205,23 +213,23 @@ def masks(translator, result: Result) -> Step:
     fig = families_figure(result)
     seen = "no: every head of every layer gives it weight 0" if weight == 0 else f"yes, weight {weight:.3f}"
     return Step(
-        5, "Masks", text, f"While it works on {quoted(out[0])}, may the decoder look at {quoted(out[later])}, which "
+        5, "Masks", text, f"While it works on {quoted(out, 0)}, may the decoder look at {quoted(out, later)}, which "
         "it writes later?",
-        f"**{seen.capitalize()}** (the orange square in the decoder's panel, row {quoted(out[0])}, in its grey "
+        f"**{seen.capitalize()}** (the orange square in the decoder's panel, row {quoted(out, 0)}, in its grey "
         "upper triangle). Cross-attention has no such mask: "
         "every word may look at the whole English sentence.",
         fig, note(mark_panel(mark_cell(copy(fig), later + 1, 1, "2"), 1),
-                  f"the decoder (orange panel): {word(out[later])} is masked while it works on {word(out[0])}"),
+                  f"the decoder (orange panel): {named(out, later)} is masked while it works on {named(out, 0)}"),
         "families")
 
 
 def cross(translator, result: Result) -> Step:
     out, src = result.translation.target_tokens, result.maps.source_tokens
     t = clearest_step(result)
-    text = ("**Cross-attention** connects the two halves: as the decoder writes each word, it looks back at the "
+    text = ("**Cross-attention** connects the two halves: as the decoder writes each piece, it looks back at the "
             "English pieces. Words that translate each other often find each other here.")
     if t is None:
-        return Step(6, "Cross-attention", text + " This translation has no word to ask about.",
+        return Step(6, "Cross-attention", text + " This translation has no piece to ask about.",
                     deeper="attention")
     row = result.maps.cross[-1].mean(0)[t]  # (S,): the last layer, mean of heads, while it writes out[t]
     k = int(row.argmax())
@@ -229,10 +237,10 @@ def cross(translator, result: Result) -> Step:
     fig = attention_figure(result, "cross", layers - 1, "average", "single")
     return Step(
         6, "Cross-attention", text,
-        f"Which English piece will the model look at most when it writes {quoted(out[t])}?",
-        f"**{quoted(src[k])}**, with {float(row[k]):.0%} of the last layer's attention (mean of heads). The orange "
-        f"square is on the row of the piece before it, {quoted(result.maps.target_tokens[t])}: the decoder's input "
-        "when it chose the word.", fig, mark_cell(copy(fig), k, t), "attention")
+        f"Which English piece will the model look at most when it writes {quoted(out, t)}?",
+        f"**{quoted(src, k)}**, with {float(row[k]):.0%} of the last layer's attention (mean of heads). The orange "
+        f"square is on the row of the piece before it, {quoted(result.maps.target_tokens, t)}: the decoder's input "
+        "when it chose it.", fig, mark_cell(copy(fig), k, t), "attention")
 
 
 def next_word(translator, result: Result) -> Step:
@@ -245,14 +253,15 @@ def next_word(translator, result: Result) -> Step:
     rank = next((r for r, (tok, _) in enumerate(steps[0].alternatives[:5]) if tok == first), 0)
     others = sorted({word(d[0]) for d in draws if d and d != [first]})
     return Step(
-        7, "Choosing the next word", "At every step the model gives each piece it knows a probability. **Greedy** "
+        7, "Choosing the next piece", "At every step the model gives each piece it knows a probability. **Greedy** "
         "decoding takes the most likely one; **sampling** draws one at random, and a **temperature** above 1 "
         "flattens the chances, so less likely pieces are drawn more often.",
-        f"The first word is {quoted(first)}, with probability {p:.2f}. If we sample ten times with temperature 2 "
-        "(seeds 0 to 9), how many of the ten start with it?",
+        f"The first piece it writes is {quoted(result.translation.target_tokens, 0)}, with probability {p:.2f}. If we "
+        "sample ten times with temperature 2 (seeds 0 to 9), how many of the ten start with it?",
         f"**{same} of 10**." + (f" The others started with {', '.join('“' + html.escape(o) + '”' for o in others)}."
                                 if others else "") + " At temperature 1 the model's own chances are used; at 2 "
-        "they are flattened.", fig, mark_cell(copy(fig), rank, 0), "steps")
+        "they are flattened: the top piece keeps the largest share, but the thousands of unlikely pieces together "
+        "gain far more, so a draw often lands on one of them.", fig, mark_cell(copy(fig), rank, 0), "steps")
 
 
 def beam(translator, result: Result) -> Step:
@@ -293,7 +302,7 @@ def not_attention(translator, result: Result) -> Step:
     out, src = result.translation.target_tokens, result.maps.source_tokens
     t = clearest_step(result)
     text = ("Attention shows where the model looks, not what it uses. One test: hide a piece from the model and "
-            "see how much less sure it gets of its word.")
+            "see how much less sure it gets of the piece it writes.")
     if t is None or sum(is_word(s) for s in src) < 2:
         return Step(10, "What attention does not tell you", text + " Your sentence needs at least two words for "
                     "this test.", deeper="used")
@@ -302,9 +311,10 @@ def not_attention(translator, result: Result) -> Step:
     top = {m: int(expl.methods[m].source.argmax()) for m in ("attention", "alti_plus")}
     drop = {m: expl.deletion.drops[m][0] for m in top}
     verdict = deletion_verdict(top, drop)
-    answer = (f"Hiding attention's top piece ({quoted(src[top['attention']])}) lowers the chance of "
-              f"{quoted(out[t])} by {drop['attention']:.2f}; hiding ALTI+'s ({quoted(src[top['alti_plus']])}) by "
-              f"{drop['alti_plus']:.2f}; a random piece by {expl.deletion.random[0]:.2f} on average. "
+    answer = (f"Hiding attention's top piece ({quoted(src, top['attention'])}) "
+              + changed(drop["attention"]).format(quoted(out, t)) + f"; hiding ALTI+'s ({quoted(src, top['alti_plus'])}) "
+              + changed(drop["alti_plus"]).format("it") + "; hiding a random piece "
+              + changed(expl.deletion.random[0]).format("it") + " on average. "
               f"**{verdict[0].upper() + verdict[1:]}.** The orange squares are each method's top piece.")
     marked = note(copy(fig), verdict)
     rows = list(trace_on(fig).y)
@@ -312,7 +322,7 @@ def not_attention(translator, result: Result) -> Step:
         mark_cell(marked, k, rows.index(html.escape(METHOD_NAMES[method])))
     return Step(
         10, "What attention does not tell you", text,
-        f"To make the model unsure of {quoted(out[t])}, which should we hide: the English piece attention looks at "
+        f"To make the model unsure of {quoted(out, t)}, which should we hide: the English piece attention looks at "
         "most, or the one ALTI+ (a measure of what each piece adds) points at?",
         answer, fig, marked, "used")
 

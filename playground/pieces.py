@@ -33,6 +33,31 @@ def shown(token: str, first: bool = False) -> str:
     return piece(token) if first or starts_word(token) or not piece(token)[:1].isalnum() else "-" + piece(token)
 
 
+def continues(tokens: list[str], j: int) -> bool:
+    """Whether piece j continues the word of the piece before it (what `shown` marks with a dash)."""
+    return (0 < j < len(tokens) and tokens[j - 1] not in SPECIAL and tokens[j - 1] != "▁"  # a lone mark starts one
+            and shown(tokens[j]) != shown(tokens[j], first=True))
+
+
+def word_of(tokens: list[str], i: int) -> str:
+    """The whole word piece i belongs to: "habe" for the piece "be" of "ha", "be"."""
+    start, end = i, i + 1
+    while continues(tokens, start):
+        start -= 1
+    while continues(tokens, end):
+        end += 1
+    return "".join(piece(t) for t in tokens[start:end] if t != "▁")
+
+
+def named(tokens: list[str], i: int) -> str:
+    """Piece i as a sentence names it: “Ich” when it is a whole word, else the piece “-be” of “habe” (never a
+    piece called a word: a class reads "be" as the English word)."""
+    whole = word_of(tokens, i)
+    if whole == piece(tokens[i]):
+        return f"“{whole}”"
+    return f"the piece “{shown(tokens[i], first=not continues(tokens, i))}” of “{whole}”"
+
+
 def labels(tokens: list[str]) -> list[str]:
     """Axis labels of a sequence of pieces: "1 A", "2 man", ... (escaped: plotly draws labels as HTML)."""
     return [f"{i + 1} {html.escape(shown(t, first=i == 0))}" for i, t in enumerate(tokens)]

@@ -180,8 +180,9 @@ LAYOUTS = {"interleaved": "sines on even dimensions, cosines on odd (§3.5)",
 
 def pe_matrix(pe: Tensor, positions: int = 100, layout: str = "interleaved") -> go.Figure:
     pe = pe[:positions]
-    fig = go.Figure(go.Heatmap(z=values(pe), colorscale="RdBu", zmid=0,
-                               hovertemplate="pos %{y}, dim %{x}: %{z:.3f}<extra></extra>"))
+    fig = go.Figure(go.Heatmap(z=values(pe), x=list(range(1, pe.size(1) + 1)), y=list(range(1, pe.size(0) + 1)),
+                               colorscale="RdBu", zmid=0,  # positions and dimensions counted from 1, as the page counts
+                               hovertemplate="position %{y}, dimension %{x}: %{z:.3f}<extra></extra>"))
     fig.update_xaxes(title_text="dimension i")
     fig.update_yaxes(title_text="position", autorange="reversed")
     return _layout(fig, f"PE matrix: {pe.size(0)} positions x {pe.size(1)} dimensions; {LAYOUTS[layout]}", 520)
@@ -192,7 +193,8 @@ def pe_curves(pe: Tensor, dims: list[int], positions: int = 100, layout: str = "
     for d in dims:
         sine = d % 2 == 0 if layout == "interleaved" else d < pe.size(1) // 2
         kind = "sin" if sine else "cos"
-        fig.add_trace(go.Scatter(y=values(pe[:positions, d]), mode="lines", name=f"dim {d} ({kind})"))
+        fig.add_trace(go.Scatter(x=list(range(1, min(positions, pe.size(0)) + 1)), y=values(pe[:positions, d]),
+                                 mode="lines", name=f"dimension {d + 1} ({kind})"))
     fig.update_xaxes(title_text="position")
     fig.update_yaxes(title_text="PE value", range=[-1.1, 1.1])
     return _layout(fig, "Sinusoids of chosen dimensions: lower dimensions turn faster", 420)
@@ -201,8 +203,9 @@ def pe_curves(pe: Tensor, dims: list[int], positions: int = 100, layout: str = "
 def pe_similarity(pe: Tensor, positions: int = 60) -> go.Figure:
     p = pe[:positions]
     sim = p @ p.t()  # (P, P) dot products between positions
-    fig = go.Figure(go.Heatmap(z=values(sim), colorscale="Viridis",
-                               hovertemplate="pos %{y} . pos %{x} = %{z:.2f}<extra></extra>"))
+    n = list(range(1, p.size(0) + 1))
+    fig = go.Figure(go.Heatmap(z=values(sim), x=n, y=n, colorscale="Viridis",
+                               hovertemplate="position %{y} . position %{x} = %{z:.2f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", title_text="position")
     fig.update_xaxes(title_text="position")
     return _layout(fig, "Dot product PE(p) . PE(q): nearby positions look alike", 520)
@@ -473,8 +476,8 @@ def lens_grid(chosen_prob: Tensor, top_pieces: list[list[str]], top_prob: Tensor
     L, T = chosen_prob.shape
     y = [f"layer {layer + 1}" for layer in range(L)]
     x = labels(output_tokens)
-    text = [[f"{html.escape(top_pieces[layer][t])}<br>{float(top_prob[layer, t]):.2f}" for t in range(T)]
-            for layer in range(L)]
+    text = [[f"{html.escape(written(top_pieces[layer][t]))}<br>{float(top_prob[layer, t]):.2f}"
+             for t in range(T)] for layer in range(L)]  # each layer's top piece, written as every view writes it
     fig = go.Figure(go.Heatmap(
         z=values(chosen_prob), x=x, y=y, colorscale=SCALE, zmin=0, zmax=1, text=text, texttemplate="%{text}", textfont=dict(size=12),
         colorbar=dict(title=dict(text="p(final)")),

@@ -5,7 +5,7 @@ import html
 
 import torch
 
-from playground.bertviz_view import TELL_HEIGHT, bertviz_document, iframe
+from playground.bertviz_view import FROM_ONE, bertviz_document, iframe
 from transformer.interpret.capture import AttentionMaps
 
 
@@ -18,7 +18,7 @@ def maps_with(tokens: list[str]) -> AttentionMaps:
 def test_inline_bertviz_holds_its_scripts_and_keeps_tokens_inside_the_script():
     doc = bertviz_document(maps_with(["▁A", "</script><script>alert(1)</script>", "<!--", "</s>"]), "head")
     assert "require.min.js" not in doc and "window.requirejs" in doc and "d3.schemeCategory10 =" in doc
-    body = doc[doc.index('<script type="text/javascript">'):doc.index(TELL_HEIGHT)]  # then ours, that sizes the frame
+    body = doc[doc.index('<script type="text/javascript">'):doc.index(FROM_ONE)]  # then ours: counting from 1, the size
     assert body.count("</script>") == 1  # only the real end of bertviz's script: token text cannot close it
     assert "<\\/script><script>alert(1)<\\/script>" in body and "<\\!--" in body
     framed = iframe(doc)

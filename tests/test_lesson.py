@@ -19,8 +19,8 @@ def bold(answer: str) -> str:
     return html.unescape(re.search(r"\*\*(.+?)\*\*", answer).group(1))
 
 
-def quoted(token: str) -> str:
-    return f"“{lesson.word(token)}”"
+def quoted(tokens: list[str], i: int) -> str:
+    return lesson.named(tokens, i)
 
 
 def check_every_answer(translator, result):
@@ -49,7 +49,7 @@ def check_every_answer(translator, result):
     labels = lesson.plots.labels
 
     q = lesson.looked_at(result)  # steps 3 and 4: the hooked rows of the first encoder layer
-    assert bold(made[2].answer) == quoted(maps.source_tokens[int(maps.encoder[0, 0, q].argmax())])
+    assert bold(made[2].answer) == quoted(maps.source_tokens, int(maps.encoder[0, 0, q].argmax()))
     src_labels = labels(maps.source_tokens)
     k = int(maps.encoder[0, 0, q].argmax())
     assert lesson.marked_cells(made[2].marked) == [("", src_labels[k], src_labels[q])]  # marked where it is
@@ -62,15 +62,15 @@ def check_every_answer(translator, result):
         assert made[4].answer.startswith("**No") == bool(maps.decoder[:, :, 1, later + 1].max() == 0)
         dec = labels(result.batch[0]["target_tokens"])  # the decoder's panel (the second): row out[0], column out[later]
         assert lesson.marked_cells(made[4].marked) == [("2", dec[later + 1], dec[1])]
-        assert quoted(out[0]) in made[4].answer and quoted(out[later]) in made[4].question
+        assert quoted(out, 0) in made[4].answer and quoted(out, later) in made[4].question
         titles = [a.text for a in made[4].marked.layout.annotations if a.font.color == lesson.ORANGE]
         assert titles == ["Decoder self (masked)"] and "the decoder (orange panel)" in made[4].marked.layout.title.text
 
     t = lesson.clearest_step(result)  # step 6: the argmax of the hooked cross-attention row
     if t is not None:
         row = maps.cross[-1].mean(0)[t]
-        assert bold(made[5].answer) == quoted(maps.source_tokens[int(row.argmax())])
-        assert quoted(out[t]) in made[5].question
+        assert bold(made[5].answer) == quoted(maps.source_tokens, int(row.argmax()))
+        assert quoted(out, t) in made[5].question
         assert lesson.marked_cells(made[5].marked) == [("", src_labels[int(row.argmax())],
                                                         labels(maps.target_tokens)[t])]
 
@@ -101,6 +101,22 @@ def check_deletion_step(translator, result, made):
     assert made[9].marked.layout.title.text.endswith(f"{verdict}</span>")
     src = lesson.plots.labels(result.maps.source_tokens)
     assert sorted(x for _, x, _ in lesson.marked_cells(made[9].marked)) == sorted(f"src {src[k]}" for k in top.values())
+
+
+def test_a_piece_is_named_as_a_whole_word_or_as_the_piece_of_its_word():
+    from playground.pieces import named
+
+    tokens = ["<s>", "▁Ich", "▁ha", "be", "▁zwei", "▁B", "r", "ü", "der", ".", "</s>"]
+    assert [named(tokens, i) for i in (0, 1, 2, 3, 5, 8, 9, 10)] == [
+        "“start”", "“Ich”", "the piece “ha” of “habe”", "the piece “-be” of “habe”", "the piece “B” of “Brüder”",
+        "the piece “-der” of “Brüder”", "“.”", "“end”"]
+    assert named(["▁", "b", "▁c"], 1) == "“b”"  # a lone word-start mark begins the word
+
+
+def test_a_change_in_probability_reads_with_its_sign():
+    assert lesson.changed(0.3).format("“Ich”") == "lowers the chance of “Ich” by 0.30"
+    assert lesson.changed(-0.3).format("it") == "raises the chance of it by 0.30"
+    assert lesson.changed(0.001).format("it") == "leaves the chance of it as it was"
 
 
 def test_the_deletion_verdict_calls_a_tie_a_tie():

@@ -104,7 +104,10 @@ def test_training_curves_mark_the_chosen_epoch():
 def test_positional_figures_name_sines_and_cosines_by_the_models_layout():
     pe = torch.randn(100, 512)
     assert [t.name for t in plots.pe_curves(pe, [0, 1, 256], layout="interleaved").data] == [
-        "dim 0 (sin)", "dim 1 (cos)", "dim 256 (sin)"]
+        "dimension 1 (sin)", "dimension 2 (cos)", "dimension 257 (sin)"]  # counted from 1, as the page counts
     assert [t.name for t in plots.pe_curves(pe, [0, 1, 256], layout="halves").data] == [
-        "dim 0 (sin)", "dim 1 (sin)", "dim 256 (cos)"]
+        "dimension 1 (sin)", "dimension 2 (sin)", "dimension 257 (cos)"]
+    assert plots.pe_curves(pe, [0]).data[0].x[0] == 1 and plots.pe_similarity(pe).data[0].x[0] == 1
+    matrix = plots.pe_matrix(pe).data[0]
+    assert matrix.x[0] == 1 and matrix.y[0] == 1 and len(matrix.x) == 512
     assert "Marian" in plots.pe_matrix(pe, layout="halves").layout.title.text

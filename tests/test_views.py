@@ -13,7 +13,12 @@ M = Metrics.from_dict  # the tests write metrics.json as a dict, as a file holds
 
 def test_token_diff_marks_changes_and_escapes():
     out = token_diff(["▁Ein", "▁Hund", "<b>"], ["▁Ein", "▁Katze", "<b>"], "with every head", "<i>off</i>")
-    assert out.count('"tok removed"') == 1 and out.count('"tok added"') == 1 and "2 tokens changed" in out
+    assert out.count('"tok removed"') == 1 and out.count('"tok added"') == 1 and "1 piece struck out, 1 piece new" in out
+    assert "▁" not in out and ">Hund<" in out and ">Katze<" in out  # pieces as every view writes them
+    pieces = token_diff(["▁Ich", "▁ha", "be", "</s>"], ["▁Ich", "▁bin", "</s>"], "a", "b")
+    assert ">-be<" in pieces and ">end<" in pieces and "2 pieces struck out, 1 piece new" in pieces
+    words = token_diff("Ich habe".split(), "Ich bin".split(), "a", "b", unit="word")
+    assert "1 word struck out, 1 word new" in words
     assert out.count("&lt;b&gt;") == 2 and out.count("<b>") == 2  # the token escaped; only our two labels are bold
     assert "&lt;i&gt;off" in out  # labels escaped too
 

@@ -7,19 +7,21 @@ from transformer.errors import InputError
 from transformer.interpret.capture import parse_head
 from transformer.model import KINDS
 
+from playground.pieces import KIND_BUTTONS
+
 from .common import View, friendly, need, token_diff
 
 
 def every_head(translator) -> list[tuple[str, str]]:
     """(label, name) of every head: shown counted from 1, the name as the API takes it ("cross:0:2")."""
     blocks = translator.model.attention_blocks()
-    return [(f"{kind} L{i + 1} H{h + 1}", f"{kind}:{i}:{h}")
+    return [(f"{KIND_BUTTONS[kind]}, layer {i + 1}, head {h + 1}", f"{kind}:{i}:{h}")
             for kind in KINDS for i in range(len(blocks[kind])) for h in range(translator.cfg.n_heads)]
 
 
 class AblationView(View):
     def build(self) -> None:
-        self.heads = gr.CheckboxGroup([], label="Heads to switch off (kind, layer L, head H)", elem_id="ablation-heads")
+        self.heads = gr.CheckboxGroup([], label="Heads to switch off", elem_id="ablation-heads")
         self.button = gr.Button("Translate without these heads", elem_id="ablate-button")
         self.diff = gr.HTML(elem_id="ablation")
         self.outputs = [self.heads, self.diff]

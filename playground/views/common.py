@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from transformer import Translator
 from playground.cache import SharedCache
 from transformer.errors import InputError
-from playground.pieces import KIND_BUTTONS
+from playground.pieces import KIND_BUTTONS, shown
 from transformer.model import KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -260,14 +260,17 @@ def token_changes(before: list[str], after: list[str]) -> tuple[list[tuple[str, 
     return old, new
 
 
-def token_diff(before: list[str], after: list[str], before_label: str, after_label: str) -> str:
-    """Both token sequences as HTML, with removed tokens struck out and added ones highlighted."""
-    def span(tok: str, cls: str) -> str:
-        return f'<span class="tok {cls}">{html.escape(tok.replace("▁", " ").strip() or tok)}</span>'
+def token_diff(before: list[str], after: list[str], before_label: str, after_label: str, unit: str = "piece") -> str:
+    """Both sequences as HTML, removed items struck out and added ones highlighted; pieces (unit "piece") written
+    as every view writes them (no ▁, a dash inside a word, start and end), words as they are."""
+    def span(item: str, first: bool, cls: str) -> str:
+        return f'<span class="tok {cls}">{html.escape(shown(item, first) if unit == "piece" else item)}</span>'
 
     old, new = token_changes(before, after)
-    changed = sum(c for _, c in old) + sum(c for _, c in new)
+    gone, came = sum(c for _, c in old), sum(c for _, c in new)
+    counted = lambda n: f"{n} {unit}{'s' if n != 1 else ''}"
     return (f'<div class="diff"><div><b>{html.escape(before_label)}</b>: '
-            f'{" ".join(span(t, "removed" if c else "same") for t, c in old)}</div>'
-            f'<div><b>{html.escape(after_label)}</b>: {" ".join(span(t, "added" if c else "same") for t, c in new)}</div>'
-            f"<div>{changed} token{'s' if changed != 1 else ''} changed</div></div>")
+            f'{" ".join(span(t, i == 0, "removed" if c else "same") for i, (t, c) in enumerate(old))}</div>'
+            f'<div><b>{html.escape(after_label)}</b>: '
+            f'{" ".join(span(t, i == 0, "added" if c else "same") for i, (t, c) in enumerate(new))}</div>'
+            f"<div>{counted(gone)} struck out, {counted(came)} new</div></div>")

@@ -34,7 +34,7 @@ def pair_text(out) -> str:
     first, second = out.labels["first_piece"], out.labels["second_piece"]
     prefix = " ".join(shown(p) for p in out.labels["prefix"][1:]) or "(nothing yet)"
     return (token_diff(out.labels["first_translation"].split(), out.labels["second_translation"].split(),
-                       "first sentence", "second sentence")
+                       "first sentence", "second sentence", unit="word")
             + f"<p>After the shared beginning “{html.escape(prefix)}”, the first run writes <b>{html.escape(shown(first))}"
             f"</b> and the second <b>{html.escape(shown(second))}</b>. The measure is log p({html.escape(shown(first))}) − "
             f"log p({html.escape(shown(second))}): {out.first_measure:.2f} in the first run, {out.second_measure:.2f} "

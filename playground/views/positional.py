@@ -30,7 +30,7 @@ class PositionalView(View):
         top = min(40, d_model - 2) if layout == "interleaved" else min(40, d_model // 2 - 1)
         dims = [d for sine in sorted({0, min(8, top), top}) for d in (sine, sine + partner)]  # sine and cosine pairs
         return {self.matrix: plots.pe_matrix(pe, layout=layout), self.curves: plots.pe_curves(pe, dims, layout=layout),
-                self.dims: gr.update(choices=list(range(d_model)), value=dims),
+                self.dims: gr.update(choices=[(str(d + 1), d) for d in range(d_model)], value=dims),  # shown from 1
                 self.similarity: plots.pe_similarity(pe)}
 
     @friendly
