@@ -1,12 +1,12 @@
-"""Edits that change one thing in a sentence, for the minimal-pair lab: he/she, singular/plural, tense, negation,
-a/the, one noun for another. Each is a word-for-word rule on the sentence as typed; the view keeps those that apply
+"""Edits that change one thing in a sentence, for the minimal-pair lab: gender (he/she, brother/sister, ...),
+singular/plural, tense, negation, a/the, one noun for another. Each is a word-for-word rule on the sentence as typed; the view keeps those that apply
 and says which keep the number of source pieces (so that positions line up)."""
 from __future__ import annotations
 
 import re
 
 SWAPS = {  # kind: pairs of words swapped either way (case kept)
-    "he/she": [("he", "she"), ("his", "her"), ("him", "her"), ("man", "woman"), ("boy", "girl"), ("men", "women"),
+    "gender": [("he", "she"), ("his", "her"), ("him", "her"), ("man", "woman"), ("boy", "girl"), ("men", "women"),
                ("father", "mother"), ("brother", "sister"), ("son", "daughter")],
     "tense": [("is", "was"), ("am", "was"), ("are", "were"), ("has", "had"), ("will", "did")],
     "a/the": [("a", "the"), ("an", "the")],
@@ -50,8 +50,17 @@ def negation(text: str) -> str:
     return re.sub(r"\b(" + "|".join(NEGATABLE) + r")\b", lambda m: m.group(0) + " not", text, count=1, flags=re.I)
 
 
+def swapped(text: str, edited: str) -> str:
+    """The one word a swap changed, as "sister → brother"."""
+    old, new = text.split(), edited.split()
+    at = next(i for i, (a, b) in enumerate(zip(old, new)) if a != b)
+    return f"{old[at].strip('.,!?;:')} → {new[at].strip('.,!?;:')}"
+
+
 def edits(text: str) -> list[tuple[str, str]]:
-    """(kind, edited sentence) for every kind of edit that changes `text`, in a fixed order."""
+    """(kind, edited sentence) for every kind of edit that changes `text`, in a fixed order; a swap's kind names
+    the words it swapped ("gender: sister → brother")."""
     made = [(kind, swap(text, pairs)) for kind, pairs in SWAPS.items()]
+    made = [(f"{kind}: {swapped(text, edited)}" if edited != text else kind, edited) for kind, edited in made]
     made += [("singular/plural", plural(text)), ("negation", negation(text))]
     return [(kind, edited) for kind, edited in made if edited != text]

@@ -114,7 +114,7 @@ def figure(result: Result, printed: bool = False) -> str:
     parts, side = [], []  # the model's boxes (left of SIDE), and the "Next piece" panel
 
     # inputs: the sentence's pieces, and their vectors (embedding x sqrt(d_model) + position) as the encoder gets them
-    parts.append(box(4, E_Y, 182, LANE, "Your sentence", "a gap starts a word", "sentence"))
+    parts.append(box(4, E_Y, 182, LANE, "Your sentence", "a word's pieces touch", "sentence"))
     parts.append(box(4, D_Y, 182, LANE, "Written so far", "the decoder's input", "output"))
     parts.append(box(196, E_Y, 104, LANE, "Embedding", "+ position", "embedding"))
     parts.append(box(196, D_Y, 104, LANE, "Embedding", "+ position", "embedding"))
@@ -222,7 +222,7 @@ def figure(result: Result, printed: bool = False) -> str:
            + "".join(parts) + "</svg>")
     next_word = (f'<svg viewBox="{SIDE} 0 {WIDTH - SIDE} {HEIGHT}" role="img" aria-label="The next word">'
                  + "".join(side) + "</svg>")
-    how = "piece by piece" if printed else "piece by piece (click one; a gap starts a word)"
+    how = "piece by piece" if printed else "piece by piece (click one; the pieces of one word touch)"
     return (f'<div class="glance"><div class="glance-row"><div class="glance-scroll">{svg}</div>'
             f'<div class="glance-side">{next_word}</div></div>'
             '<div class="glance-hint">← The picture scrolls sideways: swipe it to see every layer →</div>'

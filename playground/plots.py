@@ -144,13 +144,14 @@ def step_probabilities(steps, title: str = "Top-5 candidates at every step") -> 
                 text[j][r] = f"<b>[{text[j][r]}]</b>"
     y = pieces.labels([s.token for s in steps])
     fig = go.Figure(go.Heatmap(
-        z=z, x=[f"#{r + 1}" for r in range(ranks)], y=y, text=text, texttemplate="%{text}", textfont=dict(size=13),
+        z=z, x=[f"rank {r + 1}" for r in range(ranks)], y=y, text=text,  # not "#1": a shape there draws NaN
+        texttemplate="%{text}", textfont=dict(size=13),
         colorscale=SCALE, zmin=0, zmax=1, hovertemplate="step %{y}<br>%{text}: p = %{z:.3f}<extra></extra>",
         colorbar=dict(thickness=12),
     ))
     fig.update_yaxes(autorange="reversed", title_text="step (chosen piece)")
     fig.update_xaxes(side="top")
-    return _layout(fig, title + " (rank 1 to 5)", 110 + 26 * n)
+    return _layout(fig, title, 110 + 26 * n)
 
 
 def step_detail(step, cross_row: Tensor, source_tokens: list[str], index: int) -> go.Figure:

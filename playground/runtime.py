@@ -214,11 +214,10 @@ class Page:
             number, problem = lesson.number_from(query["lesson"])
             values[lesson.number], out[lesson.number], opened = number, number, "lesson"
             problems += [problem] if problem else []
-        elif "view" in query:
-            if query["view"] in registry.BY_KEY:
-                opened = registry.tab_of(query["view"])
-            else:
-                problems.append(f"view={query['view']!r} is not a view of this page")
+        elif query.get("view") in registry.BY_KEY:
+            opened = registry.tab_of(query["view"])
+        if "view" in query and query["view"] not in registry.BY_KEY:  # said beside a lesson=N too
+            problems.append(f"view={query['view']!r} is not a view of this page")
         if opened != registry.FIRST:
             out |= self.selected(opened)
         try:

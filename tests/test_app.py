@@ -413,7 +413,8 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
 
 @pytest.mark.parametrize("query, says", [
     (dict(pair="xx-yy"), "pair 'xx-yy' is not loaded here"),
-    (dict(beam_size="99", strategy="beam"), "beam_size must be a whole number from 1 to 16"),
+    (dict(beam_size="99", strategy="beam"), "beam_size must be a whole number from 1 to 16; got 99)"),
+    (dict(lesson="3", view="nope"), "view='nope' is not a view of this page"),  # beside a lesson too
     (dict(temperature="hot"), "temperature='hot' is not a number"),
 ])
 def test_a_bad_shared_link_still_opens_the_page_and_says_why(page, query, says):

@@ -51,6 +51,10 @@ def open_page(browser, url: str, size: tuple[int, int] = (1400, 1000)):
 
     page.route("**/*", only_local)
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    page.errors = []  # what the console says went wrong (a refused request is ours: blocked, not an error)
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error"
+            and "net::ERR_FAILED" not in m.text and "Failed to load resource" not in m.text else None)
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
     page.goto(url)
     page.wait_for_selector("#translate-button", timeout=30_000)
     page.wait_for_function("() => document.querySelector('#translation textarea')?.value.length > 0", timeout=60_000)
@@ -179,7 +183,7 @@ SIZES = [((1280, 720), True), ((1280, 720), False), ((1440, 900), False), ((390,
 def test_every_view_and_lesson_step_fits_its_box_at_projector_laptop_and_phone_sizes(browser, server, size, present):
     """The first screen holds the sentence, its translation and the model at a glance (not on a phone: there it is
     the next thing down); then every view, inner tab and Lesson step is opened, and nothing on screen is wider than
-    its box or scrolls sideways, and no button is covered."""
+    its box or scrolls sideways, no button is covered, and the console logs no error."""
     page = open_page(browser, server + ("?present=1" if present else ""), size)
     try:
         page.wait_for_selector(".glance svg", timeout=30_000)
@@ -210,6 +214,62 @@ def test_every_view_and_lesson_step_fits_its_box_at_projector_laptop_and_phone_s
             shot(page, f"{name}_lesson_{n}")
         assert not problems, problems
         assert not page.dialogs and not page.blocked
+        assert not page.errors, page.errors[:5]  # the console stays clean through every view and step
+    finally:
+        page.context.close()
+
+
+# What a class reads, in one notation (playground/pieces.py): no sentencepiece mark, no <s> or </s>, nothing
+# counted from 0. Shown text only: the open tab's words, its figures' and frames' text
+RAW = re.compile(r"▁|<s>|</s>|&lt;/?s&gt;|\b(?:[Ll]ayer|[Hh]ead|[Ss]tep|[Pp]osition|[Dd]imension|L|H) ?0\b")
+SHOWN_TEXT = """() => [...document.querySelectorAll('.tabitem:not([style*="display: none"])')]
+  .filter(e => e.getClientRects().length).map(e => e.innerText + ' ' +
+    [...e.querySelectorAll('svg text')].map(t => t.textContent).join(' | ')).join(' ')"""
+
+
+def shown_problems(page) -> list[str]:
+    """Raw pieces or 0-based counts in what the open tab shows (bertviz's frame included), and axis labels of
+    pieces counted from 0 ("0 A")."""
+    text = page.evaluate(SHOWN_TEXT)
+    for frame in page.frames[1:]:
+        try:
+            text += " " + frame.evaluate("() => document.body.innerText + ' ' + [...document.querySelectorAll('svg > text, select option')].map(t => t.textContent).join(' ')")
+        except Exception:  # a frame that went away while we read
+            pass
+    found = [m.group(0) for m in RAW.finditer(text)]
+    found += re.findall(r"(?:^| \| )0 [^\d\s|][^|]{0,12}", text)  # an axis label of pieces from 0: "0 A"
+    return found
+
+
+@pytest.mark.parametrize("sentence", [EXAMPLES[0], "My sister Oluwaseun has two brothers and I'm 12."])
+def test_every_view_and_lesson_step_writes_pieces_and_counts_one_way(browser, server, sentence):
+    """Two sentences (one whose name and number are cut into pieces), every view and every Lesson step with its
+    answer revealed: no "▁", "<s>", "</s>" or a layer, head, step, position or piece counted from 0."""
+    page = open_page(browser, server, (1440, 900))
+    try:
+        page.fill("#source-text textarea", sentence)
+        click_translate(page)
+        problems = {}
+        for path in VIEWS:
+            open_view(page, *path)
+            page.wait_for_timeout(300)
+            page.wait_for_function(SETTLED, timeout=60_000)
+            page.wait_for_timeout(500)
+            if found := shown_problems(page):
+                problems[path] = found[:5]
+        open_view(page, "Lesson")
+        page.wait_for_function(SETTLED, timeout=60_000)
+        for n in range(1, 11):
+            if n > 1:
+                lesson_next(page, n)
+            if page.locator("#lesson-reveal").is_visible():
+                page.click("#lesson-reveal")
+                page.wait_for_function("() => document.querySelector('#lesson-answer').textContent.includes('Answer')")
+                page.wait_for_timeout(300)
+            if found := shown_problems(page):
+                problems[f"lesson {n}"] = found[:5]
+        assert not problems, problems
+        assert not page.errors, page.errors[:5]
     finally:
         page.context.close()
 
@@ -258,6 +318,8 @@ def test_translate_an_example_and_see_every_view(page):
     frame.locator("svg text").first.wait_for(timeout=30_000)
     drawn = frame.locator("svg text").all_text_contents()
     assert any("blue" in t for t in drawn) or any("girls" in t for t in drawn), drawn[:20]
+    layers = [t for t in frame.locator("select option").all_text_contents() if t.isdigit()]  # the layer menu
+    assert layers == [str(n) for n in range(1, len(layers) + 1)] and layers  # counted from 1, as the page counts
     shot(page, "bertviz")
     assert all(urlparse(u).hostname not in ("127.0.0.1", "localhost") for u in page.blocked)
     assert not page.dialogs
@@ -377,15 +439,17 @@ def test_bertviz_model_view_and_ablation(page):
     page.get_by_text("Model view").click()
     frame = page.frame_locator("#bertviz iframe")
     frame.locator("svg text", has_text="Layer").first.wait_for(timeout=30_000)  # the grid's row heading
+    numbers = [t for t in frame.locator("svg > text").all_text_contents() if t.isdigit()]  # its axes
+    assert numbers and "0" not in numbers and "1" in numbers  # layers and heads counted from 1, as the page counts
     open_view(page, "Beyond attention", "Head ablation")
     boxes = page.locator("#ablation-heads label")
     boxes.first.wait_for(timeout=30_000)  # the tab draws its head list when it is opened
     for i in range(min(boxes.count(), 64)):
-        if boxes.nth(i).inner_text().startswith("cross "):
+        if boxes.nth(i).inner_text().startswith("Cross, layer"):
             boxes.nth(i).click()
     page.click("#ablate-button")
     page.wait_for_selector("#ablation .diff", timeout=60_000)
-    assert "changed" in page.locator("#ablation").inner_text()
+    assert "struck out" in page.locator("#ablation").inner_text()
     shot(page, "ablation")
     assert not page.dialogs
 

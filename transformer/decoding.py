@@ -35,7 +35,8 @@ def _check_number(name: str, value, lo: float, hi: float, integer: bool = False)
         ok = float(value).is_integer()
     if not ok or not lo <= value <= hi:
         kind = "a whole number" if integer else "a number"
-        raise InputError(f"{name} must be {kind} from {lo:g} to {hi:g}; got {value!r}")
+        said = f"{value:g}" if ok else repr(value)  # 99, not 99.0
+        raise InputError(f"{name} must be {kind} from {lo:g} to {hi:g}; got {said}")
     return int(value) if integer else float(value)
 
 

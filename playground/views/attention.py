@@ -6,7 +6,7 @@ import gradio as gr
 from playground import downloads
 from playground.maps import attention_figure
 
-from .common import View, friendly, head_choices, kind_radio, layer_choices, need
+from .common import View, first_translator, friendly, head_choices, kind_radio, layer_choices, need
 
 
 class AttentionView(View):
@@ -15,7 +15,7 @@ class AttentionView(View):
             self.kind = kind_radio("cross")
             self.mode = gr.Radio([("One head", "single"), ("All heads of a layer", "heads"),
                                   ("All layers x heads", "all")], value="single", label="Show")
-            self.layer = gr.Dropdown([0], value=0, label="Layer")
+            self.layer = gr.Dropdown(layer_choices(first_translator(self.ctx)), value=0, label="Layer")  # from 1
             self.head = gr.Dropdown(["average"], value="average", label="Head")
         self.plot = gr.Plot(label="Attention", elem_id="attention-plot")
         self.download = gr.DownloadButton("Download the maps (JSON)", visible=False)

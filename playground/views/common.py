@@ -227,14 +227,21 @@ def kind_radio(value: str) -> gr.Radio:
     return gr.Radio([(KIND_BUTTONS[kind], kind) for kind in KINDS], value=value, label="Attention")
 
 
-def layer_choices(translator: Translator) -> list[tuple[str, int]]:
+def layer_choices(translator: Translator | None) -> list[tuple[str, int]]:
     """(shown from 1, index) of the deeper stack's layers (a view clamps them to the chosen kind's depth)."""
+    if translator is None:
+        return [("1", 0)]
     return [(str(i + 1), i) for i in range(max(translator.cfg.n_encoder_layers, translator.cfg.n_decoder_layers))]
 
 
-def head_choices(translator: Translator) -> list[tuple[str, int]]:
+def head_choices(translator: Translator | None) -> list[tuple[str, int]]:
     """(shown from 1, index) of a layer's heads."""
-    return [(str(h + 1), h) for h in range(translator.cfg.n_heads)]
+    return [(str(h + 1), h) for h in range(translator.cfg.n_heads if translator is not None else 1)]
+
+
+def first_translator(ctx) -> Translator | None:
+    """The model a view's menus show before any event has drawn them (the first pair's)."""
+    return ctx.translator(ctx.pairs[0]) if ctx.pairs else None
 
 
 def need(result):

@@ -15,7 +15,7 @@ from transformer.interpret.capture import AttentionMaps
 from transformer.training.timeline import snapshot, snapshots
 from transformer.translator import Translation, Translator, quantize_int8
 
-from .common import Context, View, friendly, kind_radio, layer_choices, need, token_diff
+from .common import Context, View, first_translator, friendly, kind_radio, layer_choices, need, token_diff
 
 
 def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
@@ -94,7 +94,7 @@ class CompareView(View):
             self.other = gr.Dropdown([], label="Compare with", elem_id="compare-other",
                                      allow_custom_value=True)  # checked here: choices follow the translation
             self.kind = kind_radio("cross")
-            self.layer = gr.Dropdown([0], value=0, label="Layer")
+            self.layer = gr.Dropdown(layer_choices(first_translator(self.ctx)), value=0, label="Layer")  # from 1
         self.diff = gr.HTML(elem_id="compare-diff")
         self.plot = gr.Plot(label="Attention of both models", elem_id="compare-plot")
         self.controls = [self.other, self.kind, self.layer]

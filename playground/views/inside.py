@@ -11,7 +11,7 @@ from transformer.errors import InputError
 from transformer.interpret.mechanics import HeadWalk
 from transformer.model import KINDS
 
-from .common import View, friendly, head_choices, kind_radio, layer_choices, need
+from .common import View, first_translator, friendly, head_choices, kind_radio, layer_choices, need
 
 
 def query_choices(result, kind: str) -> list[tuple[str, int]]:
@@ -68,8 +68,8 @@ class InsideHeadView(View):
     def build(self) -> None:
         with gr.Row():
             self.kind = kind_radio("decoder")
-            self.layer = gr.Dropdown([0], value=0, label="Layer")
-            self.head = gr.Dropdown([0], value=0, label="Head")
+            self.layer = gr.Dropdown(layer_choices(first_translator(self.ctx)), value=0, label="Layer")  # from 1
+            self.head = gr.Dropdown(head_choices(first_translator(self.ctx)), value=0, label="Head")
             self.query = gr.Dropdown([], label="Query token", elem_id="inside-query")
         self.steps = gr.HTML(elem_id="inside-steps")
         self.plot = gr.Plot(label="Inside one head", elem_id="inside-plot")

@@ -25,7 +25,7 @@ def edit_choices(translator, text: str) -> list[tuple[str, str]]:
     pieces = len(translator.source_ids(text)[0])
     made = [(kind, edited, len(translator.source_ids(edited)[0]) == pieces) for kind, edited in edits.edits(text)]
     made.sort(key=lambda m: not m[2])
-    return [(f"{kind}: {edited}" + ("" if same else " (other number of pieces)"), edited)
+    return [(f"{kind} — {edited}" + ("" if same else " (other number of pieces)"), edited)
             for kind, edited, same in made]
 
 
