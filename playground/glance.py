@@ -139,7 +139,7 @@ def figure(result: Result, printed: bool = False) -> str:
     size = min(56, (w - 18) / 2)
     for i in range(n_dec):
         x = left + i * (w + gap)
-        parts.append(box(x, D_Y, w, LANE, f"Decoder {i + 1}", "words | sentence", "decoder"))
+        parts.append(box(x, D_Y, w, LANE, f"Decoder {i + 1}", "pieces | sentence", "decoder"))
         parts.append(thumbnail(dec_avg[i], x + 6, D_Y + 24, size, "encoder",  # opens Heatmaps, as the others
                                f"Decoder layer {i + 1}: masked self-attention over the pieces written so far",
                                f"view=attention&kind=decoder&layer={i}"))
@@ -155,7 +155,7 @@ def figure(result: Result, printed: bool = False) -> str:
     parts.append(box(842, D_Y, 96, LANE, "Linear +", "probabilities", "output"))
     parts.append(f'<text x="848" y="{D_Y + 31}" class="title">softmax</text>'
                  f'<text x="848" y="{D_Y + 60}" class="small">scores every</text>'
-                 f'<text x="848" y="{D_Y + 76}" class="small">word it knows</text>')
+                 f'<text x="848" y="{D_Y + 76}" class="small">piece it knows</text>')
     side.append(box(948, E_Y, 248, D_Y + LANE - E_Y, "Next piece",
                      "at the first step" if printed else "click a piece of the translation", "output"))
 

@@ -74,3 +74,23 @@ def test_every_view_opens_with_at_most_two_plain_sentences_and_folds_the_rest():
         assert entry["how"], name
     text = folded(EXPLAIN["steps"])
     assert text.count("<details>") == 2 and "How it works" in text and "References" in text
+
+
+def test_the_schedule_text_counts_the_warm_ups_its_curve_shows():
+    """Learning rate: the words name as many warm-ups (stages, and cycles within one) as the drawn curve climbs."""
+    import json
+    import re
+    from pathlib import Path
+
+    from playground.views.schedule import schedule_text
+    from transformer.metrics import Metrics
+    from transformer.training.schedule import checkpoint_schedule
+
+    for metrics_file in sorted(Path("checkpoints").glob("*/metrics.json")):
+        metrics = Metrics.from_dict(json.loads(metrics_file.read_text()))
+        _, rates = checkpoint_schedule(metrics)
+        low = 0.1 * max(rates)
+        climbs = (rates[0] >= low) + sum(a < low <= b for a, b in zip(rates, rates[1:]))
+        text = schedule_text(metrics)
+        said = text.count("a warm-up over") + sum(int(n) - 1 for n in re.findall(r"in (\d+) cycles", text))
+        assert said == climbs, (metrics_file, text)

@@ -24,7 +24,11 @@ def schedule_text(metrics) -> str:
         words = (f"epochs {start}-{end}: a warm-up over {c.warmup:,} steps to {peak:.1e}, "
                  + ("held" if c.hold_peak else "then decaying as 1/sqrt(step)")
                  + (f", then falling linearly to 0 over the last {c.cooldown_epochs} epochs" if c.cooldown_epochs else ""))
-        parts.append(words)
+        rates = [r["lr"] for r in metrics.epochs if start <= r["epoch"] <= end and r.get("lr") is not None]
+        # the rate back up after it had fallen below half its peak so far: the run went on with a new cycle
+        cycles = 1 + sum(b > 1.5 * a and a < 0.5 * max(rates[: i + 1]) for i, (a, b) in enumerate(zip(rates, rates[1:])))
+        parts.append(words + (f", in {cycles} cycles (the rate back at its peak each time the run went on)"
+                              if cycles > 1 else ""))
     return "; ".join(parts)
 
 
