@@ -138,8 +138,8 @@ def pieces(translator, result: Result) -> Step:
         "stay whole; rare words are cut into several pieces.",
         "Into how many pieces will the model cut your sentence, counting the end mark?",
         f"**{len(src)} pieces**: {listed}. A dash marks a piece that continues the word before it (in the picture, "
-        "a gap shows where a word starts). The end mark, “end”, tells the encoder the sentence is over.",
-        picture, picture, "glance")
+        "the pieces of one word touch). The end mark, “end”, tells the encoder the sentence is over.",
+        None, picture, "glance")  # the picture counts the pieces: it comes with the answer, not before
 
 
 def embeddings(translator, result: Result) -> Step:

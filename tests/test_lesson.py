@@ -35,6 +35,7 @@ def check_every_answer(translator, result):
 
     ids, _ = translator.source_ids(result.text)
     assert bold(made[0].answer) == f"{len(ids)} pieces" == f"{len(maps.source_tokens)} pieces"
+    assert made[0].figure is None and "<svg" in made[0].marked  # the picture counts them: shown with the answer
 
     ins = result.inspection  # step 2: which is longer, the first piece's word vector or its position wave
     word, wave = ins.source_embedded[0].norm(), (ins.source_input[0] - ins.source_embedded[0]).norm()
