@@ -29,6 +29,14 @@ def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
     return out
 
 
+def opening_choice(choices: list[tuple[str, str]]) -> str | None:
+    """What Compare opens on: the same pair earlier in its training (from epoch 4: the first epochs say little), else
+    its int8 copy, else another pair (whose diff would be all red)."""
+    specs = [s for _, s in choices]
+    early = [s for s in specs if s.startswith("epoch:") and int(s.rsplit(":", 1)[1]) >= 4]
+    return next(iter(early + [s for s in specs if s.startswith("int8:")] + specs), None)
+
+
 @functools.lru_cache(maxsize=4)
 def int8_copy(translator: Translator) -> Translator:
     """The same checkpoint with int8 feed-forward layers and output projection (CPU), made once."""
@@ -120,13 +128,13 @@ class CompareView(View):
         (the choices follow the translation's pair, which may not be the pair chosen since)."""
         choices = model_choices(self.ctx, result.pair)
         specs = [s for _, s in choices]
-        spec = values[self.other] if values[self.other] in specs else (specs[0] if specs else None)
+        spec = values[self.other] if values[self.other] in specs else opening_choice(choices)
         return (self.draw(result, spec, values[self.kind], values[self.layer])
                 | {self.other: gr.update(choices=choices, value=spec)})
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         choices = model_choices(self.ctx, pair)
-        return {self.other: gr.update(choices=choices, value=choices[0][1] if choices else None),
+        return {self.other: gr.update(choices=choices, value=opening_choice(choices)),
                 self.layer: gr.update(choices=layer_choices(translator), value=0)}
 
     @friendly
