@@ -357,3 +357,31 @@ def test_carrying_a_model_over_to_a_new_vocabulary_keeps_its_layers_and_spells_n
             checked += 1
     assert checked >= 3
     assert new.output.weight is new.embed.table.weight  # still one matrix shared three ways
+
+
+def test_a_compact_state_kept_in_git_resumes_with_the_same_weights_and_nearly_the_same_moments(data_dir, tmp_path):
+    from transformer.training.train import STATE, compact_state, load_state
+
+    out = tmp_path / "ck"
+    tcfg = TrainConfig(epochs=1, max_tokens=512, warmup=20, vocab_size=60, average_last=1, fp16_weights=False, threads=1)
+    train(str(data_dir), str(out), tiny_config(max_len=32), tcfg)
+    kept = tmp_path / "kept.safetensors"
+    compact_state(out / "train" / STATE, kept)
+    assert kept.stat().st_size < 0.7 * (out / "train" / STATE).stat().st_size
+    models, optimizers, positions = [], [], []
+    for path in (out / "train" / STATE, kept):
+        (tmp_path / path.stem).mkdir()
+        (tmp_path / path.stem / STATE).write_bytes(path.read_bytes())
+        model = Transformer(tiny_config(max_len=32, vocab_size=60))
+        optimizer = make_optimizer(model)
+        positions.append(load_state(tmp_path / path.stem, model, optimizer))
+        models.append(model)
+        optimizers.append(optimizer)
+    assert positions[0] == positions[1]
+    for a, b in zip(models[0].state_dict().values(), models[1].state_dict().values()):
+        assert torch.equal(a, b)  # the weights exactly
+    for sa, sb in zip(optimizers[0].state.values(), optimizers[1].state.values()):
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert sb[key].dtype == torch.float32  # back to the parameters' precision
+            assert torch.allclose(sa[key], sb[key], rtol=1e-2, atol=1e-12)
+            assert (sb[key] == 0).sum() <= (sa[key] == 0).sum()  # no second moment lost to underflow

@@ -18,17 +18,8 @@ FROM=b0e78b9 EPOCHS=${EPOCHS:-9}
 
 if [ "$mode" = save ]; then
   mkdir -p "$keep/timeline"
-  python - "$out/train/state.safetensors" "$keep/state.safetensors" <<'PY'
-import sys
-from safetensors import safe_open
-from safetensors.torch import save_file
-import torch
-with safe_open(sys.argv[1], "pt") as f:  # Adam's moments in bf16 (fp32's range): a third of the size, resumes
-    meta = f.metadata()
-    tensors = {k: f.get_tensor(k).to(torch.bfloat16) if k.endswith(("exp_avg", "exp_avg_sq")) else f.get_tensor(k)
-               for k in f.keys()}
-save_file(tensors, sys.argv[2], metadata=meta)
-PY
+  python -c "import sys; from pathlib import Path; from transformer.training.train import compact_state
+compact_state(Path(sys.argv[1]), Path(sys.argv[2]))" "$out/train/state.safetensors" "$keep/state.safetensors"
   cp "$out/train/metrics.json" "$out/train/spm.model" "$keep/"
   find "$out/timeline" -name 'epoch*.safetensors' -newer "$out/train/spm.model" -exec cp {} "$keep/timeline/" \; 2>/dev/null || true
   du -sh "$keep"; exit 0

@@ -124,6 +124,19 @@ def load_state(path: Path, model, optimizer) -> dict:
     return position
 
 
+def compact_state(src: Path, dst: Path) -> None:
+    """A training state small enough to keep in git between machines: weights and RNG exact, Adam's moments in
+    bf16 (float32's range, so no second moment underflows to 0; about a third of the file). load_state reads
+    it as it reads a full one: the optimizer casts the moments back to float32."""
+    with safe_open(src, "pt") as f:
+        metadata = f.metadata()
+        tensors = {k: f.get_tensor(k) for k in f.keys()}
+    for k, v in tensors.items():
+        if k.endswith(("exp_avg", "exp_avg_sq")):
+            tensors[k] = v.to(torch.bfloat16)
+    save_weights(dst, tensors, metadata=metadata)
+
+
 def average_snapshots(paths: list[Path]) -> dict[str, Tensor]:
     """Element-wise mean of several weight files (checkpoint averaging, §6.1)."""
     total: dict[str, Tensor] = {}
