@@ -164,6 +164,9 @@ COVERED = """() => [...document.querySelectorAll('button')].filter(b => {
   const at = document.elementFromPoint(r.left + r.width / 2, Math.min(r.top + r.height / 2, innerHeight - 1));
   return at && !b.contains(at) && !at.contains(b);
 }).map(b => b.textContent.trim().slice(0, 30))"""
+# A figure's title as read: a wrapped title's lines (tspans) joined by a space
+TITLE = ("(s) => { const e = document.querySelector(s); if (!e) return '';"
+         " const lines = [...e.querySelectorAll('tspan.line')].map(t => t.textContent); return lines.length ? lines.join(' ') : e.textContent; }")
 SETTLED = ("() => ![...document.querySelectorAll('[data-testid=status-tracker]')]"
            ".some(e => !e.classList.contains('hide') && e.getClientRects().length)")  # no event running
 VIEWS = [(registry.GROUP_LABELS[e.group], e.label) if e.group else (e.label,)  # every tab, as the registry says
@@ -422,7 +425,11 @@ def test_an_imported_opus_mt_model_translates_and_its_views_draw_and_compare_mod
         page.get_by_role("option", name="English → German", exact=True).click()
         page.locator("#source-text textarea").fill("A dog runs in the park.")
         click_translate(page)
-        open_view(page, "The model", "Compare models")
+        open_view(page, "The model", "Compare models")  # it opens on an earlier epoch: the imported model is chosen
+        page.wait_for_function("() => (document.querySelector('#compare-diff')?.textContent || '').includes('after epoch')",
+                               timeout=60_000)
+        page.locator("#compare-other input").click()
+        page.get_by_role("option", name="English → German (OPUS-MT)", exact=True).click()
         page.wait_for_function("() => { const t = document.querySelector('#compare-diff')?.textContent || '';"
                                " return t.trim().startsWith('English → German:') && t.includes('(OPUS-MT)'); }",
                                timeout=60_000)  # this translation (en-de) first, the imported model's second
@@ -593,7 +600,7 @@ def test_the_page_opens_translated_and_the_inside_attention_views_are_drawn(page
     open_view(page, "Attention", "Three families")
     page.wait_for_function("() => document.querySelectorAll('#families-plot .heatmaplayer image').length >= 6",
                            timeout=30_000)
-    assert any(t.endswith(" pad") for t in page.locator("#families-plot .xtick text").all_text_contents())
+    assert any(t.endswith(" pad") for t in page.locator("#families-plot .ytick text").all_text_contents())
     shot(page, "three_families")
     open_view(page, "Attention", "Rollout")
     page.wait_for_function("() => document.querySelectorAll('#rollout-plot .heatmaplayer image').length >= 4",
@@ -857,15 +864,15 @@ def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_thei
     assert page.locator(".glance .at.on .word").text_content() == piece(steps[2].token)
     # an SVG box gets its click as the browser dispatches it (a click at its centre may land mid-layout)
     page.locator(".glance [data-focus*='kind=cross&layer=1']").dispatch_event("click")  # decoder layer 2's cross map
-    page.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
-                           ".includes('layer 2, mean of heads')", timeout=30_000)  # the part clicked, not layer 1
+    page.wait_for_function(f"() => ({TITLE})('#attention-plot .gtitle').includes('layer 2, mean of heads')",
+                           timeout=30_000)  # the part clicked, not layer 1
     assert "cross" in page.locator("#attention-plot .gtitle").text_content()
     assert page.get_by_role("tab", selected=True).all_text_contents() == ["Attention", "Heatmaps"]
     open_view(page, "At a glance")
     page.locator(".glance svg").first.wait_for(state="visible")
     page.locator(".glance [data-focus*='kind=encoder&layer=3']").dispatch_event("click")  # encoder layer 4's map
-    page.wait_for_function("() => document.querySelector('#attention-plot .gtitle')?.textContent"
-                           ".includes('layer 4, mean of heads')", timeout=30_000)
+    page.wait_for_function(f"() => ({TITLE})('#attention-plot .gtitle').includes('layer 4, mean of heads')",
+                           timeout=30_000)
     assert "encoder" in page.locator("#attention-plot .gtitle").text_content()
     open_view(page, "At a glance")
     page.locator(".glance svg").first.wait_for(state="visible")
