@@ -2,7 +2,8 @@
 
     python deploy/serve.py --replicas 2 --port 8080 [--host 127.0.0.1] [--threads 1] [-- APP FLAGS...]
 
-Starts N processes of `python app.py` on the ports after --port (8081, 8082, ...), waits until each answers,
+Starts N processes of `python app.py` on the ports after --port (8081, 8082, ...; a free one where another program
+already listens), waits until each answers,
 then runs HAProxy (Debian's `haproxy` package) in the foreground on --port with deploy/haproxy.cfg. Every
 response carries `X-Replica: r1` (r2, ...), the replica that served it. Ctrl-C or SIGTERM stops the balancer and
 every replica. A replica that exits leaves the rotation within 2 s; the others go on.
@@ -13,6 +14,7 @@ import argparse
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +31,19 @@ def haproxy_config(host: str, port: int, replicas: list[tuple[str, int]]) -> str
     servers = "\n".join(f"    server {name} 127.0.0.1:{p} cookie {name}" for name, p in replicas)
     return (TEMPLATE.read_text(encoding="utf-8").replace("{bind}", f"{host}:{port}").replace("{servers}", servers)
             .replace("{deploy}", str(TEMPLATE.parent)))
+
+
+def port_for(preferred: int) -> int:
+    """`preferred` when nothing listens there, else a free port the system picks (a replica's port is internal)."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", preferred))
+            return preferred
+        except OSError:
+            pass
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def wait_until_up(port: int, process: subprocess.Popen, timeout: float = 300.0) -> None:
@@ -73,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     if haproxy is None:
         parser.error("HAProxy is not installed: `apt-get install haproxy` (Debian's package)")
 
-    replicas = [(f"r{i + 1}", args.port + i + 1) for i in range(args.replicas)]
+    replicas = [(f"r{i + 1}", port_for(args.port + i + 1)) for i in range(args.replicas)]
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
     processes: list[subprocess.Popen] = []
     signal.signal(signal.SIGTERM, interrupted)

@@ -118,3 +118,16 @@ def test_the_image_s_files_are_enough_to_load_the_app_with_its_command(tmp_path)
     run = subprocess.run([sys.executable, "-c", check, *flags], cwd=tmp_path, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stderr[-2000:]
+
+
+def test_a_replica_port_already_taken_is_replaced_by_a_free_one():
+    import socket
+
+    from serve import port_for
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        other = port_for(busy)
+        assert other != busy and port_for(other) == other  # the free one is kept as asked
