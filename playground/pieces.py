@@ -33,29 +33,41 @@ def shown(token: str, first: bool = False) -> str:
     return piece(token) if first or starts_word(token) or not piece(token)[:1].isalnum() else "-" + piece(token)
 
 
-def continues(tokens: list[str], j: int) -> bool:
-    """Whether piece j continues the word of the piece before it (what `shown` marks with a dash)."""
-    return (0 < j < len(tokens) and tokens[j - 1] not in SPECIAL and tokens[j - 1] != "▁"  # a lone mark starts one
-            and shown(tokens[j]) != shown(tokens[j], first=True))
+def _spelled(token: str) -> bool:
+    return any(c.isalnum() for c in token)
+
+
+def word_span(tokens: list[str], i: int) -> tuple[int, int]:
+    """The pieces [start, end) of the word piece i belongs to: from the piece that starts it (sentencepiece's mark)
+    to the next that starts one, less the punctuation at its edges ("street" keeps its "." out, "J'ai" its "'")."""
+    start, end = i, i + 1
+    while start > 0 and not starts_word(tokens[start]) and tokens[start - 1] not in SPECIAL:
+        start -= 1
+    while end < len(tokens) and not starts_word(tokens[end]):
+        end += 1
+    while start < i and not _spelled(tokens[start]):
+        start += 1
+    while end - 1 > i and not _spelled(tokens[end - 1]):
+        end -= 1
+    return start, end
 
 
 def word_of(tokens: list[str], i: int) -> str:
     """The whole word piece i belongs to: "habe" for the piece "be" of "ha", "be"."""
-    start, end = i, i + 1
-    while continues(tokens, start):
-        start -= 1
-    while continues(tokens, end):
-        end += 1
-    return "".join(piece(t) for t in tokens[start:end] if t != "▁")
+    start, end = word_span(tokens, i)
+    return "".join(t.replace("▁", "") for t in tokens[start:end])
 
 
 def named(tokens: list[str], i: int) -> str:
     """Piece i as a sentence names it: “Ich” when it is a whole word, else the piece “-be” of “habe” (never a
-    piece called a word: a class reads "be" as the English word)."""
+    piece called a word: a class reads "be" as the English word). Punctuation and start/end are named as they are."""
+    token = tokens[i]
+    if token in SPECIAL or (token != "▁" and not _spelled(token)):
+        return f"“{piece(token)}”"
     whole = word_of(tokens, i)
-    if whole == piece(tokens[i]):
+    if whole == token.replace("▁", ""):
         return f"“{whole}”"
-    return f"the piece “{shown(tokens[i], first=not continues(tokens, i))}” of “{whole}”"
+    return f"the piece “{shown(token, first=word_span(tokens, i)[0] == i)}” of “{whole}”"
 
 
 def labels(tokens: list[str]) -> list[str]:

@@ -20,7 +20,7 @@ def bold(answer: str) -> str:
 
 
 def quoted(tokens: list[str], i: int) -> str:
-    return lesson.named(tokens, i)
+    return html.escape(lesson.named(tokens, i))  # as the answers write it (markdown of escaped text)
 
 
 def check_every_answer(translator, result):
@@ -112,6 +112,9 @@ def test_a_piece_is_named_as_a_whole_word_or_as_the_piece_of_its_word():
         "“start”", "“Ich”", "the piece “ha” of “habe”", "the piece “-be” of “habe”", "the piece “B” of “Brüder”",
         "the piece “-der” of “Brüder”", "“.”", "“end”"]
     assert named(["▁", "b", "▁c"], 1) == "“b”"  # a lone word-start mark begins the word
+    french = ["▁", "J", "'", "ai", "▁un", "▁test", ".", "</s>"]
+    assert [named(french, i) for i in (1, 2, 3, 5, 6)] == [
+        "the piece “J” of “J'ai”", "“'”", "the piece “-ai” of “J'ai”", "“test”", "“.”"]
 
 
 def test_a_change_in_probability_reads_with_its_sign():
