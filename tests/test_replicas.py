@@ -81,12 +81,11 @@ def test_a_replica_stopped_mid_class_leaves_the_other_sessions_going(balanced):
     on_r1 = [s for s in students if s.replicas == {"r1"}]
     assert on_r1 and on_r2
 
-    t0 = time.monotonic()
     done, errors = together(on_r2, lambda s, i: s.translate(SENTENCES[i]))
     assert errors == [] and all(s.replicas == {"r2"} for s in on_r2)  # the other replica's sessions go on
-    # Those whose replica stopped: their next click reaches the one left (the balancer moves them), no hang
+    # Those whose replica stopped: their next click reaches the one left (the balancer moves them); a hang would end
+    # in the students' own time-out (120 s) and count as an error, so no timing is asserted here
     done, errors = together(on_r1, lambda s, i: s.translate(SENTENCES[i]))
-    assert time.monotonic() - t0 < 60
     assert errors == [] and all(s.replicas == {"r1", "r2"} for s in on_r1)
     newcomer = Student(balanced.url, timeout=120)  # a new session opens on the replica left
     newcomer.open_page()
