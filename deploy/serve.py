@@ -46,17 +46,18 @@ def port_for(preferred: int) -> int:
         return s.getsockname()[1]
 
 
-def wait_until_up(port: int, process: subprocess.Popen, timeout: float = 300.0) -> None:
+def wait_until_up(port: int, process: subprocess.Popen, what: str = "the replica", timeout: float = 300.0) -> None:
+    """Returns once the page's config answers on `port` (through the balancer too); exits if `process` ends first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise SystemExit(f"the replica on port {port} exited with code {process.returncode}")
+            raise SystemExit(f"{what} on port {port} exited with code {process.returncode}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=5):
                 return
         except OSError:
-            time.sleep(0.5)
-    raise SystemExit(f"the replica on port {port} did not answer within {timeout:.0f} s")
+            time.sleep(0.2)
+    raise SystemExit(f"{what} on port {port} did not answer within {timeout:.0f} s")
 
 
 def stop(processes: list[subprocess.Popen]) -> None:
@@ -104,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         config.write_text(haproxy_config(args.host, args.port, replicas), encoding="utf-8")
         balancer = subprocess.Popen([haproxy, "-f", str(config), "-db"])
         processes.insert(0, balancer)
+        wait_until_up(args.port, balancer, "the balancer", timeout=30)  # "serving" means a visitor gets the page
         print(f"serving http://{args.host}:{args.port}/ with {args.replicas} replicas", flush=True)
         return balancer.wait()
     except KeyboardInterrupt:

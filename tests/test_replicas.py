@@ -32,16 +32,18 @@ class Balanced:
         self.port = free_port()
         self.process = subprocess.Popen(
             [sys.executable, str(ROOT / "deploy" / "serve.py"), "--replicas", str(replicas), "--port", str(self.port)],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
             env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
         self.pids: dict[str, int] = {}
-        deadline = time.monotonic() + 400
-        for line in self.process.stdout:  # "replica r1 pid 123 port 8081", then "serving http://..."
+        said, serving, deadline = [], False, time.monotonic() + 400
+        for line in self.process.stdout:  # "replica r1 pid 123 port 8081", then "serving http://..." once it answers
+            said.append(line)
             if m := re.match(r"replica (\w+) pid (\d+)", line):
                 self.pids[m.group(1)] = int(m.group(2))
-            if line.startswith("serving") or time.monotonic() > deadline:
+            serving = line.startswith("serving")
+            if serving or time.monotonic() > deadline:
                 break
-        assert len(self.pids) == replicas, "the replicas did not start"
+        assert len(self.pids) == replicas and serving, "".join(said[-20:])
         threading.Thread(target=self.process.stdout.read, daemon=True).start()  # keep the pipe drained
         self.url = f"http://127.0.0.1:{self.port}/"
 
