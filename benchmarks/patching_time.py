@@ -23,8 +23,8 @@ for pair in ("en-de", "en-fr"):
     out = tr.patch(FIRST, SECOND, sites=())  # the pair's prefix and pieces
     tgt_in = torch.tensor([out.prefix])
     a, b = out.first_token, out.second_token
-    first = patching.record(tr.model, src_a, tgt_in, a, b)
-    second = patching.record(tr.model, src_b, tgt_in, a, b)
+    first = patching.run_on_prefix(tr.model, src_a, tgt_in, a, b)
+    second = patching.run_on_prefix(tr.model, src_b, tgt_in, a, b)
     print(f"{pair}: {src_a.size(1)} source pieces, {len(out.prefix)} target positions, "
           f"{tr.cfg.n_encoder_layers}+{tr.cfg.n_decoder_layers} layers, {tr.cfg.n_heads} heads")
     for site in patching.SITES:

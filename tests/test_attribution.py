@@ -303,17 +303,17 @@ def test_at_the_longest_output_every_projection_is_one_position_per_row_within_t
     """The page allows max_len - 1 decoder inputs: the gradient passes project only the position each row asks about,
     in batches of at most TOKEN_BUDGET tokens, and never write the model's .grad."""
     from transformer.interpret.attribution import TOKEN_BUDGET
-    from transformer.interpret.capture import capture_calls
+    from transformer.interpret.capture import record
 
     torch.manual_seed(0)
     model = Transformer(tiny_config(max_len=64)).eval()
     src, tgt = random_tokens(1, 20, 40), random_tokens(1, 63, 40, seed=1)
     tgt[0, 0] = 1
     chosen = tgt[0, 1:].tolist() + [2]
-    with capture_calls([model.output]) as calls:
+    with record(model, ["output"], inputs=True) as calls:
         expl = explain(model, src, tgt, chosen, step=62, ig_steps=256)
     assert len(expl.source_share["gradient_x_input"]) == 63 and expl.integrated.completeness_error < 1.0
-    shapes = [x.shape for x, _ in calls[0]]
+    shapes = [x.shape for (x, ), _ in calls["output"]]
     assert shapes and all(len(s) == 2 for s in shapes if s[0] > 1)  # (rows, D): one position per row
     assert max(s[0] for s in shapes) * (20 + 63) <= TOKEN_BUDGET
     assert all(p.grad is None for p in model.parameters())

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from transformer import ablate_heads, beam_search, capture_attention, greedy
-from transformer.interpret.capture import attention_taps, capture_inputs, capture_internals, parse_head
+from transformer import Tap
+from transformer.interpret.capture import capture_internals, hooks, parse_head, record, tap_names
 
 from conftest import random_tokens
 
@@ -19,8 +20,9 @@ def n_hooks(model) -> int:
 
 def test_hooks_are_removed_on_exit_and_on_error(model, cfg):
     blocks = 2 * cfg.n_decoder_layers + cfg.n_encoder_layers  # attention blocks: encoder self, decoder self, cross
-    expected = {"attention": blocks, "inputs": 1, "internals": 6 * blocks}  # internals: block, W^Q, W^K, W^V, tap, W^O
-    contexts = {"attention": capture_attention, "inputs": capture_inputs, "internals": capture_internals}
+    expected = {"attention": blocks, "record": 1, "internals": 6 * blocks}  # internals: block, W^Q, W^K, W^V, tap, W^O
+    contexts = {"attention": capture_attention, "record": lambda m: record(m, ["positional"]),
+                "internals": capture_internals}
     src, tgt = random_tokens(1, 6, 40), random_tokens(1, 4, 40, seed=1)
     before = n_hooks(model)
     for name, context in contexts.items():
@@ -29,13 +31,13 @@ def test_hooks_are_removed_on_exit_and_on_error(model, cfg):
             model(src, tgt)
         assert n_hooks(model) == before, name
     with pytest.raises(RuntimeError, match="boom"):
-        with capture_attention(model), capture_inputs(model), capture_internals(model), \
+        with capture_attention(model), record(model, ["positional"]), capture_internals(model), \
                 ablate_heads(model, [("cross", 0, 1)]):
             assert n_hooks(model) == before + sum(expected.values()) + 1
             model(src, tgt)
             raise RuntimeError("boom")
     assert n_hooks(model) == before
-    assert all(tap.n_watchers == 0 for taps in model.taps().values() for tap in taps)
+    assert all(tap.n_watchers == 0 for tap in model.modules() if isinstance(tap, Tap))
 
 
 def test_capture_during_incremental_decoding_matches_one_teacher_forced_pass(model):
@@ -128,7 +130,25 @@ def test_threads_capturing_at_once_never_see_each_others_maps(model):
 def test_taps_are_named_modules(model):
     names = {name for name, _ in model.named_modules() if name.endswith("attn_probs")}
     assert "decoder.layers.1.cross_attn.attn_probs" in names
-    assert sum(len(v) for v in attention_taps(model).values()) == len(names) == 6
+    assert {n for layers in tap_names(model).values() for n in layers} == names and len(names) == 6
+
+
+def test_record_and_hooks_address_modules_by_name(model):
+    src, tgt = random_tokens(1, 6, 40), random_tokens(1, 4, 40, seed=1)
+    with record(model, ["positional", "decoder.layers.1"], inputs=True) as seen:
+        out = model(src, tgt)
+    (enc_in,), enc_out = seen["positional"][0]  # the encoder's call comes first, then the decoder's
+    assert enc_in.shape == enc_out.shape == (1, 6, model.cfg.d_model) and len(seen["positional"]) == 2
+    torch.testing.assert_close(enc_out, enc_in + model.positional.pe[:6])  # eval: no dropout after the sum
+    assert seen["decoder.layers.1"][0][1].shape == (1, 4, model.cfg.d_model)
+    with hooks(model, {"output": lambda module, inputs, output: torch.zeros_like(output)}):  # a hook may replace
+        uniform = model(src, tgt)
+    torch.testing.assert_close(uniform.exp(), torch.full_like(uniform, 1 / model.cfg.vocab_size))
+    assert torch.equal(model(src, tgt), out) and n_hooks(model) == 0
+    with pytest.raises(KeyError, match="decoder.layers.9"):
+        with record(model, ["decoder.layers.9"]):
+            pass
+    assert n_hooks(model) == 0
 
 
 def test_another_callers_capture_does_not_change_my_numbers(model):

@@ -7,8 +7,7 @@ import pytest
 import torch
 
 from transformer import ModelConfig, beam_search, greedy, sample
-from transformer.decoding import BeamObserver, DecodeOptions, beam_step, decode, filter_logits
-from transformer.model import KVCache
+from transformer.decoding import BeamObserver, DecodeOptions, beam_step, decode, filter_logits, new_cache
 
 from conftest import random_tokens
 
@@ -25,15 +24,10 @@ class TableModel:
     def encode(self, src):
         return torch.zeros(src.size(0), src.size(1), 1)
 
-    def new_cache(self, src):
-        return KVCache(1, src.ne(PAD))
-
     def decode_step(self, tokens, memory, cache):
-        new = tokens.float()[:, None, :, None]  # (B, 1, T_new, 1): the prefix stored as "keys"
-        cache.self_k[0] = new if cache.self_k[0] is None else torch.cat([cache.self_k[0], new], dim=2)
-        cache.self_v[0] = cache.self_k[0]
+        cache.prefix = tokens if cache.prefix is None else torch.cat([cache.prefix, tokens], dim=1)  # (B, t)
         rows = []
-        for prefix in cache.self_k[0][:, 0, :, 0].long().tolist():
+        for prefix in cache.prefix.tolist():
             probs = torch.full((6,), 1e-9)
             for tok, p in self.table.get(tuple(prefix[1:]), self.default).items():
                 probs[tok] = p
@@ -127,7 +121,7 @@ def test_filter_logits_keeps_the_nucleus():
 def test_steps_report_the_model_probabilities(model):
     src = random_tokens(1, 6, 40)
     hyp = greedy(model, src, 5)[0]
-    memory, cache = model.encode(src), model.new_cache(src)
+    memory, cache = model.encode(src), new_cache(model, src)
     tokens = torch.tensor([[model.cfg.bos_id]])
     for step in hyp.steps:
         probs = model.decode_step(tokens, memory, cache).exp()[0]

@@ -9,6 +9,7 @@ from torch import nn
 
 from transformer import ModelConfig, Transformer, capture_attention, greedy
 from transformer.model import MultiHeadAttention, PositionalEncoding
+from transformer.decoding import new_cache
 
 from conftest import random_tokens, tiny_config
 
@@ -124,9 +125,9 @@ def test_cached_decoding_equals_uncached(norm_first):
     with torch.no_grad():
         full = model(src, tgt)  # (B, T, V)
         memory = model.encode(src)
-        cache = model.new_cache(src)
+        cache = new_cache(model, src)
         stepwise = [model.decode_step(tgt[:, t : t + 1], memory, cache) for t in range(tgt.size(1))]
-        cache2 = model.new_cache(src)
+        cache2 = new_cache(model, src)
         first = model.decode_step(tgt[:, :5], memory, cache2)  # several positions at once, then one by one
         rest = [model.decode_step(tgt[:, t : t + 1], memory, cache2) for t in range(5, 8)]
     torch.testing.assert_close(torch.stack(stepwise, dim=1), full, atol=1e-5, rtol=1e-5)
@@ -168,7 +169,7 @@ def test_a_hook_registered_before_decoding_sees_every_step(model):
 def test_cache_reorder_follows_the_index(model):
     src = random_tokens(3, 5, 40)
     memory = model.encode(src)
-    cache = model.new_cache(src)
+    cache = new_cache(model, src)
     with torch.no_grad():
         model.decode_step(random_tokens(3, 2, 40), memory, cache)
     before = cache.self_k[1].clone()

@@ -19,7 +19,7 @@ def pair_runs(model, first: list[int], second: list[int], prefix_len: int = 4):
     path = greedy(model, src_a, prefix_len)[0].tokens
     tgt_in = torch.tensor([[model.cfg.bos_id] + path[: prefix_len - 1]])  # (1, T)
     a, b = 7, 9  # any two pieces: the measure is their logit difference
-    return patching.record(model, src_a, tgt_in, a, b), patching.record(model, src_b, tgt_in, a, b), tgt_in, a, b
+    return patching.run_on_prefix(model, src_a, tgt_in, a, b), patching.run_on_prefix(model, src_b, tgt_in, a, b), tgt_in, a, b
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_a_patch_with_its_own_activation_gives_the_unpatched_run_bit_for_bit(tin
     first, _, tgt_in, a, b = pair_runs(tiny, [5, 6, 7, 8, 2], [5, 6, 11, 8, 2])
     S, T, H = first.src.size(1), tgt_in.size(1), tiny.cfg.n_heads
     for site, width in [("encoder", S), ("decoder", T)] + [(f"heads:{k}", H) for k in ("encoder", "decoder", "cross")]:
-        layers = len(patching.site_modules(tiny, site))
+        layers = len(patching.site_names(tiny, site))
         rows = [(l, [j]) for l in range(layers) for j in range(width)] + [(l, list(range(width))) for l in range(layers)]
         measured = patching.patched(tiny, site, first, first, tgt_in, a, b, rows)
         assert torch.equal(measured[1:], measured[0].expand(len(rows))), site
@@ -140,7 +140,7 @@ def test_on_the_shipped_models_whole_layers_restore_all_and_the_lens_ends_at_the
     src_b = torch.tensor([tr.source_ids("She is a doctor.")[0]])
     tgt_in = torch.tensor([out.prefix])
     a, b = out.first_token, out.second_token
-    first, second = patching.record(tr.model, src_a, tgt_in, a, b), patching.record(tr.model, src_b, tgt_in, a, b)
+    first, second = patching.run_on_prefix(tr.model, src_a, tgt_in, a, b), patching.run_on_prefix(tr.model, src_b, tgt_in, a, b)
     every = patching.patched(tr.model, "encoder", second, first, tgt_in, a, b,
                              [(l, list(range(src_a.size(1)))) for l in range(tr.cfg.n_encoder_layers)])
     torch.testing.assert_close(patching.shares(every, first), torch.ones(tr.cfg.n_encoder_layers), atol=1e-3, rtol=0)

@@ -2,9 +2,10 @@
 from .interpret.capture import AttentionMaps, ablate_heads, capture_attention
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import ModelConfig, TrainConfig
-from .decoding import DecodeOptions, beam_search, decode, greedy, sample
+from .decoding import DecodeOptions, KVCache, beam_search, decode, greedy, sample
 from .errors import InputError
-from .model import KVCache, Tap, Transformer
+from .model import Transformer
+from .tap import Tap
 from .training.schedule import noam_lr
 from .tokenizer import Tokenizer
 from .translator import Translation, Translator

@@ -19,7 +19,8 @@ import torch
 from torch import Tensor
 
 from . import decoding
-from .model import KVCache, Transformer
+from .decoding import KVCache
+from .model import Transformer
 from .training.data import batch_tensors, bucket_batches, make_example, read_pair
 from .training.evaluate import score_translations
 from .training.schedule import noam_lr
@@ -42,12 +43,6 @@ def clock(fn) -> float:
 # The uncached baseline
 
 
-class PrefixCache(KVCache):
-    """A cache that keeps only the prefix tokens, so the decoder is re-run over all of them."""
-
-    prefix: Tensor | None = None
-
-
 class Uncached:
     """Our model without the KV cache: every step re-runs the decoder over the whole prefix."""
 
@@ -57,10 +52,8 @@ class Uncached:
     def encode(self, src: Tensor) -> Tensor:
         return self.model.encode(src)
 
-    def new_cache(self, src: Tensor) -> PrefixCache:
-        return PrefixCache(self.cfg.n_decoder_layers, src.ne(self.cfg.pad_id))
-
-    def decode_step(self, tokens: Tensor, memory: Tensor, cache: PrefixCache) -> Tensor:
+    def decode_step(self, tokens: Tensor, memory: Tensor, cache: KVCache) -> Tensor:
+        """Keeps only the prefix tokens in the cache, and runs the decoder over all of them again."""
         cache.prefix = tokens if cache.prefix is None else torch.cat([cache.prefix, tokens], dim=1)  # (B, t)
         m = self.model
         T = cache.prefix.size(1)

@@ -1,9 +1,9 @@
 """Decoding strategies as plain functions over `model.encode` and `model.decode_step`.
 
-Any object with those two methods, `new_cache(src)` and a `cfg` with pad/bos/eos ids can be decoded
-(the tests use a hand-written probability table); `decode_step` returns a new tensor, which the loop
-may modify in place. Every strategy returns, per sentence, a Hypothesis
-whose steps record the chosen token, its probability and the top alternatives at that step.
+Any object with those two methods and a `cfg` with pad/bos/eos ids and n_decoder_layers can be decoded
+(the tests use a hand-written probability table). The loops build the KVCache and pass it to `decode_step`, which
+returns a new tensor that the loop may modify in place. Every strategy returns, per sentence, a Hypothesis whose
+steps record the chosen token, its probability and the top alternatives at that step.
 
 Shape legend: B batch, K beam size, S source length, V vocabulary, A alternatives kept per step.
 """
@@ -17,11 +17,78 @@ import torch
 from torch import Tensor
 
 from .errors import InputError
+from .tap import recording
 
 N_ALTERNATIVES = 5
 STRATEGIES = ("greedy", "sample", "beam")
 MAX_BEAM = 16  # bounds the work one request can ask for: beams cost memory and time linearly
 MAX_TEMPERATURE = 100.0
+
+
+# -----------------------------------------------------------------------------
+# The KV cache: built and owned by the decoding loop, passed to the model, never stored on it
+
+
+class KVCache:
+    """Keys and values that incremental decoding reuses (§3.2.3, "auto-regressive").
+
+    Self-attention keys/values grow by one position per decoded step; cross-attention keys/values
+    are projected from the encoder memory once per sentence, on the first step.
+    """
+
+    def __init__(self, n_layers: int, src_mask: Tensor | None):
+        self.src_mask = src_mask  # (B, S) True at real source tokens; None when nothing is padding
+        self.self_k: list[Tensor | None] = [None] * n_layers  # each (B, H, t, Dh)
+        self.self_v: list[Tensor | None] = [None] * n_layers
+        self.cross_k: list[Tensor | None] = [None] * n_layers  # each (B, H, S, Dh)
+        self.cross_v: list[Tensor | None] = [None] * n_layers
+        self.prefix: Tensor | None = None  # (B, t): the tokens so far, for a model that reads them all again each step
+
+    @property
+    def length(self) -> int:
+        """How many target positions are cached (the position of the next token)."""
+        k = self.self_k[0]
+        return 0 if k is None else k.size(2)
+
+    def append(self, i: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Add new positions' self-attention keys and values (B, H, T_new, Dh) to layer i; returns all of them."""
+        if self.self_k[i] is not None:
+            k = torch.cat([self.self_k[i], k], dim=2)  # (B, H, t, Dh)
+            v = torch.cat([self.self_v[i], v], dim=2)
+        self.self_k[i], self.self_v[i] = k, v
+        return k, v
+
+    def reorder(self, index: Tensor, cross: bool = False) -> None:
+        """Keep rows `index` of the batch (beam search reorders hypotheses this way).
+
+        Cross-attention entries only need reordering when rows move between sentences (`cross=True`);
+        beams of one sentence share the same source.
+        """
+        for store in (self.self_k, self.self_v) + ((self.cross_k, self.cross_v) if cross else ()):
+            for i, t in enumerate(store):
+                if t is not None:
+                    store[i] = t.index_select(0, index)
+        if self.prefix is not None:
+            self.prefix = self.prefix.index_select(0, index)
+        if cross and self.src_mask is not None:
+            self.src_mask = self.src_mask.index_select(0, index)
+
+    @property
+    def memory_mask(self) -> Tensor | None:
+        return None if self.src_mask is None else self.src_mask[:, None, None, :]  # (B, 1, 1, S)
+
+
+def new_cache(model, src: Tensor) -> KVCache:
+    """An empty cache for decoding `src` (B, S) with `model`.
+
+    The loops drop and reorder rows as sentences end and beams move, and a hook that records attention cannot follow
+    them, so recording is refused when more than one row is decoded.
+    """
+    if src.size(0) > 1 and recording(model):
+        raise InputError("attention can be recorded while decoding one sentence with greedy decoding or sampling; "
+                         "for a batch or beam search, record a teacher-forced pass (Translator.inspect) instead")
+    real = src.ne(model.cfg.pad_id)
+    return KVCache(model.cfg.n_decoder_layers, None if bool(real.all()) else real)
 
 
 # -----------------------------------------------------------------------------
@@ -223,7 +290,7 @@ def _decode_one_path(model, src: Tensor, max_len: MaxLen, choose: Choose) -> lis
     B = src.size(0)
     limits = _per_row(max_len, B)
     memory = model.encode(src)  # (B, S, D)
-    cache = model.new_cache(src)
+    cache = new_cache(model, src)
     tokens = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     special = torch.tensor([cfg.pad_id, cfg.bos_id], device=src.device)
     log = StepLog(B, src.device)
@@ -417,7 +484,7 @@ def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_
             raise ValueError("record_tree is a TreeRecorder observing the search: pass one observer, not both")
         observer = TreeRecorder(B, K, length_penalty)
     memory = model.encode(src).repeat_interleave(K, dim=0)  # (B*K, S, D)
-    cache = model.new_cache(src.repeat_interleave(K, dim=0))
+    cache = new_cache(model, src.repeat_interleave(K, dim=0))
     tokens = torch.full((B * K, 1), cfg.bos_id, dtype=torch.long, device=dev)  # (B*K, 1)
     special = torch.tensor([cfg.pad_id, cfg.bos_id], device=dev)
     log = StepLog(B * K, dev)  # the steps behind each beam

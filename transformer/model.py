@@ -7,133 +7,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .config import ModelConfig
-from .errors import InputError
+from .tap import Tap
 
-# -----------------------------------------------------------------------------
-# Taps: where forward hooks see the tensors a view needs
-
-
-def _always() -> bool:
-    return True
-
-
-class Tap(nn.Module):
-    """An identity module that marks a tensor for forward hooks (timm's AttentionExtract idea).
-
-    Watching is explicit: every forward hook on a tap is registered through `register_forward_hook`,
-    which also takes `live`, a function that says whether the hook acts for the current caller (default:
-    always), and `records`, True for a hook that keeps what it sees across calls. The model asks `watched`
-    before computing what only a watcher needs: unwatched attention runs a fused kernel that never forms
-    the probabilities, and then the tap is not called at all. Hooks registered globally
-    (`torch.nn.modules.module.register_module_forward_hook`) do not count as watchers.
-    """
-
-    def __init__(self):
-        super().__init__()
-        self._watchers: dict[int, tuple[Callable[[], bool], bool]] = {}  # hook id -> (live, records)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return x
-
-    def register_forward_hook(self, hook: Callable, *, live: Callable[[], bool] | None = None, records: bool = False,
-                              **kwargs) -> "TapHandle":
-        """nn.Module.register_forward_hook, with the tap told who watches; the handle's remove() undoes both."""
-        live = live or _always
-        gated = hook if live is _always else (lambda module, args, output: hook(module, args, output) if live() else None)
-        handle = super().register_forward_hook(gated, **kwargs)
-        self._watchers[handle.id] = (live, records)
-        return TapHandle(handle, self._watchers)
-
-    @property
-    def watched(self) -> bool:
-        """True when a hook acts on this tap for the current caller."""
-        watchers = list(self._watchers.values())  # a copy: another thread may register while we look
-        return any(live() for live, _ in watchers)
-
-    @property
-    def n_watchers(self) -> int:
-        """How many hooks are registered on this tap, for any caller."""
-        return len(self._watchers)
-
-    @property
-    def recording(self) -> bool:
-        """True when a hook that keeps what it sees across calls acts for the current caller."""
-        return any(records and live() for live, records in list(self._watchers.values()))
-
-
-class TapHandle:
-    """What Tap.register_forward_hook returns: remove() takes the hook off and forgets the watcher."""
-
-    def __init__(self, handle, watchers: dict):
-        self.handle, self.watchers = handle, watchers
-
-    def remove(self) -> None:
-        self.handle.remove()
-        self.watchers.pop(self.handle.id, None)
-
-    def __enter__(self) -> "TapHandle":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
-
-
-# -----------------------------------------------------------------------------
-# The KV cache: owned by the decoding loop, passed in, never stored on the model
-
-
-class KVCache:
-    """Keys and values that incremental decoding reuses (§3.2.3, "auto-regressive").
-
-    Self-attention keys/values grow by one position per decoded step; cross-attention keys/values
-    are projected from the encoder memory once per sentence, on the first step.
-    """
-
-    def __init__(self, n_layers: int, src_mask: Tensor | None):
-        self.src_mask = src_mask  # (B, S) True at real source tokens; None when nothing is padding
-        self.self_k: list[Tensor | None] = [None] * n_layers  # each (B, H, t, Dh)
-        self.self_v: list[Tensor | None] = [None] * n_layers
-        self.cross_k: list[Tensor | None] = [None] * n_layers  # each (B, H, S, Dh)
-        self.cross_v: list[Tensor | None] = [None] * n_layers
-
-    @property
-    def length(self) -> int:
-        """How many target positions are cached (the position of the next token)."""
-        k = self.self_k[0]
-        return 0 if k is None else k.size(2)
-
-    def append(self, i: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Add new positions' self-attention keys and values (B, H, T_new, Dh) to layer i; returns all of them."""
-        if self.self_k[i] is not None:
-            k = torch.cat([self.self_k[i], k], dim=2)  # (B, H, t, Dh)
-            v = torch.cat([self.self_v[i], v], dim=2)
-        self.self_k[i], self.self_v[i] = k, v
-        return k, v
-
-    def reorder(self, index: Tensor, cross: bool = False) -> None:
-        """Keep rows `index` of the batch (beam search reorders hypotheses this way).
-
-        Cross-attention entries only need reordering when rows move between sentences (`cross=True`);
-        beams of one sentence share the same source.
-        """
-        for store in (self.self_k, self.self_v) + ((self.cross_k, self.cross_v) if cross else ()):
-            for i, t in enumerate(store):
-                if t is not None:
-                    store[i] = t.index_select(0, index)
-        if cross and self.src_mask is not None:
-            self.src_mask = self.src_mask.index_select(0, index)
-
-    @property
-    def memory_mask(self) -> Tensor | None:
-        return None if self.src_mask is None else self.src_mask[:, None, None, :]  # (B, 1, 1, S)
-
+if TYPE_CHECKING:
+    from .decoding import KVCache  # built and owned by the decoding loop, passed in, never stored on the model
 
 # -----------------------------------------------------------------------------
 # Attention
@@ -144,12 +28,12 @@ class MultiHeadAttention(nn.Module):
 
     Self-attention reads its keys and values from its own input; cross-attention (`cross=True`) from the
     encoder output. With a KVCache, self-attention appends the new positions' keys and values, and
-    cross-attention projects the encoder output once, on the first step.
+    cross-attention projects the encoder output once, on the first step; `layer` is its decoder layer's entry there.
     """
 
-    def __init__(self, cfg: ModelConfig, cross: bool = False):
+    def __init__(self, cfg: ModelConfig, cross: bool = False, layer: int = 0):
         super().__init__()
-        self.n_heads, self.d_head, self.cross = cfg.n_heads, cfg.d_head, cross
+        self.n_heads, self.d_head, self.cross, self.layer = cfg.n_heads, cfg.d_head, cross, layer
         self.w_q = nn.Linear(cfg.d_model, cfg.d_model)
         self.w_k = nn.Linear(cfg.d_model, cfg.d_model)
         self.w_v = nn.Linear(cfg.d_model, cfg.d_model)
@@ -161,8 +45,9 @@ class MultiHeadAttention(nn.Module):
         B, N, _ = x.shape
         return x.view(B, N, self.n_heads, self.d_head).transpose(1, 2)  # (B, N, D) -> (B, H, N, Dh)
 
-    def keys_values(self, source: Tensor, cache: KVCache | None, i: int) -> tuple[Tensor, Tensor]:
-        """K = source W^K and V = source W^V, split into heads, (B, H, Tk, Dh) each; with a cache, layer i's."""
+    def keys_values(self, source: Tensor, cache: KVCache | None) -> tuple[Tensor, Tensor]:
+        """K = source W^K and V = source W^V, split into heads, (B, H, Tk, Dh) each; with a cache, this layer's."""
+        i = self.layer
         if cache is not None and self.cross and cache.cross_k[i] is not None:
             return cache.cross_k[i], cache.cross_v[i]  # the encoder output does not change while decoding
         k, v = self.split_heads(self.w_k(source)), self.split_heads(self.w_v(source))  # (B, H, N, Dh) each
@@ -173,13 +58,12 @@ class MultiHeadAttention(nn.Module):
             return k, v
         return cache.append(i, k, v)  # (B, H, t, Dh): every position so far
 
-    def forward(self, query: Tensor, source: Tensor, mask: Tensor | None, cache: KVCache | None = None,
-                i: int = 0) -> Tensor:
+    def forward(self, query: Tensor, source: Tensor, mask: Tensor | None, cache: KVCache | None = None) -> Tensor:
         """query (B, Tq, D) asks; source (B, Tk, D) is what keys and values are projected from (the query
         itself for self-attention, the encoder output for cross-attention); mask broadcasts to (B, H, Tq, Tk).
-        cache and i: decoder layer i's entries in a KVCache, when decoding step by step."""
+        cache: a KVCache, when decoding step by step."""
         q = self.split_heads(self.w_q(query))  # (B, H, Tq, Dh)
-        k, v = self.keys_values(source, cache, i)  # (B, H, Tk, Dh) each
+        k, v = self.keys_values(source, cache)  # (B, H, Tk, Dh) each
         if self.attn_probs.watched:
             scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, Tq, Tk), eq. 1
             if mask is not None:
@@ -250,10 +134,10 @@ class EncoderLayer(Layer):
 
 
 class DecoderLayer(Layer):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, layer: int):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg)
-        self.cross_attn = MultiHeadAttention(cfg, cross=True)
+        self.self_attn = MultiHeadAttention(cfg, layer=layer)
+        self.cross_attn = MultiHeadAttention(cfg, cross=True, layer=layer)
         self.feed_forward = FeedForward(cfg)
         self.norm_1 = nn.LayerNorm(cfg.d_model)
         self.norm_2 = nn.LayerNorm(cfg.d_model)
@@ -261,16 +145,16 @@ class DecoderLayer(Layer):
         self.dropout = cfg.dropout
         self.norm_first = cfg.norm_first
 
-    def forward(self, x, memory, src_mask, tgt_mask, cache: KVCache | None = None, i: int = 0) -> Tensor:
+    def forward(self, x, memory, src_mask, tgt_mask, cache: KVCache | None = None) -> Tensor:
         """x (B, T, D): the target side so far (with a cache: only the new positions); memory (B, S, D)."""
         if self.norm_first:
             y = self.norm_1(x)
-            x = x + self.drop(self.self_attn(y, y, tgt_mask, cache, i))  # masked multi-head attention
-            x = x + self.drop(self.cross_attn(self.norm_2(x), memory, src_mask, cache, i))  # over the encoder output
+            x = x + self.drop(self.self_attn(y, y, tgt_mask, cache))  # masked multi-head attention
+            x = x + self.drop(self.cross_attn(self.norm_2(x), memory, src_mask, cache))  # over the encoder output
             x = x + self.drop(self.feed_forward(self.norm_3(x)))
         else:
-            x = self.norm_1(x + self.drop(self.self_attn(x, x, tgt_mask, cache, i)))  # masked multi-head attention
-            x = self.norm_2(x + self.drop(self.cross_attn(x, memory, src_mask, cache, i)))  # over the encoder output
+            x = self.norm_1(x + self.drop(self.self_attn(x, x, tgt_mask, cache)))  # masked multi-head attention
+            x = self.norm_2(x + self.drop(self.cross_attn(x, memory, src_mask, cache)))  # over the encoder output
             x = self.norm_3(x + self.drop(self.feed_forward(x)))
         return x
 
@@ -338,12 +222,12 @@ class Encoder(nn.Module):
 class Decoder(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.layers = nn.ModuleList([DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers)])
+        self.layers = nn.ModuleList([DecoderLayer(cfg, i) for i in range(cfg.n_decoder_layers)])
         self.final_norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
 
     def forward(self, x, memory, src_mask, tgt_mask, cache: KVCache | None = None) -> Tensor:
-        for i, layer in enumerate(self.layers):
-            x = layer(x, memory, src_mask, tgt_mask, cache, i)
+        for layer in self.layers:
+            x = layer(x, memory, src_mask, tgt_mask, cache)
         return self.final_norm(x)
 
 
@@ -446,18 +330,6 @@ class Transformer(nn.Module):
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
         return self.decode(tgt, self.encode(src), src)
 
-    def new_cache(self, src: Tensor) -> KVCache:
-        """An empty cache for decoding `src` (B, S).
-
-        Decoding loops drop and reorder rows as sentences end and beams move, and a hook that records
-        attention cannot follow them, so recording is refused when more than one row is decoded.
-        """
-        if src.size(0) > 1 and any(tap.recording for taps in self.taps().values() for tap in taps):
-            raise InputError("attention can be recorded while decoding one sentence with greedy decoding or sampling; "
-                             "for a batch or beam search, record a teacher-forced pass (Translator.inspect) instead")
-        real = src.ne(self.cfg.pad_id)
-        return KVCache(self.cfg.n_decoder_layers, None if bool(real.all()) else real)
-
     def decode_step(self, tokens: Tensor, memory: Tensor, cache: KVCache) -> Tensor:
         """Incremental decoding: tokens (B, T_new) follow the cache.length cached positions.
 
@@ -476,10 +348,6 @@ class Transformer(nn.Module):
         """Every MultiHeadAttention module, per kind (ATTENTION_KINDS), in layer order."""
         return {kind.key: [getattr(layer, kind.block) for layer in getattr(self, kind.stack).layers]
                 for kind in ATTENTION_KINDS}
-
-    def taps(self) -> dict[str, list[Tap]]:
-        """The attention-probability taps, per kind, in layer order."""
-        return {kind: [block.attn_probs for block in blocks] for kind, blocks in self.attention_blocks().items()}
 
 
 def count_parameters(model: nn.Module) -> int:

@@ -11,8 +11,8 @@ from pathlib import Path
 import torch
 
 from . import decoding
-from .interpret.capture import (AttentionInternals, AttentionMaps, ablate_heads, capture_attention, capture_inputs,
-                      capture_internals)
+from .interpret.capture import (AttentionInternals, AttentionMaps, ablate_heads, capture_attention, capture_internals,
+                                record)
 from .checkpoint import load_checkpoint
 from .batching import length_sorted_batches, pad_batch
 from .decoding import DecodeOptions
@@ -248,12 +248,12 @@ class Translator:
         src, tgt = self._pair_tensors(text, translation)
         inner = capture_internals(self.model) if internals else contextlib.nullcontext()
         with ablate_heads(self.model, ablate), capture_attention(self.model) as recorder, \
-                capture_inputs(self.model) as inputs, inner as inside:
+                record(self.model, ["positional"], inputs=True) as inputs, inner as inside:
             self.model(src, tgt)
         maps = recorder.sentence(0)
         maps.source_tokens = self.tokenizer.source_pieces(src[0].tolist())
         maps.target_tokens = self.tokenizer.pieces(tgt[0].tolist())
-        (src_emb, src_in), (tgt_emb, tgt_in_x) = inputs  # encode() runs first, then the decoder
+        ((src_emb,), src_in), ((tgt_emb,), tgt_in_x) = inputs["positional"]  # encode() runs first, then the decoder
         return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in_x[0], inside and inside.sentence(0))
 
     def lens(self, text: str, translation: str | Translation):

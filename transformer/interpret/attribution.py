@@ -25,12 +25,13 @@ Shape legend: S source length, T decoder inputs (<s> + translation), D d_model, 
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor, nn
 
-from .capture import capture_calls, capture_internals, capture_outputs, hide_source, replace_outputs
+from .capture import capture_internals, hide_source, hooks, record
 from ..errors import InputError
 from .mechanics import chain, rollout
 
@@ -129,7 +130,7 @@ def _grad_x_input(model, src: Tensor, tgt_in: Tensor, at: Tensor, objective) -> 
     at[n]: objective maps the (N, V) log-probabilities to (N,). Returns (N, S) and (N, T), fp32 on the CPU."""
     N = at.numel()
     embedded = [x.expand(N, -1, -1).clone().requires_grad_() for x in _embeddings(model, src, tgt_in)]
-    with torch.enable_grad(), replace_outputs(model.embed, embedded):
+    with torch.enable_grad(), hooks(model, {"embed": replaced(embedded)}):
         log_probs = model.log_probs_at(src.expand(N, -1), tgt_in.expand(N, -1), at.to(src.device))  # (N, V)
         grads = torch.autograd.grad(objective(log_probs).sum(), embedded)
     return tuple((g * e).detach().norm(dim=-1).float().cpu() for g, e in zip(grads, embedded))  # (N, S), (N, T)
@@ -181,9 +182,20 @@ class IntegratedGradients:
 @torch.no_grad()
 def _embeddings(model, src: Tensor, tgt_in: Tensor) -> tuple[Tensor, Tensor]:
     """The embedded source (1, S, D) and decoder inputs (1, T, D), read by a hook in one forward pass."""
-    with capture_outputs([model.embed]) as outs:
+    with record(model, ["embed"]) as seen:
         model.log_probs_at(src, tgt_in, torch.zeros(src.size(0), dtype=torch.long, device=src.device))
-    return outs[0][0].to(src.device), outs[0][1].to(src.device)
+    return seen["embed"][0].to(src.device), seen["embed"][1].to(src.device)
+
+
+def replaced(outputs: list[Tensor]):
+    """A hook for `hooks` under which the module's i-th call gives outputs[i] instead of what it computed: the model
+    runs on chosen embeddings this way (the encoder embeds the source first, then the decoder its inputs)."""
+    calls = itertools.count()
+
+    def replace(module, inputs, output):
+        i = next(calls)
+        return outputs[i] if i < len(outputs) else output
+    return replace
 
 
 def integrated_gradients(model, src: Tensor, tgt_in: Tensor, step: int, token: int, alternative: int | None = None,
@@ -202,7 +214,7 @@ def integrated_gradients(model, src: Tensor, tgt_in: Tensor, step: int, token: i
 
     def forward(src_emb: Tensor, tgt_emb: Tensor) -> Tensor:  # (N, S, D), (N, T, D) -> (N,)
         N = src_emb.size(0)
-        with replace_outputs(model.embed, [src_emb, tgt_emb]):
+        with hooks(model, {"embed": replaced([src_emb, tgt_emb])}):
             log_probs = model.log_probs_at(src.expand(N, -1), tgt_in.expand(N, -1),
                                            torch.full((N,), step, device=src.device))  # (N, V)
         return _log_prob_gap(log_probs, token, alternative)
@@ -278,27 +290,27 @@ def decoder_rollout(encoder: Tensor, selfs: list[Tensor], crosses: list[Tensor])
 REBUILD_TOLERANCE = 1e-3  # largest |rebuilt - hooked| allowed, relative to the hooked tensor's largest entry
 
 
-def _block_streams(model) -> tuple[list[nn.Module], dict]:
-    """The modules whose inputs and outputs ALTI+ reads, and where each block's residual, sum and norm are:
-    (kind, layer) -> (residual, sum, norm after the sum or None), each a (module index, "in" | "out").
+def _block_streams(model) -> tuple[list[str], dict]:
+    """The modules (by name) whose inputs and outputs ALTI+ reads, and where each block's residual, sum and norm are:
+    (kind, layer) -> (residual, sum, norm after the sum or None), each a (module name, "in" | "out").
     Post-norm: y = x + Attn(x) enters the block's own norm. Pre-norm: y = x + Attn(LN(x)) enters the next norm."""
     enc, dec = list(model.encoder.layers), list(model.decoder.layers)
-    modules = enc + dec + [n for layer in enc for n in (layer.norm_1, layer.norm_2)]
-    modules += [n for layer in dec for n in (layer.norm_1, layer.norm_2, layer.norm_3)]
-    at = {id(m): i for i, m in enumerate(modules)}
     post = not model.cfg.norm_first
     where = {}
     for i, layer in enumerate(enc):
-        where["encoder", i] = (((at[id(layer)], "in"), (at[id(layer.norm_1)], "in"), layer.norm_1) if post else
-                               ((at[id(layer.norm_1)], "in"), (at[id(layer.norm_2)], "in"), None))
+        at = f"encoder.layers.{i}"
+        where["encoder", i] = (((at, "in"), (f"{at}.norm_1", "in"), layer.norm_1) if post else
+                               ((f"{at}.norm_1", "in"), (f"{at}.norm_2", "in"), None))
     for i, layer in enumerate(dec):
+        at = f"decoder.layers.{i}"
         if post:
-            where["decoder", i] = ((at[id(layer)], "in"), (at[id(layer.norm_1)], "in"), layer.norm_1)
-            where["cross", i] = ((at[id(layer.norm_1)], "out"), (at[id(layer.norm_2)], "in"), layer.norm_2)
+            where["decoder", i] = ((at, "in"), (f"{at}.norm_1", "in"), layer.norm_1)
+            where["cross", i] = ((f"{at}.norm_1", "out"), (f"{at}.norm_2", "in"), layer.norm_2)
         else:
-            where["decoder", i] = ((at[id(layer.norm_1)], "in"), (at[id(layer.norm_2)], "in"), None)
-            where["cross", i] = ((at[id(layer.norm_2)], "in"), (at[id(layer.norm_3)], "in"), None)
-    return modules, where
+            where["decoder", i] = ((f"{at}.norm_1", "in"), (f"{at}.norm_2", "in"), None)
+            where["cross", i] = ((f"{at}.norm_2", "in"), (f"{at}.norm_3", "in"), None)
+    names = sorted({name for streams in where.values() for name, _ in streams[:2]})
+    return names, where
 
 
 @dataclass
@@ -337,11 +349,12 @@ def contributions(model, src: Tensor, tgt_in: Tensor) -> Contributions:
     and are rolled out through the encoder, then through every decoder layer. The parts are checked against the
     hooked sums (and layer-norm outputs) before anything is scored."""
     _check_step(src, tgt_in, 0)
-    modules, where = _block_streams(model)
-    with capture_internals(model) as recorder, capture_calls(modules) as calls:
+    names, where = _block_streams(model)
+    with capture_internals(model) as recorder, record(model, names, inputs=True) as calls:
         model(src, tgt_in)
     inside = recorder.sentence(0)
-    seen = {"in": lambda i: calls[i][0][0][0], "out": lambda i: calls[i][0][1][0]}  # (N, D): first call, sentence 0
+    # (N, D): the first call's first input, or its output, of sentence 0
+    seen = {"in": lambda name: calls[name][0][0][0][0], "out": lambda name: calls[name][0][1][0]}
     blocks = model.attention_blocks()
 
     per_keys, layers, errors = {}, {}, {"rebuild": 0.0, "norm": 0.0}

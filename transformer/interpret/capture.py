@@ -1,4 +1,6 @@
-"""Forward hooks on the attention taps: record the maps, or switch heads off.
+"""Forward hooks addressed by module name: `record(model, names)` keeps what modules give out, `hooks(model,
+{name: fn})` runs (or replaces) them; the attention maps, the insides of attention, head ablation and hiding source
+tokens are built on these two, and so are the logit lens, the attributions and activation patching.
 
 Every hook is registered inside a context manager and removed in its `finally`. The app serves many
 users from one model object, so a hook acts only for the caller that registered it: each context
@@ -19,24 +21,37 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..errors import InputError
-from ..model import KINDS, Tap, Transformer
+from ..model import ATTENTION_KINDS, KINDS, Transformer
+from ..tap import Tap
 
 _active: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("active_hook_sessions", default=frozenset())
 _session_ids = itertools.count()
 
 
-def attention_taps(model: Transformer) -> dict[str, list[Tap]]:
-    """The tap modules of every attention block, per kind, in layer order."""
-    return model.taps()
+def attention_names(model: Transformer) -> dict[str, list[str]]:
+    """The names (model.named_modules()) of every MultiHeadAttention, per kind, in layer order:
+    {"encoder": ["encoder.layers.0.self_attn", ...], "decoder": [...], "cross": ["decoder.layers.0.cross_attn", ...]}.
+    Their probabilities are the tap NAME + ".attn_probs", their projections NAME + ".w_q" and so on."""
+    return {kind.key: [f"{kind.stack}.layers.{i}.{kind.block}" for i in range(len(getattr(model, kind.stack).layers))]
+            for kind in ATTENTION_KINDS}
+
+
+def tap_names(model: Transformer) -> dict[str, list[str]]:
+    """The attention-probability taps, per kind, in layer order."""
+    return {kind: [f"{name}.attn_probs" for name in names] for kind, names in attention_names(model).items()}
 
 
 @contextmanager
-def _owned_hooks(hooks: list[tuple[nn.Module, Callable]], records: bool = False) -> Iterator[None]:
-    """Register forward hooks that act only in the current context; remove them all on exit, error or not.
-
-    On a Tap the hook is registered as a watcher that is live for this caller only (records: it keeps what it
-    sees); on any other module it is a plain forward hook that does nothing for other callers.
+def hooks(model: nn.Module, fns: dict[str, Callable], records: bool = False) -> Iterator[None]:
+    """Forward hooks by module name: fns[name](module, inputs, output) runs after the module `name` of
+    model.named_modules(), and what it returns (when not None) replaces the output. Every hook acts only for the
+    caller that entered this block (another user's request on the same model is untouched), and all are removed on
+    exit, error or not. records: the hooks keep what they see across calls (decoding refuses to reorder beams then).
     """
+    modules = dict(model.named_modules())
+    unknown = [name for name in fns if name not in modules]
+    if unknown:
+        raise KeyError(f"the model has no module {unknown[0]!r}")
     sid = next(_session_ids)
     token = _active.set(_active.get() | {sid})
     handles = []
@@ -45,8 +60,9 @@ def _owned_hooks(hooks: list[tuple[nn.Module, Callable]], records: bool = False)
         return sid in _active.get()
 
     try:
-        for module, fn in hooks:
-            if isinstance(module, Tap):
+        for name, fn in fns.items():
+            module = modules[name]
+            if isinstance(module, Tap):  # the tap learns that someone watches it (and then forms the probabilities)
                 handles.append(module.register_forward_hook(fn, live=live, records=records))
             else:
                 handles.append(module.register_forward_hook(lambda m, i, o, fn=fn: fn(m, i, o) if live() else None))
@@ -55,6 +71,43 @@ def _owned_hooks(hooks: list[tuple[nn.Module, Callable]], records: bool = False)
         for h in handles:
             h.remove()
         _active.reset(token)
+
+
+def _kept(x, keep_graph: bool):
+    """A recorded value: detached as fp32 on the CPU (integer and bool tensors keep their type); keep_graph: the live
+    tensor, its gradient kept for a backward pass. Tuples element by element; anything else as it is."""
+    if isinstance(x, tuple):
+        return tuple(_kept(t, keep_graph) for t in x)
+    if not isinstance(x, Tensor):
+        return x
+    if keep_graph:
+        if x.requires_grad:
+            x.retain_grad()
+        return x
+    return x.detach().float().cpu() if x.is_floating_point() else x.detach().cpu()
+
+
+@contextmanager
+def record(model: nn.Module, names: Iterable[str], inputs: bool = False,
+           keep_graph: bool = False) -> Iterator[dict[str, list]]:
+    """Record what the named modules give out, per forward call, inside the block; hooks removed on exit.
+    Yields {name: [output of call 0, call 1, ...]}, or with inputs=True {name: [(inputs, output), ...]} where
+    inputs is the tuple of positional arguments. Values are detached fp32 on the CPU, unless keep_graph.
+
+    >>> with record(model, ["decoder.layers.2"]) as seen:
+    ...     model(src, tgt)
+    >>> seen["decoder.layers.2"][0]  # (B, T, D): decoder layer 2's output in the first (here the only) call
+    """
+    seen: dict[str, list] = {name: [] for name in names}
+
+    def keep(store: list) -> Callable:
+        def hook(module, args, output):
+            out = _kept(output, keep_graph)
+            store.append((_kept(args, keep_graph), out) if inputs else out)
+        return hook
+
+    with hooks(model, {name: keep(store) for name, store in seen.items()}, records=True):
+        yield seen
 
 
 # -----------------------------------------------------------------------------
@@ -84,8 +137,8 @@ class AttentionMaps:
 class AttentionRecorder:
     """What `capture_attention` yields: the maps of every forward pass run inside the context."""
 
-    def __init__(self, n_layers: dict[str, int]):
-        self.calls: dict[str, list[list[Tensor]]] = {k: [[] for _ in range(n)] for k, n in n_layers.items()}
+    def __init__(self, seen: dict[str, list[Tensor]], names: dict[str, list[str]]):
+        self.calls: dict[str, list[list[Tensor]]] = {kind: [seen[n] for n in layers] for kind, layers in names.items()}
 
     def _assemble(self, kind: str) -> Tensor:
         """(B, L, H, Tq, Tk); incremental decoding's one-row calls are stacked along the query axis."""
@@ -109,91 +162,15 @@ class AttentionRecorder:
 
 @contextmanager
 def capture_attention(model: Transformer) -> Iterator[AttentionRecorder]:
-    """Record every attention map the model computes inside the block; hooks are removed on exit.
+    """Record every attention map the model computes inside the block (`record` on every tap); hooks removed on exit.
 
     >>> with capture_attention(model) as rec:
     ...     model(src, tgt)
     >>> maps = rec.sentence(0)  # maps.encoder (L, H, S, S), maps.decoder (L, H, T, T), maps.cross (L, H, T, S)
     """
-    taps = attention_taps(model)
-    recorder = AttentionRecorder({k: len(v) for k, v in taps.items()})
-
-    def record(kind: str, i: int) -> Callable:
-        def hook(module, inputs, output):
-            recorder.calls[kind][i].append(output.detach().float().cpu())  # (B, H, Tq, Tk)
-
-        return hook
-
-    hooks = [(tap, record(kind, i)) for kind, modules in taps.items() for i, tap in enumerate(modules)]
-    with _owned_hooks(hooks, records=True):
-        yield recorder
-
-
-@contextmanager
-def capture_inputs(model: Transformer) -> Iterator[list[tuple[Tensor, Tensor]]]:
-    """Record what enters the first layer, per forward call of the positional encoding (encoder first).
-
-    Yields a list that fills with (sqrt(d_model) * embedding, embedding + PE) pairs, each (B, N, D).
-    """
-    records: list[tuple[Tensor, Tensor]] = []
-
-    def hook(module, inputs, output):
-        records.append((inputs[0].detach().float().cpu(), output.detach().float().cpu()))
-
-    with _owned_hooks([(model.positional, hook)]):
-        yield records
-
-
-@contextmanager
-def capture_outputs(modules: list[nn.Module], keep_graph: bool = False) -> Iterator[list[list[Tensor]]]:
-    """Record what each module gives out, per forward call, detached as fp32 on the CPU; hooks removed on exit.
-    keep_graph: record the live tensors instead, their gradients kept for a backward pass (attributions).
-
-    >>> with capture_outputs(model.decoder.layers) as outs:
-    ...     model(src, tgt)
-    >>> outs[2][0]  # (B, T, D): decoder layer 2's output in the first (here the only) call
-    """
-    records: list[list[Tensor]] = [[] for _ in modules]
-
-    def keep(i: int) -> Callable:
-        def hook(module, inputs, output):
-            if keep_graph and output.requires_grad:
-                output.retain_grad()
-            records[i].append(output if keep_graph else output.detach().float().cpu())
-        return hook
-
-    with _owned_hooks([(m, keep(i)) for i, m in enumerate(modules)]):
-        yield records
-
-
-@contextmanager
-def capture_calls(modules: list[nn.Module]) -> Iterator[list[list[tuple[Tensor, Tensor]]]]:
-    """Record what enters and leaves each module, per forward call: (first input, output), each detached as fp32
-    on the CPU; hooks removed on exit. ALTI+ checks its rebuilt block outputs against these."""
-    records: list[list[tuple[Tensor, Tensor]]] = [[] for _ in modules]
-
-    def keep(i: int) -> Callable:
-        def hook(module, inputs, output):
-            records[i].append((inputs[0].detach().float().cpu(), output.detach().float().cpu()))
-        return hook
-
-    with _owned_hooks([(m, keep(i)) for i, m in enumerate(modules)]):
-        yield records
-
-
-@contextmanager
-def replace_outputs(module: nn.Module, outputs: list[Tensor]) -> Iterator[None]:
-    """The module's i-th forward call inside the block gives outputs[i] instead of what it computed (attributions
-    run the model on chosen embeddings this way: the encoder embeds the source first, then the decoder its inputs).
-    The hook is removed on exit."""
-    calls = itertools.count()
-
-    def replace(module, inputs, output):
-        i = next(calls)
-        return outputs[i] if i < len(outputs) else output
-
-    with _owned_hooks([(module, replace)]):
-        yield
+    names = tap_names(model)
+    with record(model, [n for layers in names.values() for n in layers]) as seen:
+        yield AttentionRecorder(seen, names)
 
 
 # -----------------------------------------------------------------------------
@@ -216,7 +193,7 @@ def ablate_heads(model: Transformer, heads: Iterable[tuple[str, int, int]]) -> I
     `heads` holds (kind, layer, head) with kind in 'encoder', 'decoder', 'cross'. The weights are not
     touched; leaving the block removes the hooks and the model is exactly as before.
     """
-    taps = attention_taps(model)
+    taps = tap_names(model)
     chosen: dict[tuple[str, int], list[int]] = {}
     for kind, layer, head in heads:
         if kind not in taps or not 0 <= layer < len(taps[kind]) or not 0 <= head < model.cfg.n_heads:
@@ -225,12 +202,13 @@ def ablate_heads(model: Transformer, heads: Iterable[tuple[str, int, int]]) -> I
                 f"heads 0..{model.cfg.n_heads - 1}"
             )
         chosen.setdefault((kind, layer), []).append(head)
+
     def silence(head_ids: list[int]) -> Callable:
         keep = torch.ones(model.cfg.n_heads)
         keep[head_ids] = 0.0
         return lambda module, inputs, output: output * keep.to(output)[None, :, None, None]  # (B, H, Tq, Tk)
 
-    with _owned_hooks([(taps[kind][layer], silence(ids)) for (kind, layer), ids in chosen.items()]):
+    with hooks(model, {taps[kind][layer]: silence(ids) for (kind, layer), ids in chosen.items()}):
         yield
 
 
@@ -254,14 +232,14 @@ class AttentionInternals:
 class InternalsRecorder:
     """What `capture_internals` yields: per kind and layer, the tensors of one forward pass (whole batch)."""
 
-    FIELDS = ("mask", "q", "k", "v", "probs", "w_o")
+    PARTS = {"mask": "", "q": ".w_q", "k": ".w_k", "v": ".w_v", "probs": ".attn_probs", "w_o": ".w_o"}
 
-    def __init__(self, n_layers: dict[str, int]):
-        self.seen: dict[tuple[str, int], dict[str, list]] = {
-            (kind, i): {f: [] for f in self.FIELDS} for kind, n in n_layers.items() for i in range(n)}
+    def __init__(self, seen: dict[str, list], names: dict[str, list[str]]):
+        self.seen, self.names = seen, names
 
-    def _one(self, kind: str, layer: int, field: str):
-        calls = self.seen[(kind, layer)][field]
+    def _one(self, kind: str, layer: int, part: str) -> tuple[tuple, Tensor]:
+        """(inputs, output) of the one call of a part of attention block (kind, layer)."""
+        calls = self.seen[self.names[kind][layer] + self.PARTS[part]]
         if len(calls) != 1:
             raise RuntimeError(f"{kind} layer {layer} ran {len(calls)} times inside capture_internals; "
                                "record exactly one teacher-forced forward pass")
@@ -270,54 +248,35 @@ class InternalsRecorder:
     def sentence(self, b: int = 0) -> dict[str, list[AttentionInternals]]:
         """Batch row b, per kind, in layer order (padding positions included)."""
         out: dict[str, list[AttentionInternals]] = {}
-        for kind, layer in self.seen:
-            q, k, v, mask = (self._one(kind, layer, f) for f in ("q", "k", "v", "mask"))
-            probs = self._one(kind, layer, "probs")
-            concat, output = self._one(kind, layer, "w_o")
-            B, H, Tq, Tk = probs.shape
-            allowed = torch.ones(B, 1, Tq, Tk, dtype=torch.bool)
-            if mask is not None:
-                allowed = allowed & mask  # (B, 1, Tq, Tk): the mask broadcasts as attention broadcast it
-            heads = lambda x: x[b].view(x.size(1), H, -1).transpose(0, 1)  # (N, D) -> (H, N, Dh)
-            out.setdefault(kind, []).append(AttentionInternals(
-                heads(q), heads(k), heads(v), allowed[b, 0], probs[b], concat[b], output[b]))
+        for kind, layers in self.names.items():
+            for layer in range(len(layers)):
+                q, k, v = (self._one(kind, layer, part)[1] for part in ("q", "k", "v"))  # (B, N, D) each
+                mask = self._one(kind, layer, "mask")[0][2]  # forward(query, source, mask, ...)
+                probs = self._one(kind, layer, "probs")[1]  # (B, H, Tq, Tk)
+                (concat, *_), output = self._one(kind, layer, "w_o")  # W^O's input and output, (B, Tq, D) each
+                B, H, Tq, Tk = probs.shape
+                allowed = torch.ones(B, 1, Tq, Tk, dtype=torch.bool)
+                if mask is not None:
+                    allowed = allowed & mask  # (B, 1, Tq, Tk): the mask broadcasts as attention broadcast it
+                heads = lambda x: x[b].view(x.size(1), H, -1).transpose(0, 1)  # (N, D) -> (H, N, Dh)
+                out.setdefault(kind, []).append(AttentionInternals(
+                    heads(q), heads(k), heads(v), allowed[b, 0], probs[b], concat[b], output[b]))
         return out
 
 
 @contextmanager
 def capture_internals(model: Transformer) -> Iterator[InternalsRecorder]:
-    """Record, for every attention block, what eq. 1 and Concat(...) W^O were computed from, in one forward pass.
-
-    Hooks: on each MultiHeadAttention module (its mask), on its W^Q, W^K, W^V and W^O linears, and on its
-    attn_probs tap. All are removed on exit.
+    """Record, for every attention block, what eq. 1 and Concat(...) W^O were computed from, in one forward pass:
+    `record` (with inputs) on each MultiHeadAttention (its mask), on its W^Q, W^K, W^V and W^O, and on its tap.
 
     >>> with capture_internals(model) as rec:
     ...     model(src, tgt)
     >>> inside = rec.sentence(0)["cross"][2]  # cross-attention of decoder layer 2
     """
-    blocks = model.attention_blocks()
-    recorder = InternalsRecorder({k: len(v) for k, v in blocks.items()})
-
-    def keep(store: list, pick: Callable) -> Callable:
-        def hook(module, inputs, output):
-            store.append(pick(inputs, output))
-        return hook
-
-    def cpu(t: Tensor | None) -> Tensor | None:
-        return None if t is None else t.detach().float().cpu() if t.is_floating_point() else t.detach().cpu()
-
-    hooks = []
-    for kind, modules in blocks.items():
-        for i, attn in enumerate(modules):
-            seen = recorder.seen[(kind, i)]
-            hooks.append((attn, keep(seen["mask"], lambda a, o: cpu(a[2]))))  # forward(query, source, mask, ...)
-            hooks.append((attn.w_k, keep(seen["k"], lambda a, o: cpu(o))))  # (B, Tk, D)
-            hooks.append((attn.w_v, keep(seen["v"], lambda a, o: cpu(o))))  # (B, Tk, D)
-            hooks.append((attn.w_q, keep(seen["q"], lambda a, o: cpu(o))))  # (B, Tq, D)
-            hooks.append((attn.attn_probs, keep(seen["probs"], lambda a, o: cpu(o))))  # (B, H, Tq, Tk)
-            hooks.append((attn.w_o, keep(seen["w_o"], lambda a, o: (cpu(a[0]), cpu(o)))))  # (B, Tq, D) each
-    with _owned_hooks(hooks, records=True):
-        yield recorder
+    names = attention_names(model)
+    parts = [name + part for layers in names.values() for name in layers for part in InternalsRecorder.PARTS.values()]
+    with record(model, parts, inputs=True) as seen:
+        yield InternalsRecorder(seen, names)
 
 
 # -----------------------------------------------------------------------------
@@ -336,5 +295,5 @@ def hide_source(model: Transformer, keep: Tensor) -> Iterator[None]:
         kept = output * keep.to(output)[:, None, None, :]
         return kept / kept.sum(dim=-1, keepdim=True).clamp_min(1e-30)
 
-    with _owned_hooks([(tap, hide) for tap in attention_taps(model)["cross"]]):
+    with hooks(model, {tap: hide for tap in tap_names(model)["cross"]}):
         yield

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from .capture import capture_outputs
+from .capture import record
 
 
 @dataclass
@@ -48,9 +48,9 @@ class Lens:
 @torch.inference_mode()
 def logit_lens(model, src: Tensor, tgt_in: Tensor, chosen: list[int]) -> Lens:
     """src (1, S), tgt_in (1, T) = <s> and the translation; chosen: the T tokens that followed each position."""
-    layers = list(model.decoder.layers)
-    with capture_outputs(layers) as outs:
+    layers = [f"decoder.layers.{i}" for i in range(len(model.decoder.layers))]
+    with record(model, layers) as seen:
         model(src, tgt_in)
-    hidden = torch.stack([calls[0][0] for calls in outs]).to(src.device)  # (L, T, D)
+    hidden = torch.stack([seen[name][0][0] for name in layers]).to(src.device)  # L x (T, D) -> (L, T, D)
     log_probs = model.generator(model.decoder.final_norm(hidden))  # (L, T, V)
     return Lens(log_probs.float().cpu(), list(chosen))

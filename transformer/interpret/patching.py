@@ -33,7 +33,7 @@ from torch import Tensor
 
 from ..errors import InputError
 from ..model import KINDS, Transformer
-from .capture import _owned_hooks, capture_calls, capture_outputs
+from .capture import attention_names, hooks, record
 
 DIRECTIONS = ("denoising", "noising")  # first into second, second into first
 SITES = ("encoder", "decoder") + tuple(f"heads:{kind}" for kind in KINDS)
@@ -73,27 +73,23 @@ class Patching:
 
 
 @torch.inference_mode()
-def record(model: Transformer, src: Tensor, tgt_in: Tensor, first: int, second: int) -> Run:
+def run_on_prefix(model: Transformer, src: Tensor, tgt_in: Tensor, first: int, second: int) -> Run:
     """The run of `src` on the prefix tgt_in (1, T): every activation a patch may copy, and the measure."""
-    modules = list(model.encoder.layers) + list(model.decoder.layers)
-    blocks = [m for kind in KINDS for m in site_modules(model, f"heads:{kind}")]
-    with capture_outputs(modules) as outs, capture_calls(blocks) as calls:
+    layers = {site: site_names(model, site) for site in ("encoder", "decoder")}
+    heads = {kind: site_names(model, f"heads:{kind}") for kind in KINDS}
+    with record(model, layers["encoder"] + layers["decoder"]) as outs, \
+            record(model, [n for names in heads.values() for n in names], inputs=True) as calls:
         lp = model.log_probs_at(src, tgt_in, torch.tensor([tgt_in.size(1) - 1]))  # (1, V)
-    n_enc, n_dec = model.cfg.n_encoder_layers, model.cfg.n_decoder_layers
-    inputs = [c[0][0] for c in calls]  # W^O's input in the one call, per block
-    heads, i = {}, 0
-    for kind in KINDS:
-        n = n_enc if kind == "encoder" else n_dec
-        heads[kind], i = inputs[i : i + n], i + n
-    return Run(src, float(lp[0, first] - lp[0, second]), [o[0] for o in outs[:n_enc]], [o[0] for o in outs[n_enc:]],
-               heads)
+    return Run(src, float(lp[0, first] - lp[0, second]),
+               *([outs[name][0] for name in layers[site]] for site in ("encoder", "decoder")),
+               {kind: [calls[name][0][0][0] for name in names] for kind, names in heads.items()})  # W^O's input
 
 
-def site_modules(model: Transformer, site: str) -> list:
-    """The modules a site's patches hook: the layers (residual stream), or each block's W^O (heads)."""
+def site_names(model: Transformer, site: str) -> list[str]:
+    """The modules a site's patches hook, by name: the layers (residual stream), or each block's W^O (heads)."""
     if site in ("encoder", "decoder"):
-        return list(getattr(model, site).layers)
-    return [block.w_o for block in model.attention_blocks()[site.split(":")[1]]]
+        return [f"{site}.layers.{i}" for i in range(len(getattr(model, site).layers))]
+    return [f"{name}.w_o" for name in attention_names(model)[site.split(":")[1]]]
 
 
 def donor_acts(run: Run, site: str) -> list[Tensor]:
@@ -129,9 +125,9 @@ def patched(model: Transformer, site: str, receiver: Run, donor: Run, tgt_in: Te
             return F.linear(x.view(N, x.size(1), -1), module.weight, module.bias)  # (N, T, H * d_k) -> (N, T, D)
         return head if heads else residual
 
-    modules = site_modules(model, site)
+    names = site_names(model, site)
     src, tgt = receiver.src.expand(N, -1), tgt_in.expand(N, -1)  # (N, S), (N, T)
-    with _owned_hooks([(modules[layer], hook(layer)) for layer in by_layer]):
+    with hooks(model, {names[layer]: hook(layer) for layer in by_layer}):
         lp = model.log_probs_at(src, tgt, torch.full((N,), tgt.size(1) - 1, device=tgt.device))  # (N, V)
     return (lp[:, first] - lp[:, second]).float().cpu()  # (N,)
 
@@ -144,7 +140,7 @@ def shares(measured: Tensor, donor: Run) -> Tensor:
 def sweep(model: Transformer, site: str, receiver: Run, donor: Run, tgt_in: Tensor, first: int, second: int) -> Tensor:
     """Every single patch of `site`, one position (or head) of one layer each: their shares, (layers, width)."""
     width = {"encoder": receiver.src.size(1), "decoder": tgt_in.size(1)}.get(site, model.cfg.n_heads)
-    layers = len(site_modules(model, site))
+    layers = len(site_names(model, site))
     patches = [(layer, [j]) for layer in range(layers) for j in range(width)]
     measured = patched(model, site, receiver, donor, tgt_in, first, second, patches)
     return shares(measured, donor).view(layers, width)
@@ -173,7 +169,7 @@ def patch(model: Transformer, first_src: Tensor, second_src: Tensor, first_out: 
     a, b = (first_out + [cfg.eos_id])[t], (second_out + [cfg.eos_id])[t]
     prefix = [cfg.bos_id] + first_out[:t]
     tgt_in = torch.tensor([prefix], device=first_src.device)  # (1, T)
-    first, second = record(model, first_src, tgt_in, a, b), record(model, second_src, tgt_in, a, b)
+    first, second = run_on_prefix(model, first_src, tgt_in, a, b), run_on_prefix(model, second_src, tgt_in, a, b)
     receiver, donor = (second, first) if direction == "denoising" else (first, second)
     out = Patching(direction, prefix, a, b, first.measure, second.measure)
     for site in sites:
@@ -195,13 +191,11 @@ class ReadsLayer:
         self.model, self.cfg, self.layer = model, model.cfg, layer
 
     def encode(self, src: Tensor) -> Tensor:
-        with capture_outputs([self.model.encoder.layers[self.layer]]) as outs:
+        name = f"encoder.layers.{self.layer}"
+        with record(self.model, [name]) as seen:
             self.model.encode(src)
         weight = next(self.model.parameters())
-        return self.model.encoder.final_norm(outs[0][0].to(weight))  # (B, S, D), as the encoder gives memory
-
-    def new_cache(self, src: Tensor):
-        return self.model.new_cache(src)
+        return self.model.encoder.final_norm(seen[name][0].to(weight))  # (B, S, D), as the encoder gives memory
 
     def decode_step(self, tokens: Tensor, memory: Tensor, cache) -> Tensor:
         return self.model.decode_step(tokens, memory, cache)
