@@ -120,8 +120,8 @@ def ours_measure(checkpoint: str, sentences: list[str], throughput: list[str], i
     with torch.inference_mode():
         p50s = [latency(lambda c: decoding.greedy(tr.model, *c), cases, warmup=3 if r == 0 else 0)["p50_ms"]
                 for r in range(rounds)]
-    tr.translate_batch(throughput[:64], "beam", beam_size=4)
-    seconds = [clock(lambda: tr.translate_batch(throughput, "beam", beam_size=4, batch_size=64)) for _ in range(rounds)]
+    tr.translate_batch(throughput[:64], strategy="beam", beam_size=4)
+    seconds = [clock(lambda: tr.translate_batch(throughput, strategy="beam", beam_size=4, batch_size=64)) for _ in range(rounds)]
     return {"greedy_p50_ms": statistics.median(p50s), "beam4_sentences_per_s": len(throughput) / min(seconds)}
 
 

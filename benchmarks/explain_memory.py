@@ -18,6 +18,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from transformer import Translator# noqa: E402
+from transformer.interpret import analyses  # noqa: E402
 
 
 def peak_mb() -> float:
@@ -36,11 +37,11 @@ def main() -> None:
     pieces = [i for i in range(4, tr.cfg.vocab_size) if tr.tokenizer.id_to_piece(i).startswith("▁")][:longest]
     translation = tr.tokenizer.decode(pieces)  # one word-initial piece per position
     text = "A man in a blue shirt is riding a bike down the street while two dogs run beside him."
-    tr.explain(text, "Ein Mann.", 1, ig_steps=4)  # imports and first-call allocations, out of the way
+    analyses.explain(tr, text, "Ein Mann.", 1, ig_steps=4)  # imports and first-call allocations, out of the way
     before = peak_mb()
     start = time.perf_counter()
-    last = tr._pair_tensors(text, translation)[1].size(1) - 1  # the last step: </s>
-    expl = tr.explain(text, translation, last, ig_steps=args.ig_steps)
+    last = tr.pair_tensors(text, translation)[1].size(1) - 1  # the last step: </s>
+    expl = analyses.explain(tr, text, translation, last, ig_steps=args.ig_steps)
     seconds = time.perf_counter() - start
     print(f"output {len(expl.labels['decoder_inputs'])} decoder inputs, IG {args.ig_steps} steps: "
           f"peak {peak_mb():.0f} MB (after loading and a short explanation: {before:.0f} MB), {seconds:.1f} s")

@@ -11,6 +11,7 @@ import torch  # noqa: E402
 
 from transformer import Translator  # noqa: E402
 from transformer.interpret import patching  # noqa: E402
+from transformer.interpret import analyses  # noqa: E402
 
 FIRST = "A young man in a red shirt is playing the guitar on the stage."
 SECOND = "A young man in a red shirt is playing the piano on the stage."  # differs late: a long prefix
@@ -20,7 +21,7 @@ for pair in ("en-de", "en-fr"):
     tr = Translator.load(ROOT / "checkpoints" / pair, device="cpu")
     src_a = torch.tensor([tr.source_ids(FIRST)[0]])  # (1, S)
     src_b = torch.tensor([tr.source_ids(SECOND)[0]])
-    out = tr.patch(FIRST, SECOND, sites=())  # the pair's prefix and pieces
+    out = analyses.patch(tr, FIRST, SECOND, sites=())  # the pair's prefix and pieces
     tgt_in = torch.tensor([out.prefix])
     a, b = out.first_token, out.second_token
     first = patching.run_on_prefix(tr.model, src_a, tgt_in, a, b)
@@ -36,6 +37,6 @@ for pair in ("en-de", "en-fr"):
             times.append(time.perf_counter() - t0)
         print(f"  {site:<15} sweep median {1000 * statistics.median(times):6.1f} ms (5 runs)")
     t0 = time.perf_counter()
-    tr.patch(FIRST, SECOND)
-    tr.decoder_lens(FIRST)
+    analyses.patch(tr, FIRST, SECOND)
+    analyses.decoder_lens(tr, FIRST)
     print(f"  the view's whole work (both translations, every sweep, DecoderLens): {time.perf_counter() - t0:.2f} s")

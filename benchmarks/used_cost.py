@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT))
 import app  # noqa: E402
 from playground import results  # noqa: E402
 from transformer.interpret.attribution import contributions, integrated_gradients  # noqa: E402
+from transformer.interpret import analyses  # noqa: E402
 
 FIRST = "A man in a blue shirt is riding a bike down the street past two old women."
 SECOND = "Two young girls are playing with a ball in the park near a fountain."
@@ -46,10 +47,10 @@ def main() -> None:
     print(f"the same token again, for anyone: {timed(lambda: view.pick_step(second, 3, -1, 64)) * 1000:.2f} ms")
     for steps in (16, 256):
         print(f"integrated-gradient steps {steps}: {timed(lambda: view.redraw(second, 3, -1, steps)):.2f} s")
-    src, tgt = tr._pair_tensors(second.text, second.translation)
+    src, tgt = tr.pair_tensors(second.text, second.translation)
     parts = {"ALTI+ and rollout, every step": lambda: contributions(tr.model, src, tgt),
              "integrated gradients, 64 steps": lambda: integrated_gradients(tr.model, src, tgt, 3, int(tgt[0, 4])),
-             "logit lens": lambda: tr.lens(second.text, second.translation)}
+             "logit lens": lambda: analyses.lens(tr, second.text, second.translation)}
     for name, fn in parts.items():
         fn()
         print(f"{name}: {timed(fn) * 1000:.0f} ms")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from transformer.errors import InputError
 from transformer.translator import Translator
+from transformer.interpret import analyses
 
 from . import plots
 from .pieces import METHOD_NAMES, shown
@@ -22,7 +23,7 @@ def explanation(translator: Translator, result: Result, step: int, alternative: 
     n = len(output_tokens(result))
     if not 0 <= step < n:
         raise InputError(f"choose an output token between 0 and {n - 1}")
-    return translator.explain(result.text, result.translation, step, None if alternative < 0 else alternative,
+    return analyses.explain(translator, result.text, result.translation, step, None if alternative < 0 else alternative,
                               ig_steps)
 
 

@@ -1,6 +1,6 @@
 """One user's translation and everything its views read: what the hooks saw, made once and shared between users.
 
-Every map and every layer input comes from forward hooks (Translator.inspect); nothing is threaded
+Every map and every layer input comes from forward hooks (transformer.interpret.analyses.inspect); nothing is threaded
 through forward's return values.
 """
 from __future__ import annotations
@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 from .cache import SharedCache
 from transformer.decoding import DecodeOptions
-from transformer.translator import Inspection, Translation, Translator
+from transformer.interpret import analyses
+from transformer.interpret.analyses import Inspection
+from transformer.translator import Translation, Translator
 
 
 MAX_SENTENCES = 20  # the most sentences one request translates; the model learned single sentences
@@ -68,15 +70,15 @@ class Result:
 
     @property
     def internals(self) -> dict:
-        """Per kind and layer: Q, K, V, the mask, W^O's input and output (Translator.inspect(internals=True))."""
-        return self._once("internals", lambda: self.translator.inspect(self.text, self.translation,
-                                                                       internals=True).internals)
+        """Per kind and layer: Q, K, V, the mask, W^O's input and output (analyses.inspect(internals=True))."""
+        return self._once("internals", lambda: analyses.inspect(self.translator, self.text, self.translation,
+                                                                internals=True).internals)
 
     @property
     def batch(self) -> list[dict]:
-        """Translator.inspect_batch of [text, NEIGHBOUR]: the masks as a padded batch applies them."""
-        return self._once("batch", lambda: self.translator.inspect_batch(
-            [self.text, NEIGHBOUR], [self.translation, neighbour_translation(self.translator)]))
+        """analyses.inspect_batch of [text, NEIGHBOUR]: the masks as a padded batch applies them."""
+        return self._once("batch", lambda: analyses.inspect_batch(
+            self.translator, [self.text, NEIGHBOUR], [self.translation, neighbour_translation(self.translator)]))
 
     @property
     def key(self) -> str:
@@ -96,5 +98,5 @@ def run(translator: Translator, pair: str, text: str, options: DecodeOptions = D
     if cache is not None:
         return cache.get(result_key(pair, text, options), lambda: run(translator, pair, text, options))
     translation = translator.translate(text, options, record_tree=options.strategy == "beam")
-    inspection = translator.inspect(text, translation)
+    inspection = analyses.inspect(translator, text, translation)
     return Result(pair, text, translation, inspection, options, translator)

@@ -120,7 +120,7 @@ def test_translate_endpoint_with_each_strategy(client, strategy, extra):
 def test_translate_endpoint_defaults_and_repeatable_samples(client, translators):
     pair = shipped_pairs()[0]
     text, details = client.predict(TEXT, api_name="/translate")  # defaults: the first pair, greedy
-    assert text == translators[pair].translate(TEXT, "greedy").text
+    assert text == translators[pair].translate(TEXT, strategy="greedy").text
     assert [s["token"] for s in details["steps"]][: len(details["target_tokens"])] == details["target_tokens"]
     a = client.predict(TEXT, pair, "sample", 1.0, 0, 1.0, 11, api_name="/translate")[0]
     b = client.predict(TEXT, pair, "sample", 1.0, 0, 1.0, 11, api_name="/translate")[0]
@@ -462,7 +462,7 @@ def test_with_sampling_the_box_is_sample_1_of_those_drawn(page):
     out = page.show_translation(values)
     first = re.search(r"sample 1 of 3 \(seed 5\): the translation above</[^>]+>\s*<[^>]+>([^<]*)<", out[panel.samples])
     assert first and html.unescape(first.group(1)) == out[panel.translation]
-    assert out[panel.translation] == page.ctx.translator("en-de").translate("A dog runs in the park.", "sample", seed=5).text
+    assert out[panel.translation] == page.ctx.translator("en-de").translate("A dog runs in the park.", strategy="sample", seed=5).text
 
 
 def test_bad_settings_are_said_in_the_notice_and_gone_with_the_next_good_translation(page):

@@ -13,6 +13,7 @@ from transformer.interpret.attribution import (METHODS, alti_scores, attention_n
                                      integrated_gradients, through_norm)
 from transformer.interpret.capture import capture_attention, hide_source
 from transformer.errors import InputError
+from transformer.interpret import analyses
 
 from conftest import random_tokens, tiny_config
 
@@ -293,7 +294,7 @@ def test_explain_refuses_a_step_outside_the_output(model, pair):
 
 def test_translator_explain_labels_every_token(translator):
     out = translator.translate("a man runs")
-    expl = translator.explain("a man runs", out, step=1, alternative=out.steps[1].alternatives[1][0])
+    expl = analyses.explain(translator, "a man runs", out, step=1, alternative=out.steps[1].alternatives[1][0])
     assert expl.labels["output_tokens"] == out.target_tokens + ["</s>"]
     assert expl.labels["decoder_inputs"][0] == "<s>" and len(expl.methods["alti_plus"].prefix) == 2
     assert expl.alternative == translator.tokenizer.sp.piece_to_id(out.steps[1].alternatives[1][0])

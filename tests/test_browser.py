@@ -354,9 +354,9 @@ def test_new_sample_and_the_comparison_each_leave_the_translation_box_on_this_se
     open_settings(page)
     page.get_by_text("Random sampling", exact=True).click()
     page.click("#translate-button")
-    page.wait_for_function(landed, arg=tr.translate(text, "sample", seed=0).text, timeout=60_000)
+    page.wait_for_function(landed, arg=tr.translate(text, strategy="sample", seed=0).text, timeout=60_000)
     page.click("#new-sample")  # the next seed, translated at once
-    page.wait_for_function(landed, arg=tr.translate(text, "sample", seed=1).text, timeout=60_000)
+    page.wait_for_function(landed, arg=tr.translate(text, strategy="sample", seed=1).text, timeout=60_000)
     page.wait_for_function("() => !document.querySelector('#translation.stale')", timeout=10_000)  # old: unmarked
     page.get_by_text("Greedy", exact=True).click()
     other = "Two women walk along a quiet road."

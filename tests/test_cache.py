@@ -9,6 +9,7 @@ import pytest
 from playground import cache as cache_module
 from playground import results
 from playground.cache import SharedCache
+from transformer.interpret import analyses
 
 
 def test_two_threads_asking_for_one_key_compute_it_once():
@@ -85,7 +86,7 @@ def test_the_least_recently_used_entry_is_evicted():
 
 def test_a_result_runs_the_passes_few_views_need_only_when_asked_and_once(translator, monkeypatch):
     calls = {"internals": 0, "batch": 0}
-    inspect, inspect_batch = translator.inspect, translator.inspect_batch
+    inspect, inspect_batch = analyses.inspect, analyses.inspect_batch
 
     def counted_inspect(*args, internals=False, **kwargs):
         calls["internals"] += internals
@@ -95,8 +96,8 @@ def test_a_result_runs_the_passes_few_views_need_only_when_asked_and_once(transl
         calls["batch"] += 1
         return inspect_batch(*args, **kwargs)
 
-    monkeypatch.setattr(translator, "inspect", counted_inspect)
-    monkeypatch.setattr(translator, "inspect_batch", counted_batch)
+    monkeypatch.setattr(analyses, "inspect", counted_inspect)
+    monkeypatch.setattr(analyses, "inspect_batch", counted_batch)
     result = results.run(translator, "en-de", "the dog runs")
     assert calls == {"internals": 0, "batch": 0}  # a translation alone runs neither
     assert set(result.internals) == {"encoder", "decoder", "cross"} and len(result.batch) == 2

@@ -10,6 +10,7 @@ import torch
 
 from transformer import Transformer, Translator, beam_search, capture_attention, greedy, sample
 from transformer.training.train import make_optimizer, train_step
+from transformer.interpret import analyses
 
 from conftest import DEVICES, random_tokens, tiny_config
 
@@ -65,8 +66,8 @@ def test_translator_batches_on_the_device(device, tokenizer):
     tr = Translator(Transformer(tiny_config(vocab_size=len(tokenizer))).to(device), tokenizer)
     texts = ["A dog.", "A big red ball in the park on the street.", "A child runs.", "Two girls sit on a ball."]
     for strategy in ("greedy", "beam"):
-        batch = tr.translate_batch(texts, strategy, max_len=12)
-        assert [t.text for t in batch] == [tr.translate(x, strategy, max_len=12).text for x in texts]
+        batch = tr.translate_batch(texts, strategy=strategy, max_len=12)
+        assert [t.text for t in batch] == [tr.translate(x, strategy=strategy, max_len=12).text for x in texts]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -110,9 +111,9 @@ def test_the_apps_paths_run_on_the_device(device):
     pair = shipped_pairs()[0]
     tr, cpu = Translator.load(SHIPPED / pair, device=device), Translator.load(SHIPPED / pair, device="cpu")
     text = "A man in a blue shirt rides a bike."
-    sampled = tr.translate(text, "sample", seed=3, temperature=0.8)
-    assert sampled.text == tr.translate(text, "sample", seed=3, temperature=0.8).text
-    inside, reference = tr.inspect(text, sampled, internals=True), cpu.inspect(text, sampled, internals=True)
+    sampled = tr.translate(text, strategy="sample", seed=3, temperature=0.8)
+    assert sampled.text == tr.translate(text, strategy="sample", seed=3, temperature=0.8).text
+    inside, reference = analyses.inspect(tr, text, sampled, internals=True), analyses.inspect(cpu, text, sampled, internals=True)
     for kind in ("encoder", "decoder", "cross"):
         torch.testing.assert_close(getattr(inside.maps, kind), getattr(reference.maps, kind), atol=1e-4, rtol=1e-3)
         assert inside.internals[kind][0].q.device.type == "cpu"  # recorded tensors come back to the CPU

@@ -86,7 +86,7 @@ def test_shipped_checkpoint_exported_agrees_on_val_and_int8_keeps_the_bleu(tmp_p
     src_lang, tgt_lang = pair.split("-")
     tr = Translator.load(SHIPPED / pair, device="cpu")
     texts = read_pair(DATA_DIR, "val", src_lang, tgt_lang)[0][:200]
-    ours = [t.target_tokens for t in tr.translate_batch(texts, "greedy")]
+    ours = [t.target_tokens for t in tr.translate_batch(texts, strategy="greedy")]
     test_src, test_refs = read_pair(DATA_DIR, "test", src_lang, tgt_lang)
     engines = {q: ct2_engine.load(export(SHIPPED / pair, tmp_path / str(q), quantization=q)) for q in (None, "int8")}
     agree = sum(a == b for a, b in zip(ours, engines[None].translate(texts))) / len(texts)

@@ -6,6 +6,7 @@ import torch
 
 from transformer import Transformer, Translator
 from transformer.interpret.lens import Lens
+from transformer.interpret import analyses
 
 from conftest import tiny_config
 
@@ -17,11 +18,11 @@ def test_the_last_layers_lens_is_the_models_own_distribution(tokenizer, norm_fir
     tr = Translator(model, tokenizer)
     text = "A man walks in the park."
     out = tr.translate(text, max_len=8)
-    lens = tr.lens(text, out)
+    lens = analyses.lens(tr, text, out)
     L, T = model.cfg.n_decoder_layers, len(out.target_ids) + 1
     assert lens.log_probs.shape == (L, T, len(tokenizer)) and len(lens.chosen) == T
     src = torch.tensor([tr.source_ids(text)[0]])  # (1, S)
-    tgt = torch.tensor([tr._decoder_input(out)])  # (1, T)
+    tgt = torch.tensor([tr.decoder_input(out)])  # (1, T)
     with torch.no_grad():
         own = model(src, tgt)[0]  # (T, V)
     torch.testing.assert_close(lens.log_probs[-1], own, atol=1e-6, rtol=0)

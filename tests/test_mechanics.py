@@ -7,13 +7,14 @@ import torch
 from transformer import Translator
 from transformer.interpret.capture import KINDS
 from transformer.interpret.mechanics import ALLOWED, CAUSAL, PADDING, mask_reasons, rollout, walk_head
+from transformer.interpret import analyses
 
 from conftest import SHIPPED
 
 
 def check_every_head(translator, text):
     result = translator.translate(text)
-    inspection = translator.inspect(text, result, internals=True)
+    inspection = analyses.inspect(translator, text, result, internals=True)
     worst = 0.0
     for kind in KINDS:
         maps = getattr(inspection.maps, kind)  # (L, H, q, k): what the Attention view draws
@@ -52,7 +53,7 @@ def test_inside_one_head_on_the_shipped_checkpoint():
 
 
 def test_walk_head_refuses_positions_outside_the_sentence(translator):
-    inside = translator.inspect("A dog.", translator.translate("A dog."), internals=True).internals["cross"][0]
+    inside = analyses.inspect(translator, "A dog.", translator.translate("A dog."), internals=True).internals["cross"][0]
     attn = translator.model.decoder.layers[0].cross_attn
     with pytest.raises(ValueError, match="head must be from 0 to 3"):
         walk_head(inside, 9, 0, attn.w_o.weight, attn.w_o.bias)
@@ -62,7 +63,7 @@ def test_walk_head_refuses_positions_outside_the_sentence(translator):
 
 def test_a_padded_batch_shows_padding_and_the_causal_mask(translator):
     texts = ["A dog.", "A big red dog runs in the park with a small child."]
-    short, long = translator.inspect_batch(texts, ["Ein Hund.", "Ein großer roter Hund läuft im Park."])
+    short, long = analyses.inspect_batch(translator, texts, ["Ein Hund.", "Ein großer roter Hund läuft im Park."])
     assert short["source_pad"].any() and not long["source_pad"].any()
     enc = short["encoder"][0].allowed  # (S, S) with S the longer source
     assert torch.equal(enc, ~short["source_pad"][None, :].expand_as(enc))

@@ -9,6 +9,7 @@ import torch
 from transformer import DecodeOptions, Transformer, Translator, greedy
 from transformer.errors import InputError
 from transformer.interpret import patching
+from transformer.interpret import analyses
 
 from conftest import tiny_config
 
@@ -82,7 +83,7 @@ def test_the_translators_patch_names_the_difference_and_skips_what_does_not_alig
     first, second = "a b c d e", "a b c d e f g"
     if translator.translate(first).target_ids == translator.translate(second).target_ids:
         pytest.skip("the tiny model writes the same for both")
-    out = translator.patch(first, second)
+    out = analyses.patch(translator, first, second)
     assert out.skipped == {"encoder": "source_lengths_differ", "heads:encoder": "source_lengths_differ"}
     T = len(out.prefix)
     assert out.scores["decoder"].shape == (translator.cfg.n_decoder_layers, T)
@@ -90,15 +91,15 @@ def test_the_translators_patch_names_the_difference_and_skips_what_does_not_alig
     assert out.first_token != out.second_token
     assert out.labels["first_piece"] != out.labels["second_piece"] and set(out.to_dict()["scores"]) == set(out.scores)
     with pytest.raises(InputError, match="translate to the same pieces"):
-        translator.patch(first, first)
+        analyses.patch(translator, first, first)
     with pytest.raises(InputError, match="direction"):
-        translator.patch(first, second, direction="sideways")
+        analyses.patch(translator, first, second, direction="sideways")
     with pytest.raises(InputError, match="no site"):
-        translator.patch(first, second, sites=["everywhere"])
+        analyses.patch(translator, first, second, sites=["everywhere"])
 
 
 def test_decoder_lens_at_the_last_layer_is_the_translation(translator):
-    lens = translator.decoder_lens("a b c d e")
+    lens = analyses.decoder_lens(translator, "a b c d e")
     assert len(lens) == translator.cfg.n_encoder_layers
     assert lens[-1].target_ids == translator.translate("a b c d e").target_ids
     assert all(len(row.steps) >= 1 for row in lens)
@@ -131,7 +132,7 @@ def test_on_the_copy_task_only_the_changed_position_carries_the_change():
 @pytest.mark.parametrize("pair", ["en-de", "en-fr"])
 def test_on_the_shipped_models_whole_layers_restore_all_and_the_lens_ends_at_the_translation(translators, pair):
     tr: Translator = translators[pair]
-    out = tr.patch("He is a doctor.", "She is a doctor.")
+    out = analyses.patch(tr, "He is a doctor.", "She is a doctor.")
     assert out.labels["first_piece"] != out.labels["second_piece"]
     assert out.first_measure > 0 > out.second_measure  # on the shared prefix each run prefers its own piece
     enc = out.scores["encoder"]
@@ -145,5 +146,5 @@ def test_on_the_shipped_models_whole_layers_restore_all_and_the_lens_ends_at_the
                              [(l, list(range(src_a.size(1)))) for l in range(tr.cfg.n_encoder_layers)])
     torch.testing.assert_close(patching.shares(every, first), torch.ones(tr.cfg.n_encoder_layers), atol=1e-3, rtol=0)
     for text in ("He is a doctor.", "A dog is running through the snow."):
-        lens = tr.decoder_lens(text)
+        lens = analyses.decoder_lens(tr, text)
         assert lens[-1].text == tr.translate(text, DecodeOptions()).text

@@ -1,22 +1,24 @@
-"""The public API: Translator.translate / translate_batch / attention, input checks, the CLI."""
+"""The public API: Translator.translate / translate_batch, the analyses of a translator, input checks, the CLI."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import subprocess
 import sys
 
 import pytest
 import torch
 
-from transformer import DecodeOptions, Translator, save_checkpoint
+from transformer import DecodeOptions, InputError, Translator, save_checkpoint
 from transformer.translator import clean_text, column_major_embedding, quantize_int8
+from transformer.interpret import analyses
 
 from conftest import ROOT
 
 
 @pytest.mark.parametrize("strategy", ["greedy", "sample", "beam"])
 def test_translate_returns_text_tokens_and_steps(translator, strategy):
-    out = translator.translate("A man sits on the street.", strategy, max_len=12, seed=1)
+    out = translator.translate("A man sits on the street.", strategy=strategy, max_len=12, seed=1)
     assert out.source_tokens[-1] == "</s>" and len(out.source_tokens) > 3
     assert len(out.steps) == len(out.target_tokens) + (1 if out.steps[-1].token == "</s>" else 0)
     assert out.text == translator.tokenizer.decode(out.target_ids)
@@ -27,13 +29,13 @@ def test_translate_returns_text_tokens_and_steps(translator, strategy):
 
 def test_batch_keeps_the_input_order(translator):
     texts = ["A dog.", "A big red ball in the park on the street.", "A child runs."]
-    batch = translator.translate_batch(texts, "greedy", max_len=10)
+    batch = translator.translate_batch(texts, strategy="greedy", max_len=10)
     assert [t.text for t in batch] == [translator.translate(x, max_len=10).text for x in texts]
 
 
 def test_samples_repeat_with_a_seed(translator):
-    a = translator.translate_batch(["A dog runs."] * 4, "sample", seed=7, temperature=2.0, max_len=10)
-    b = translator.translate_batch(["A dog runs."] * 4, "sample", seed=7, temperature=2.0, max_len=10)
+    a = translator.translate_batch(["A dog runs."] * 4, strategy="sample", seed=7, temperature=2.0, max_len=10)
+    b = translator.translate_batch(["A dog runs."] * 4, strategy="sample", seed=7, temperature=2.0, max_len=10)
     assert [t.text for t in a] == [t.text for t in b]
     assert len({t.text for t in a}) > 1  # four samples of one sentence are not all the same
 
@@ -41,23 +43,23 @@ def test_samples_repeat_with_a_seed(translator):
 def test_attention_maps_and_labels(translator):
     cfg = translator.cfg
     out = translator.translate("A woman walks in the park.", max_len=8)
-    maps = translator.attention("A woman walks in the park.", out)
+    maps = analyses.attention(translator, "A woman walks in the park.", out)
     S, T = len(out.source_tokens), len(out.target_ids) + 1
     assert maps.encoder.shape == (cfg.n_encoder_layers, cfg.n_heads, S, S)
     assert maps.decoder.shape == (cfg.n_decoder_layers, cfg.n_heads, T, T)
     assert maps.cross.shape == (cfg.n_decoder_layers, cfg.n_heads, T, S)
     assert maps.source_tokens == out.source_tokens and maps.target_tokens == ["<s>"] + out.target_tokens
-    from_text = translator.attention("A woman walks in the park.", "ein frau")
+    from_text = analyses.attention(translator, "A woman walks in the park.", "ein frau")
     assert from_text.target_tokens[0] == "<s>" and from_text.cross.shape[-1] == S
     assert json.loads(json.dumps(maps.to_dict()))["encoder"][0][0][0] == pytest.approx(maps.encoder[0, 0, 0].tolist())
 
 
 def test_ablation_through_the_translator(translator):
     heads = [("cross", layer, h) for layer in range(2) for h in range(4)]
-    normal = translator.attention("A dog runs.", "ein hund")
-    silent = translator.attention("A dog runs.", "ein hund", ablate=heads)
+    normal = analyses.attention(translator, "A dog runs.", "ein hund")
+    silent = analyses.attention(translator, "A dog runs.", "ein hund", ablate=heads)
     assert silent.cross.abs().max() == 0 and normal.cross.abs().max() > 0
-    assert torch.equal(translator.attention("A dog runs.", "ein hund").cross, normal.cross)
+    assert torch.equal(analyses.attention(translator, "A dog runs.", "ein hund").cross, normal.cross)
 
 
 @pytest.mark.parametrize("options, message", [  # every field's own checks: tests/test_decoding.py
@@ -68,6 +70,13 @@ def test_ablation_through_the_translator(translator):
 def test_bad_options_get_a_plain_message(translator, options, message):
     with pytest.raises(ValueError, match=message):
         translator.translate("A dog.", **options)
+
+
+def test_options_are_one_object_and_keywords_override_its_fields(translator):
+    base = DecodeOptions("sample", temperature=2.0, seed=4, max_len=6)
+    assert translator.translate("A dog.", base, seed=5).text == translator.translate("A dog.", replace(base, seed=5)).text
+    with pytest.raises(InputError, match='strategy="beam"'):
+        translator.translate("A dog.", "beam")  # a strategy's name is a keyword, never the options
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t ", "\x00\x01"])
@@ -149,12 +158,12 @@ def test_cli_records_scores_and_re_averages(tmp_path, data_dir):
 
 def test_column_major_embedding_keeps_every_number(translator):
     model = translator.model
-    before = translator.translate("a b c", "beam", beam_size=3)
+    before = translator.translate("a b c", strategy="beam", beam_size=3)
     weight = model.embed.table.weight.detach().clone()
     column_major_embedding(model)
     assert model.embed.table.weight.stride() == (1, weight.size(0)) and model.output.weight is model.embed.table.weight
     assert torch.equal(model.embed.table.weight, weight)
-    after = translator.translate("a b c", "beam", beam_size=3)
+    after = translator.translate("a b c", strategy="beam", beam_size=3)
     assert after.target_ids == before.target_ids and after.score == pytest.approx(before.score, abs=1e-5)
 
 
@@ -175,9 +184,9 @@ def test_int8_quantizes_the_large_layers_and_keeps_the_translation_close(transla
 @pytest.mark.parametrize("strategy", ["greedy", "beam"])
 def test_a_sentence_at_its_length_bound_translates_the_same_alone_and_in_a_batch(translator, strategy):
     short, long = "A dog.", "A big red ball in the park on the street and a small blue ball in the park. " * 2
-    alone = translator.translate(short, strategy)
+    alone = translator.translate(short, strategy=strategy)
     assert len(alone.steps) == DecodeOptions().length_limit(len(alone.source_tokens), translator.cfg.max_len)
-    batched = translator.translate_batch([short, long], strategy)
+    batched = translator.translate_batch([short, long], strategy=strategy)
     assert batched[0].target_ids == alone.target_ids and batched[0].text == alone.text
 
 
@@ -191,7 +200,7 @@ def test_huge_text_is_cut_before_any_per_character_work(translator, monkeypatch)
     monkeypatch.setattr(translator.tokenizer, "encode", lambda text: seen.append(("encode", len(text))) or real_encode(text))
     huge = "A dog runs in the park. " * 220_000  # 5.3 MB
     out = translator.translate(huge, max_len=5)
-    maps = translator.attention("A dog.", huge)
+    maps = analyses.attention(translator, "A dog.", huge)
     limit = module.CHARS_PER_POSITION * (translator.cfg.max_len - 1)
     assert seen and all(n <= 2 * limit for _, n in seen) and all(n <= limit for what, n in seen if what == "encode")
     assert out.truncated and len(out.source_tokens) == translator.cfg.max_len

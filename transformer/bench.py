@@ -120,15 +120,15 @@ def int8_comparison(tr: Translator, texts: list[str], cases: list, val_src: list
     """Dynamic int8 of the large Linear layers: speed on the throughput run and at batch 1, and val BLEU."""
     tr8 = Translator(quantize_int8(tr.model), tr.tokenizer, precision="int8")
     times: dict[str, list[float]] = {"fp32": [], "int8": []}
-    tr8.translate_batch(texts[:16], "beam", beam_size=4)  # warm-up: the int8 kernels' first call costs extra
+    tr8.translate_batch(texts[:16], strategy="beam", beam_size=4)  # warm-up: the int8 kernels' first call costs extra
     for _ in range(3):  # alternating, so that a noisy neighbour hits both alike
         for name, t in (("int8", tr8), ("fp32", tr)):
-            times[name].append(clock(lambda: t.translate_batch(texts, "beam", beam_size=4, batch_size=64)))
+            times[name].append(clock(lambda: t.translate_batch(texts, strategy="beam", beam_size=4, batch_size=64)))
     with torch.inference_mode():
         int8 = latency(lambda c: decoding.greedy(tr8.model, c[0], c[1]), cases)
         fp32 = latency(lambda c: decoding.greedy(tr.model, c[0], c[1]), cases)
-    bleu32 = score_translations([t.text for t in tr.translate_batch(val_src, "greedy")], val_ref)["bleu"]
-    bleu8 = score_translations([t.text for t in tr8.translate_batch(val_src, "greedy")], val_ref)["bleu"]
+    bleu32 = score_translations([t.text for t in tr.translate_batch(val_src, strategy="greedy")], val_ref)["bleu"]
+    bleu8 = score_translations([t.text for t in tr8.translate_batch(val_src, strategy="greedy")], val_ref)["bleu"]
     return {
         "int8_speedup": statistics.median(times["fp32"]) / statistics.median(times["int8"]),
         "int8_speedup_batch1": fp32["p50_ms"] / int8["p50_ms"],
@@ -152,7 +152,7 @@ def decoding_latency(tr: Translator, cases: list[tuple[Tensor, int, int]]) -> di
 def throughput(tr: Translator, texts: list[str]) -> tuple[dict, list[int]]:
     """Batched beam 4, inputs sorted by length, batches of 64; and each sentence's output length."""
     t0 = time.perf_counter()
-    steps = [len(t.steps) for t in tr.translate_batch(texts, "beam", beam_size=4, batch_size=64)]
+    steps = [len(t.steps) for t in tr.translate_batch(texts, strategy="beam", beam_size=4, batch_size=64)]
     seconds = time.perf_counter() - t0
     return {"sentences": len(texts), "ours_sentences_per_s": len(texts) / seconds,
             "ours_tokens_per_s": sum(steps) / seconds}, steps

@@ -86,7 +86,7 @@ def new_cache(model, src: Tensor) -> KVCache:
     """
     if src.size(0) > 1 and recording(model):
         raise InputError("attention can be recorded while decoding one sentence with greedy decoding or sampling; "
-                         "for a batch or beam search, record a teacher-forced pass (Translator.inspect) instead")
+                         "for a batch or beam search, record a teacher-forced pass (analyses.inspect) instead")
     real = src.ne(model.cfg.pad_id)
     return KVCache(model.cfg.n_decoder_layers, None if bool(real.all()) else real)
 

@@ -1,18 +1,16 @@
 """Translator: a loaded checkpoint with text in and text, tokens, steps and attention maps out."""
 from __future__ import annotations
 
-import contextlib
 import unicodedata
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 
 from . import decoding
-from .interpret.capture import (AttentionInternals, AttentionMaps, ablate_heads, capture_attention, capture_internals,
-                                record)
+from .interpret.capture import ablate_heads
 from .checkpoint import load_checkpoint
 from .batching import length_sorted_batches, pad_batch
 from .decoding import DecodeOptions
@@ -42,19 +40,6 @@ class Translation:
     score: float = 0.0
     truncated: bool = False  # the source was cut to the model's positions
     beam_tree: decoding.BeamTree | None = None  # beam search with record_tree=True: the search, step by step
-
-
-@dataclass
-class Inspection:
-    """What the hooks saw in one teacher-forced pass."""
-
-    maps: AttentionMaps
-    source_embedded: torch.Tensor  # (S, D): sqrt(d_model) * embedding, before the positional encoding
-    source_input: torch.Tensor  # (S, D): embedding + PE, the first encoder layer's input
-    target_embedded: torch.Tensor  # (T, D)
-    target_input: torch.Tensor  # (T, D)
-    internals: dict[str, list[AttentionInternals]] | None = None  # inspect(internals=True): per kind and layer,
-    # Q, K, V, the mask, W^O's input and output
 
 
 def resolve_device(device: str) -> torch.device:
@@ -185,28 +170,30 @@ class Translator:
 
     # -- translation -----------------------------------------------------------------
 
-    def translate(self, text: str, strategy: str | DecodeOptions = "greedy", **options) -> Translation:
-        """Translate one sentence; see translate_batch for the options (record_tree included)."""
-        return self.translate_batch([text], strategy, **options)[0]
+    def translate(self, text: str, options: DecodeOptions | None = None, **overrides) -> Translation:
+        """Translate one sentence; see translate_batch for the options and overrides (record_tree included)."""
+        return self.translate_batch([text], options, **overrides)[0]
 
     def translate_batch(
         self,
         texts: Sequence[str],
-        strategy: str | DecodeOptions = "greedy",
+        options: DecodeOptions | None = None,
         *,
         batch_size: int = 64,
         ablate: Iterable[tuple[str, int, int]] = (),
         record_tree: bool = False,
-        **options,
+        **overrides,
     ) -> list[Translation]:
         """Translate many sentences, in batches of similar length; results come back in input order.
 
-        strategy: a DecodeOptions, or 'greedy', 'sample' or 'beam' with DecodeOptions' fields as keywords
-        (temperature, top_k, top_p, seed; beam_size, length_penalty; max_len).
+        options: a DecodeOptions (default: greedy); overrides: any of its fields as keywords (strategy="beam",
+        temperature, top_k, top_p, seed; beam_size, length_penalty; max_len), checked as DecodeOptions checks them.
         ablate: heads (kind, layer, head) switched off while translating.
         record_tree: beam search keeps its search in Translation.beam_tree (every step's ranked candidates).
         """
-        opts = strategy if isinstance(strategy, DecodeOptions) else DecodeOptions(strategy, **options)
+        if options is not None and not isinstance(options, DecodeOptions):
+            raise InputError("options is a DecodeOptions; give a strategy by name as strategy=\"beam\"")
+        opts = replace(options or DecodeOptions(), **overrides)
         sources = [self.source_ids(t) for t in texts]
         generator = torch.Generator(device=self.device).manual_seed(opts.seed)
         results: list[Translation | None] = [None] * len(texts)
@@ -214,10 +201,10 @@ class Translator:
             for chunk in length_sorted_batches([ids for ids, _ in sources], batch_size):
                 src = pad_batch([sources[i][0] for i in chunk], self.cfg.pad_id).to(self.device)  # (B, S)
                 for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, generator, record_tree)):
-                    results[i] = self._to_translation(sources[i], hyp)
+                    results[i] = self.to_translation(sources[i], hyp)
         return results
 
-    def _to_translation(self, source: tuple[list[int], bool], hyp: decoding.Hypothesis) -> Translation:
+    def to_translation(self, source: tuple[list[int], bool], hyp: decoding.Hypothesis) -> Translation:
         piece = self.tokenizer.id_to_piece
         steps = [
             TokenStep(piece(s.token), s.prob, [(piece(a), p) for a, p in s.alternatives]) for s in hyp.steps
@@ -233,93 +220,15 @@ class Translator:
             beam_tree=hyp.tree,
         )
 
-    # -- attention and inputs, through hooks ---------------------------------------------
+    # -- teacher forcing: what the analyses (transformer.interpret.analyses) run the model on ---------------
 
-    @torch.inference_mode()
-    def inspect(
-        self, text: str, translation: str | Translation, ablate: Iterable[tuple[str, int, int]] = (),
-        internals: bool = False,
-    ) -> Inspection:
-        """One teacher-forced pass over (text, translation) with hooks on every attention tap and on the
-        positional encoding. The target side is the decoder's input: <s> then the translation, so
-        row t of a decoder or cross map is what the model looked at when it predicted target token t+1.
-        internals: also record each attention block's Q, K, V, mask and W^O input and output (capture_internals).
-        """
-        src, tgt = self._pair_tensors(text, translation)
-        inner = capture_internals(self.model) if internals else contextlib.nullcontext()
-        with ablate_heads(self.model, ablate), capture_attention(self.model) as recorder, \
-                record(self.model, ["positional"], inputs=True) as inputs, inner as inside:
-            self.model(src, tgt)
-        maps = recorder.sentence(0)
-        maps.source_tokens = self.tokenizer.source_pieces(src[0].tolist())
-        maps.target_tokens = self.tokenizer.pieces(tgt[0].tolist())
-        ((src_emb,), src_in), ((tgt_emb,), tgt_in_x) = inputs["positional"]  # encode() runs first, then the decoder
-        return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in_x[0], inside and inside.sentence(0))
-
-    def lens(self, text: str, translation: str | Translation):
-        """The logit lens (transformer.lens) of one teacher-forced pass: what each decoder layer would predict at
-        every step of `translation`, read by hooks on the decoder layers."""
-        from .interpret.lens import logit_lens
-
-        src, tgt = self._pair_tensors(text, translation)
-        chosen = tgt[0, 1:].tolist() + [self.cfg.eos_id]  # what followed each position: the translation, then </s>
-        return logit_lens(self.model, src, tgt, chosen)
-
-    def explain(self, text: str, translation: str | Translation, step: int = 0, alternative: str | int | None = None,
-                ig_steps: int = 64):
-        """What the model used for output token `step` of `translation` (its last step is </s>): attention,
-        attention x norm, gradient x input, integrated gradients, ALTI+ and rollout over the source and the target
-        prefix, the deletion test, and every step's source share (transformer.interpret.attribution.explain).
-        alternative: a token (piece or id) for the contrastive question "why this token and not that one?"."""
-        from .interpret.attribution import explain
-
-        src, tgt = self._pair_tensors(text, translation)
-        chosen = tgt[0, 1:].tolist() + [self.cfg.eos_id]  # what followed each position: the translation, then </s>
-        if isinstance(alternative, str):
-            alternative = self.tokenizer.piece_to_id(alternative)
-        out = explain(self.model, src, tgt, chosen, int(step), alternative, int(ig_steps))
-        out.labels = {"source_tokens": self.tokenizer.source_pieces(src[0].tolist()),
-                      "decoder_inputs": self.tokenizer.pieces(tgt[0].tolist()),
-                      "output_tokens": self.tokenizer.pieces(chosen)}
-        return out
-
-    def patch(self, first: str, second: str, direction: str = "denoising", sites: Sequence[str] | None = None):
-        """Activation patching for a minimal pair (transformer.interpret.patching): both sentences translated
-        greedily; at the first piece where the translations differ, which encoder positions, decoder positions and
-        heads carry the difference. direction: "denoising" (the first sentence's activations into the second's run)
-        or "noising" (the other way). Returns a Patching with `labels` naming the pieces."""
-        from .interpret import patching
-
-        a, b = self.translate(first), self.translate(second)
-        src_a = torch.tensor([self.source_ids(first)[0]], device=self.device)  # (1, S1)
-        src_b = torch.tensor([self.source_ids(second)[0]], device=self.device)  # (1, S2)
-        out = patching.patch(self.model, src_a, src_b, a.target_ids, b.target_ids, direction,
-                             tuple(sites) if sites is not None else patching.SITES)
-        out.labels = {"first_source": self.tokenizer.source_pieces(src_a[0].tolist()),
-                      "second_source": self.tokenizer.source_pieces(src_b[0].tolist()),
-                      "prefix": self.tokenizer.pieces(out.prefix),
-                      "first_translation": a.text, "second_translation": b.text,
-                      "first_piece": self.tokenizer.pieces([out.first_token])[0],
-                      "second_piece": self.tokenizer.pieces([out.second_token])[0]}
-        return out
-
-    def decoder_lens(self, text: str) -> list[Translation]:
-        """DecoderLens: per encoder layer (from the first), the greedy translation the decoder writes when it reads
-        that layer's output as its memory; the last is the model's own translation."""
-        from .interpret.patching import decoder_lens
-
-        source = self.source_ids(text)
-        src = torch.tensor([source[0]], device=self.device)  # (1, S)
-        limit = DecodeOptions().length_limit(src.size(1), self.cfg.max_len)
-        return [self._to_translation(source, hyp) for hyp in decoder_lens(self.model, src, limit)]
-
-    def _pair_tensors(self, text: str, translation: str | Translation) -> tuple[torch.Tensor, torch.Tensor]:
+    def pair_tensors(self, text: str, translation: str | Translation) -> tuple[torch.Tensor, torch.Tensor]:
         """The source ids (1, S) and the decoder's input (1, T): <s> and the translation, as a teacher-forced
         pass reads them."""
         src = torch.tensor([self.source_ids(text)[0]], device=self.device)  # (1, S)
-        return src, torch.tensor([self._decoder_input(translation)], device=self.device)  # (1, T)
+        return src, torch.tensor([self.decoder_input(translation)], device=self.device)  # (1, T)
 
-    def _decoder_input(self, translation: str | Translation) -> list[int]:
+    def decoder_input(self, translation: str | Translation) -> list[int]:
         """<s> then the translation's ids, cut to the model's positions."""
         if isinstance(translation, Translation):
             tgt_ids = translation.target_ids
@@ -329,25 +238,6 @@ class Translator:
             raise InputError(f"the translation must be a string or a Translation, not {type(translation).__name__}")
         return [self.cfg.bos_id] + tgt_ids[: self.cfg.max_len - 1]
 
-    @torch.inference_mode()
-    def inspect_batch(self, texts: Sequence[str], translations: Sequence[str | Translation]) -> list[dict]:
-        """One teacher-forced pass over several sentences at once, padded as a batch is: per sentence, what
-        capture_internals saw (masks with their padding), plus its "source_pad" and "target_pad" (bool, (S,), (T,))."""
-        src_ids = [self.source_ids(t)[0] for t in texts]
-        tgt_in = [self._decoder_input(t) for t in translations]
-        src = pad_batch(src_ids, self.cfg.pad_id).to(self.device)  # (B, S)
-        tgt = pad_batch(tgt_in, self.cfg.pad_id).to(self.device)  # (B, T)
-        with capture_internals(self.model) as inside:
-            self.model(src, tgt)
-        pad = self.cfg.pad_id
-        return [inside.sentence(b) | {"source_pad": src[b].eq(pad).cpu(), "target_pad": tgt[b].eq(pad).cpu(),
-                                      "source_tokens": self.tokenizer.source_pieces(src[b].tolist()),
-                                      "target_tokens": self.tokenizer.pieces(tgt[b].tolist())}
-                for b in range(len(texts))]
-
-    def attention(
-        self, text: str, translation: str | Translation, ablate: Iterable[tuple[str, int, int]] = ()
-    ) -> AttentionMaps:
-        """Every attention map of one teacher-forced pass: encoder (L, H, S, S), decoder (L, H, T, T),
-        cross (L, H, T, S), with token labels; see `inspect`."""
-        return self.inspect(text, translation, ablate).maps
+    def followers(self, tgt: torch.Tensor) -> list[int]:
+        """What followed each position of the decoder's input tgt (1, T): the translation, then </s>."""
+        return tgt[0, 1:].tolist() + [self.cfg.eos_id]

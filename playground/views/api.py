@@ -7,6 +7,7 @@ from playground import downloads
 from transformer.interpret.capture import parse_head
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
+from transformer.interpret import analyses
 
 from .common import Context, friendly
 
@@ -39,15 +40,15 @@ def register(ctx: Context) -> None:
         """Attention maps (L, H, query, key) of `text` and its greedy translation (or the one given),
         with the heads in `ablate` switched off."""
         t, off = ctx.translator(pair), heads_off(ablate)
-        return downloads.attention_payload(t.attention(text, translation or t.translate(text, ablate=off), ablate=off))
+        return downloads.attention_payload(analyses.attention(t, text, translation or t.translate(text, ablate=off), ablate=off))
 
     @friendly
     def patch(first: str, second: str, pair: str = default_pair, direction: str = "denoising") -> dict:
-        """Activation patching for a minimal pair (Translator.patch): the shares per site, (layers, positions or
+        """Activation patching for a minimal pair (analyses.patch): the shares per site, (layers, positions or
         heads), with the pieces and both translations."""
         if not isinstance(second, str) or not second.strip():
             raise InputError("give the second sentence of the pair")
-        return ctx.translator(pair).patch(first, second, direction).to_dict()
+        return analyses.patch(ctx.translator(pair), first, second, direction).to_dict()
 
     gr.api(translate, api_name="translate")
     gr.api(attention, api_name="attention")

@@ -14,6 +14,7 @@ from transformer.errors import InputError
 from transformer.interpret.capture import AttentionMaps
 from transformer.training.timeline import snapshot, snapshots
 from transformer.translator import Translation, Translator, quantize_int8
+from transformer.interpret import analyses
 
 from .common import Context, View, first_translator, friendly, kind_radio, layer_choices, need, token_diff
 
@@ -78,7 +79,7 @@ class Comparison:
 
 def compare(result, other: Translator, name: str) -> Comparison:
     second = other.translate(result.text, result.options)
-    return Comparison(result.translation, second, result.maps, other.attention(result.text, second), name)
+    return Comparison(result.translation, second, result.maps, analyses.attention(other, result.text, second), name)
 
 
 def comparison_figure(cmp: Comparison, kind: str, layer: int, first_name: str):

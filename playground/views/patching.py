@@ -9,6 +9,7 @@ import gradio as gr
 from playground import edits, plots
 from playground.pieces import labels, shown
 from transformer.errors import InputError
+from transformer.interpret import analyses
 
 from .common import View, friendly, need, token_diff
 
@@ -51,7 +52,7 @@ def skipped_text(out) -> str:
 
 def lens_table(translator, text: str) -> str:
     """DecoderLens: each encoder layer's translation, and from which piece on it agrees with the full model."""
-    rows, full = translator.decoder_lens(text), None
+    rows, full = analyses.decoder_lens(translator, text), None
     full = rows[-1].target_tokens
     body = ""
     for k, row in enumerate(rows):
@@ -90,7 +91,7 @@ class PatchingView(View):
         translator = self.ctx.translator(result.pair)
         if not (second or "").strip():
             raise InputError("type a second sentence, or choose a change from the menu")
-        out = translator.patch(result.text, second, direction)
+        out = analyses.patch(translator, result.text, second, direction)
         return {self.pair: pair_text(out) + skipped_text(out), self.plot: self.figure(translator, out)}
 
     def fill(self, result, values: dict) -> dict:

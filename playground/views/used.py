@@ -13,6 +13,7 @@ from playground.attributions import (LOW_SOURCE_SHARE, attribution_figure, conti
 from playground.pieces import METHOD_NAMES, labels, shown
 from transformer.interpret.attribution import IG_STEPS
 from transformer.training.timeline import lens_over_epochs, snapshots
+from transformer.interpret import analyses
 
 from .common import (PartlyDrawn, View, copied, friendly, log, need, restore_hint,
                      serialized)
@@ -129,7 +130,7 @@ class UsedView(View):
         cached: the next request tries again), and the rest of the view works."""
         translator = self.ctx.translator(result.pair)
         lens = self.ctx.drawn_views.get(("used lens", result.key),
-                                        lambda: translator.lens(result.text, result.translation))
+                                        lambda: analyses.lens(translator, result.text, result.translation))
         try:
             training = self.ctx.drawn_views.get(("used lens over training", result.key),
                                                 lambda: lens_over_training(translator, result))

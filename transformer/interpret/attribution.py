@@ -498,10 +498,11 @@ def attribute(model, src: Tensor, tgt_in: Tensor, step: int, token: int, alterna
 
 
 def explain(model, src: Tensor, tgt_in: Tensor, chosen: list[int], step: int, alternative: int | None = None,
-            ig_steps: int = 64) -> Explanation:
+            ig_steps: int = 64, labels: dict[str, list[str]] | None = None) -> Explanation:
     """src (1, S); tgt_in (1, T) = <s> and the translation; chosen (T,): the token that followed each position.
     Every method for chosen[step] (contrastive against `alternative` where a method can be), the deletion test,
-    and the source share of every step by ALTI+ and by gradient x input."""
+    and the source share of every step by ALTI+ and by gradient x input. labels: the pieces, when the caller knows
+    them ("source_tokens", "decoder_inputs", "output_tokens")."""
     _check_step(src, tgt_in, step)
     token = chosen[step]
     if alternative is not None and not 0 <= alternative < model.cfg.vocab_size:
@@ -513,4 +514,5 @@ def explain(model, src: Tensor, tgt_in: Tensor, chosen: list[int], step: int, al
     if ig is not None:
         shares["gradient_x_input"] = gradient_source_shares(model, src, tgt_in, chosen).tolist()
     unavailable = () if ig is not None else NEED_GRADIENTS
-    return Explanation(step, token, alternative, methods, ig, deletion, shares, unavailable=unavailable)
+    return Explanation(step, token, alternative, methods, ig, deletion, shares, unavailable=unavailable,
+                       labels=labels or {})

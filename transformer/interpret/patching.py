@@ -157,8 +157,9 @@ def first_difference(a: list[int], b: list[int], eos: int) -> int:
 
 
 def patch(model: Transformer, first_src: Tensor, second_src: Tensor, first_out: list[int], second_out: list[int],
-          direction: str = "denoising", sites: tuple[str, ...] = SITES) -> Patching:
-    """Sweep `sites` for the pair (sources (1, S1) and (1, S2), their translations' pieces) in one direction."""
+          direction: str = "denoising", sites: tuple[str, ...] = SITES, labels: dict | None = None) -> Patching:
+    """Sweep `sites` for the pair (sources (1, S1) and (1, S2), their translations' pieces) in one direction.
+    labels: the pieces and translations, when the caller knows them."""
     if direction not in DIRECTIONS:
         raise InputError(f"direction is one of {', '.join(DIRECTIONS)}; got {direction!r}")
     unknown = [s for s in sites if s not in SITES]
@@ -171,7 +172,7 @@ def patch(model: Transformer, first_src: Tensor, second_src: Tensor, first_out: 
     tgt_in = torch.tensor([prefix], device=first_src.device)  # (1, T)
     first, second = run_on_prefix(model, first_src, tgt_in, a, b), run_on_prefix(model, second_src, tgt_in, a, b)
     receiver, donor = (second, first) if direction == "denoising" else (first, second)
-    out = Patching(direction, prefix, a, b, first.measure, second.measure)
+    out = Patching(direction, prefix, a, b, first.measure, second.measure, labels=labels or {})
     for site in sites:
         if site in ("encoder", "heads:encoder") and first_src.size(1) != second_src.size(1):
             out.skipped[site] = "source_lengths_differ"  # positions do not align

@@ -19,14 +19,14 @@ def val_sentences(tr: Translator, data_dir: Path | str, n: int = 8) -> list[tupl
     """The first n Multi30k val sentences, beam 4: (source, output, reference, sentence chrF) each."""
     src, ref = read_pair(data_dir, "val", *tr.metrics.pair.split("-"))
     chrf = CHRF()
-    outs = [tr.translate(s, "beam", beam_size=4).text for s in src[:n]]
+    outs = [tr.translate(s, strategy="beam", beam_size=4).text for s in src[:n]]
     return [(s, o, r, chrf.sentence_score(o, [r]).score) for s, o, r in zip(src, outs, ref)]
 
 
 def val100(tr: Translator, data_dir: Path | str) -> dict:
     """Multi30k val sentences 100-199, beam 4: BLEU and chrF."""
     src, ref = read_pair(data_dir, "val", *tr.metrics.pair.split("-"))
-    return score_translations([t.text for t in tr.translate_batch(src[100:200], "beam", beam_size=4)], ref[100:200])
+    return score_translations([t.text for t in tr.translate_batch(src[100:200], strategy="beam", beam_size=4)], ref[100:200])
 
 
 def tatoeba100(tr: Translator, tatoeba_dir: Path | str, typed: str | None = None) -> dict:
@@ -34,7 +34,7 @@ def tatoeba100(tr: Translator, tatoeba_dir: Path | str, typed: str | None = None
     TYPED, the sources as a class types them."""
     src, streams = Corpus("tatoeba", Path(tatoeba_dir), *tr.metrics.pair.split("-")).split("val")
     src = [perturb(s, typed) if typed else s for s in src[:100]]
-    return score_translations([t.text for t in tr.translate_batch(src, "greedy")],
+    return score_translations([t.text for t in tr.translate_batch(src, strategy="greedy")],
                               [stream[:100] for stream in streams if any(stream[:100])])
 
 

@@ -13,6 +13,7 @@ from ..checkpoint import load_snapshot, snapshot_epochs
 from ..errors import InputError
 from ..interpret.lens import Lens
 from ..metrics import Metrics
+from ..interpret import analyses
 from ..translator import Translator
 
 
@@ -66,13 +67,13 @@ def attention_over_epochs(translator: Translator, text: str) -> list[tuple[str, 
     the source `text` and the shipped model's greedy translation, teacher-forced. Same tokens on every axis,
     so the maps differ only by what each stage of training attends to."""
     final = translator.translate(text)
-    return [(label, t.attention(text, final.text)) for label, t in _stages(translator)]
+    return [(label, analyses.attention(t, text, final.text)) for label, t in _stages(translator)]
 
 
 def lens_over_epochs(translator: Translator, text: str, translation: str) -> list[tuple[str, Lens]]:
     """(label, logit lens) for every snapshot and for the shipped model, on the same pair (`text` and the shipped
     model's `translation`): when in training each decoder layer starts to predict the final choice."""
-    return [(label, t.lens(text, translation)) for label, t in _stages(translator)]
+    return [(label, analyses.lens(t, text, translation)) for label, t in _stages(translator)]
 
 
 def _stages(translator: Translator) -> list[tuple[str, Translator]]:

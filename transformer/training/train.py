@@ -173,8 +173,8 @@ def hardware() -> str:
 
 def translate_all(model, tokenizer, src: list[str], beam: int, batch_size: int = 64) -> list[str]:
     """Greedy (beam 1) or beam-search translations of `src`, read exactly as the app reads them (Translator)."""
-    strategy = DecodeOptions("beam" if beam > 1 else "greedy", beam_size=max(beam, 1))
-    return [t.text for t in Translator(model, tokenizer).translate_batch(src, strategy, batch_size=batch_size)]
+    options = DecodeOptions("beam" if beam > 1 else "greedy", beam_size=max(beam, 1))
+    return [t.text for t in Translator(model, tokenizer).translate_batch(src, options, batch_size=batch_size)]
 
 
 def bleu_of(model, tokenizer, src: list[str], refs: list, beam: int, batch_size: int = 64) -> float:

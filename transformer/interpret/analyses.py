@@ -1,0 +1,125 @@
+"""What the page and the API ask of a translator, read through hooks: plain functions that take a Translator and
+return results labelled with its pieces. The Translator itself loads, tokenizes, translates and teacher-forces."""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from ..batching import pad_batch
+from ..decoding import DecodeOptions
+from ..translator import Translation, Translator
+from . import attribution, patching
+from .capture import AttentionInternals, AttentionMaps, ablate_heads, capture_attention, capture_internals, record
+from .lens import Lens, logit_lens
+
+
+@dataclass
+class Inspection:
+    """What the hooks saw in one teacher-forced pass."""
+
+    maps: AttentionMaps
+    source_embedded: torch.Tensor  # (S, D): sqrt(d_model) * embedding, before the positional encoding
+    source_input: torch.Tensor  # (S, D): embedding + PE, the first encoder layer's input
+    target_embedded: torch.Tensor  # (T, D)
+    target_input: torch.Tensor  # (T, D)
+    internals: dict[str, list[AttentionInternals]] | None = None  # inspect(internals=True): per kind and layer,
+    # Q, K, V, the mask, W^O's input and output
+
+
+@torch.inference_mode()
+def inspect(translator: Translator, text: str, translation: str | Translation,
+            ablate: Iterable[tuple[str, int, int]] = (), internals: bool = False) -> Inspection:
+    """One teacher-forced pass over (text, translation) with hooks on every attention tap and on the
+    positional encoding. The target side is the decoder's input: <s> then the translation, so
+    row t of a decoder or cross map is what the model looked at when it predicted target token t+1.
+    internals: also record each attention block's Q, K, V, mask and W^O input and output (capture_internals).
+    """
+    model, tok = translator.model, translator.tokenizer
+    src, tgt = translator.pair_tensors(text, translation)
+    inner = capture_internals(model) if internals else contextlib.nullcontext()
+    with ablate_heads(model, ablate), capture_attention(model) as recorder, \
+            record(model, ["positional"], inputs=True) as inputs, inner as inside:
+        model(src, tgt)
+    maps = recorder.sentence(0)
+    maps.source_tokens = tok.source_pieces(src[0].tolist())
+    maps.target_tokens = tok.pieces(tgt[0].tolist())
+    ((src_emb,), src_in), ((tgt_emb,), tgt_in) = inputs["positional"]  # encode() runs first, then the decoder
+    return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in[0], inside and inside.sentence(0))
+
+
+def attention(translator: Translator, text: str, translation: str | Translation,
+              ablate: Iterable[tuple[str, int, int]] = ()) -> AttentionMaps:
+    """Every attention map of one teacher-forced pass: encoder (L, H, S, S), decoder (L, H, T, T),
+    cross (L, H, T, S), with token labels; see `inspect`."""
+    return inspect(translator, text, translation, ablate).maps
+
+
+@torch.inference_mode()
+def inspect_batch(translator: Translator, texts: Sequence[str], translations: Sequence[str | Translation]) -> list[dict]:
+    """One teacher-forced pass over several sentences at once, padded as a batch is: per sentence, what
+    capture_internals saw (masks with their padding), plus its "source_pad" and "target_pad" (bool, (S,), (T,))."""
+    model, tok, pad = translator.model, translator.tokenizer, translator.cfg.pad_id
+    src = pad_batch([translator.source_ids(t)[0] for t in texts], pad).to(translator.device)  # (B, S)
+    tgt = pad_batch([translator.decoder_input(t) for t in translations], pad).to(translator.device)  # (B, T)
+    with capture_internals(model) as inside:
+        model(src, tgt)
+    return [inside.sentence(b) | {"source_pad": src[b].eq(pad).cpu(), "target_pad": tgt[b].eq(pad).cpu(),
+                                  "source_tokens": tok.source_pieces(src[b].tolist()),
+                                  "target_tokens": tok.pieces(tgt[b].tolist())}
+            for b in range(len(texts))]
+
+
+def lens(translator: Translator, text: str, translation: str | Translation) -> Lens:
+    """The logit lens of one teacher-forced pass: what each decoder layer would predict at every step of
+    `translation`, read by hooks on the decoder layers."""
+    src, tgt = translator.pair_tensors(text, translation)
+    return logit_lens(translator.model, src, tgt, translator.followers(tgt))
+
+
+def explain(translator: Translator, text: str, translation: str | Translation, step: int = 0,
+            alternative: str | int | None = None, ig_steps: int = 64) -> attribution.Explanation:
+    """What the model used for output token `step` of `translation` (its last step is </s>): attention,
+    attention x norm, gradient x input, integrated gradients, ALTI+ and rollout over the source and the target
+    prefix, the deletion test, and every step's source share (attribution.explain).
+    alternative: a token (piece or id) for the contrastive question "why this token and not that one?"."""
+    tok = translator.tokenizer
+    src, tgt = translator.pair_tensors(text, translation)
+    chosen = translator.followers(tgt)
+    if isinstance(alternative, str):
+        alternative = tok.piece_to_id(alternative)
+    labels = {"source_tokens": tok.source_pieces(src[0].tolist()), "decoder_inputs": tok.pieces(tgt[0].tolist()),
+              "output_tokens": tok.pieces(chosen)}
+    return attribution.explain(translator.model, src, tgt, chosen, int(step), alternative, int(ig_steps), labels)
+
+
+def patch(translator: Translator, first: str, second: str, direction: str = "denoising",
+          sites: Sequence[str] | None = None) -> patching.Patching:
+    """Activation patching for a minimal pair: both sentences translated greedily; at the first piece where the
+    translations differ, which encoder positions, decoder positions and heads carry the difference.
+    direction: "denoising" (the first sentence's activations into the second's run) or "noising" (the other way).
+    The result's `labels` name the pieces."""
+    tok, eos = translator.tokenizer, translator.cfg.eos_id
+    a, b = translator.translate(first), translator.translate(second)
+    src_a = torch.tensor([translator.source_ids(first)[0]], device=translator.device)  # (1, S1)
+    src_b = torch.tensor([translator.source_ids(second)[0]], device=translator.device)  # (1, S2)
+    t = patching.first_difference(a.target_ids, b.target_ids, eos)
+    labels = {"first_source": tok.source_pieces(src_a[0].tolist()),
+              "second_source": tok.source_pieces(src_b[0].tolist()),
+              "prefix": tok.pieces([translator.cfg.bos_id] + a.target_ids[:t]),
+              "first_translation": a.text, "second_translation": b.text,
+              "first_piece": tok.pieces([(a.target_ids + [eos])[t]])[0],
+              "second_piece": tok.pieces([(b.target_ids + [eos])[t]])[0]}
+    return patching.patch(translator.model, src_a, src_b, a.target_ids, b.target_ids, direction,
+                          tuple(sites) if sites is not None else patching.SITES, labels)
+
+
+def decoder_lens(translator: Translator, text: str) -> list[Translation]:
+    """DecoderLens: per encoder layer (from the first), the greedy translation the decoder writes when it reads
+    that layer's output as its memory; the last is the model's own translation."""
+    source = translator.source_ids(text)
+    src = torch.tensor([source[0]], device=translator.device)  # (1, S)
+    limit = DecodeOptions().length_limit(src.size(1), translator.cfg.max_len)
+    return [translator.to_translation(source, hyp) for hyp in patching.decoder_lens(translator.model, src, limit)]
