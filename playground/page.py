@@ -44,13 +44,13 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
     weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
     paths = json.dumps({e.key: registry.path(e.key) for e in registry.VIEWS})  # for the page's script
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
+        open_tab = gr.Textbox(registry.FIRST, visible=False, elem_id="open-tab")  # the first input of every event
         gr.HTML(f"<div id=\"masthead\" data-paths='{paths}'><h1>Transformer Playground</h1><p>Type an English "
                 "sentence and watch a small Transformer translate it: where it looks, how sure it is, and how it "
                 "learned.</p></div>", apply_default_css=False)
         for problem in problems or []:
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
         result = gr.State(None)
-        open_tab = gr.Textbox(registry.FIRST, visible=False, elem_id="open-tab")
         redraw = gr.Button("Redraw the open tab", visible="hidden", elem_id="redraw-open")  # clicked by tp.translated
         part = gr.Button("Show a view asked for", visible="hidden", elem_id="show-part")  # by tp.openView
         panel = TranslatePanel(ctx)

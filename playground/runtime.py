@@ -16,8 +16,8 @@ Lesson's "go deeper", a shared ?view=) opens a view by its key: the server selec
 """
 from __future__ import annotations
 
+import functools
 import html
-import inspect
 import itertools
 import json
 from collections import OrderedDict
@@ -237,18 +237,13 @@ def beside(drawn, value):
 
 
 def listen(trigger, handler, inputs: set, outputs: set, js: str = OPEN_JS, **kwargs):
-    """Wire `handler(values, request)` to `trigger`, the open view first among its inputs: the event's js writes
-    what the browser has open into it as the event starts, so no handler relies on a stored copy."""
-    page_open = next(c for c in inputs if getattr(c, "elem_id", None) == "open-tab")
-    ordered = [page_open] + sorted(inputs - {page_open}, key=lambda c: c._id)  # creation order: every process alike
+    """Wire `handler(values, request)` to `trigger`. Gradio passes a set of inputs as one dict and the request by
+    its annotation; it orders the set by creation, so the open tab (created first) is the value the event's js
+    writes first, with what the browser has open as the event starts: no handler relies on a stored copy."""
+    first = min(inputs, key=lambda c: c._id)
+    assert first.elem_id == "open-tab", "the open tab must be created before every other input"
 
-    def fn(*args):
-        out = handler(dict(zip(ordered, args)), args[-1])
-        return out or {next(iter(outputs)): gr.skip()}  # nothing to send: gradio needs one component named
-
-    # gradio passes the request to a positional parameter annotated gr.Request: one per input, then the request
-    fn.__signature__ = inspect.Signature(
-        [inspect.Parameter(f"input_{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(len(ordered))]
-        + [inspect.Parameter("request", inspect.Parameter.POSITIONAL_ONLY, annotation=gr.Request)])
-    fn.__annotations__ = {"request": gr.Request}
-    return trigger(fn, ordered, outputs, js=js, api_visibility="private", **kwargs)
+    @functools.wraps(handler)  # the handler's own signature, which gradio reads
+    def sent(values: dict, request: gr.Request):
+        return handler(values, request) or gr.skip()  # nothing to send: gradio still needs an update per output
+    return trigger(sent, inputs, outputs, js=js, api_visibility="private", **kwargs)
