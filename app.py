@@ -12,7 +12,8 @@ import torch
 
 from playground.page import build_demo, build_page, launch_options  # noqa: F401 (the app's API for tools and tests)
 from playground.runtime import EMPTY  # noqa: F401
-from playground.views.common import ROOT, restore_hint
+from playground.context import ROOT
+from playground.view import restore_hint
 from transformer import CheckpointError, Translator
 from transformer.translator import resolve_device
 

@@ -88,8 +88,8 @@ def main() -> None:
     values = {c: c.value for c in inputs} | {page.panel.pair: pair, page.panel.text: TEXT}
 
     def fresh() -> None:
-        page.ctx.translations.entries.clear()
-        page.ctx.drawn_views.entries.clear()
+        page.ctx.caches.translations.entries.clear()
+        page.ctx.caches.views.entries.clear()
 
     rows = {"translate (greedy, 15 words; the random model runs to its length bound)":
             timed(lambda: tr.translate(TEXT), args.repeats),
@@ -100,7 +100,7 @@ def main() -> None:
     for name in page.tabs:
         group = next((g for g, names in page.groups.items() if name in names), None)
         rows[f"open {name}"] = timed(lambda: page.opener(name, group)(values), args.repeats,
-                                     lambda: page.ctx.drawn_views.entries.clear())
+                                     lambda: page.ctx.caches.views.entries.clear())
     print(f"translation: {len(out_values[page.result].translation.target_tokens)} output tokens")
     for name, seconds in rows.items():
         print(f"| {name} | {seconds:.2f} s |")

@@ -12,13 +12,12 @@ import gradio as gr
 
 from playground import registry
 from playground.bertviz_view import script_files
-from playground.cache import SharedCache
 from transformer import Translator
 
 from .runtime import CHECK_JS, LOAD_JS, SHOW_JS, TRANSLATE_JS, Page, listen, selecting_js
 from .views.api import register as register_api
-from .views.common import ROOT, Context
-from .views.translate import TranslatePanel
+from .context import ROOT, Caches, Context
+from .panel import TranslatePanel
 
 SCRIPT = ROOT / "assets" / "page.js"
 STYLE = ROOT / "assets" / "style.css"
@@ -40,7 +39,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
     if bertviz_offline:  # jQuery, d3 and the shim: static files of the app, sent once, cached by the browser
         scripts = [f"gradio_api/file={p}" for p in script_files()]
     ctx = Context(translators, Path(tempfile.mkdtemp(prefix="transformer-playground-")), scripts,
-                  translations=SharedCache(cache_size), drawn_views=SharedCache(8 * cache_size, ttl_s=1800))
+                  caches=Caches.sized(cache_size))
     weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
     paths = json.dumps({e.key: registry.path(e.key) for e in registry.VIEWS})  # for the page's script
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:

@@ -36,10 +36,6 @@ def sentences(text: str) -> list[str]:
 NEIGHBOUR = "Two dogs are running through a field of tall grass while a man watches."
 
 
-@functools.lru_cache(maxsize=16)
-def neighbour_translation(translator: Translator) -> Translation:
-    """NEIGHBOUR's greedy translation by this model (the same every time, so made once)."""
-    return translator.translate(NEIGHBOUR)
 
 
 @dataclass
@@ -78,7 +74,7 @@ class Result:
     def batch(self) -> list[dict]:
         """analyses.inspect_batch of [text, NEIGHBOUR]: the masks as a padded batch applies them."""
         return self._once("batch", lambda: analyses.inspect_batch(
-            self.translator, [self.text, NEIGHBOUR], [self.translation, neighbour_translation(self.translator)]))
+            self.translator, [self.text, NEIGHBOUR], [self.translation, self.translator.translate(NEIGHBOUR)]))
 
     @property
     def key(self) -> str:

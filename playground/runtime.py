@@ -3,10 +3,10 @@
 1. **An event starts in the browser.** Its js (assets/page.js) sends, as the handler's first input, the view whose
    tab is open: the browser knows which tab is open, the server never stores it.
 2. **A handler** (Page's methods, each wired by `listen`) gets every input as a dict, and
-   - translates, or finds the same translation already made for anyone (`Context.translations`), and
+   - translates, or finds the same translation already made for anyone (`Context.caches.translations`), and
    - draws the views of the open tab (`Page.draw`): each view's part for the pair and for the translation, once;
      the view's `shown` state says what it shows, so opening its tab again sends nothing.
-3. **A view's updates** come from `Context.drawn_views` when any user has drawn the same view of the same
+3. **A view's updates** come from `Context.caches.views` when any user has drawn the same view of the same
    translation with the same settings: they are made (and their figures serialized) once for a class.
 4. **Late answers are dropped**: a translation after which the same user asked for a newer one, or a view drawn
    from an older translation than the user's newest, sends nothing (`Page.stale`).
@@ -29,8 +29,9 @@ import gradio as gr
 from playground import registry, results
 from transformer.errors import InputError
 
-from .views.common import Context, copied, friendly, serialized
-from .views.translate import TranslatePanel
+from .context import Context
+from .handlers import copied, friendly, serialized
+from .panel import TranslatePanel
 
 EMPTY = "(Type an English sentence in the box above, then press Enter or Translate.)"
 TICKETS = itertools.count(1)  # every translate request's number, for every session
@@ -97,7 +98,7 @@ class Page:
 
     def shared(self, key: tuple, make) -> dict:
         """A drawn view's updates from the shared cache (successes only); gr.update dicts are copied."""
-        return copied(self.ctx.drawn_views.get(key, lambda: serialized(make())))
+        return copied(self.ctx.caches.views.get(key, lambda: serialized(make())))
 
     @staticmethod
     def key_of(values: dict, controls: list) -> str:
@@ -156,7 +157,7 @@ class Page:
         translator = self.ctx.translator(pair)
         parts = results.sentences(values[panel.text])  # the model learned single sentences: one at a time
         try:
-            result = results.run(translator, pair, parts[0], panel.options(values), self.ctx.translations)
+            result = results.run(translator, pair, parts[0], panel.options(values), self.ctx.caches.translations)
             key = ("panel", result.key, self.key_of(values, [panel.n_samples]))
             out = self.shared(key, lambda: panel.fill(result, values)) | {self.result: result}
             out |= panel.joined(translator, result, parts, out)  # the views show the first sentence

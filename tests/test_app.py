@@ -253,7 +253,7 @@ def test_a_failure_is_shown_but_never_cached_and_the_view_draws_once_it_works(pa
 def test_one_parts_failure_stays_visible_when_the_other_part_draws(page, monkeypatch):
     values = defaults(page) | {page.panel.text: "Two girls sing on a stage.", page.open_tab: "attention"}
     attention = page.views["attention"]
-    monkeypatch.setattr(page.ctx, "drawn_views", SharedCache(64))  # nothing drawn yet for anyone
+    monkeypatch.setattr(page.ctx.caches, "views", SharedCache(64))  # nothing drawn yet for anyone
     monkeypatch.setattr(attention, "on_pair", lambda translator, pair, values: (_ for _ in ()).throw(
         InputError("the layer list is broken")))
     out = page.show_translation(values)
@@ -292,9 +292,9 @@ def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
 
 def test_the_same_translation_is_computed_once_for_everyone(page):
     values = defaults(page) | {page.panel.text: "Three boys jump into a lake."}
-    misses = page.ctx.translations.misses
+    misses = page.ctx.caches.translations.misses
     first, second = page.show_translation(values), page.show_translation(values)
-    assert first[page.result] is second[page.result] and page.ctx.translations.misses == misses + 1
+    assert first[page.result] is second[page.result] and page.ctx.caches.translations.misses == misses + 1
     third = page.show_translation(values | {page.panel.text: "Three boys jump into a river."})
     assert third[page.result] is not first[page.result]
 
@@ -319,7 +319,7 @@ def test_handlers_turn_bad_input_into_a_plain_message(page):
 
 
 def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_in_a_sentence(caplog):
-    from playground.views.common import friendly
+    from playground.handlers import friendly
 
     @friendly
     def broken():

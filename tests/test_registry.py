@@ -7,7 +7,9 @@ import re
 import pytest
 
 from playground import glance, lesson, registry, results
-from playground.views.common import EXPLAIN, ROOT, View
+from playground.context import ROOT
+from playground.view import View
+from playground.words import EXPLAIN
 
 
 def test_every_view_has_a_builder_a_place_and_its_words():

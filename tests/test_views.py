@@ -64,7 +64,7 @@ def test_every_view_opens_with_at_most_two_plain_sentences_and_folds_the_rest():
     """A student who knows what attention is, and no more, reads the first lines: no section signs, paper names or
     hooks there; the mechanism and the references are folded below."""
     from playground.results import sentences
-    from playground.views.common import EXPLAIN, folded
+    from playground.words import EXPLAIN, folded
 
     research = ("§", "hook", "et al", "Vaswani", "BERT", "GPT", "ALTI", "Captum", "softmax", "eq.")
     for name, entry in EXPLAIN.items():

@@ -9,7 +9,9 @@ from transformer.model import KINDS
 
 from playground.pieces import KIND_BUTTONS
 
-from .common import View, friendly, need, token_diff
+from playground.handlers import friendly
+from playground.view import View
+from .common import need, token_diff
 
 
 def every_head(translator) -> list[tuple[str, str]]:

@@ -9,7 +9,8 @@ from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
 from transformer.interpret import analyses
 
-from .common import Context, friendly
+from playground.context import Context
+from playground.handlers import friendly
 
 
 def heads_off(spec: str) -> list[tuple[str, int, int]]:

@@ -6,7 +6,9 @@ import gradio as gr
 from playground import downloads
 from playground.maps import attention_figure
 
-from .common import View, first_translator, friendly, head_choices, kind_radio, layer_choices, need
+from playground.handlers import friendly
+from playground.view import View
+from .common import first_translator, head_choices, kind_radio, layer_choices, need
 
 
 class AttentionView(View):

@@ -5,7 +5,8 @@ import gradio as gr
 
 from playground.bertviz_view import bertviz_document, iframe
 
-from .common import View, friendly
+from playground.handlers import friendly
+from playground.view import View
 
 
 # The frame as tall as the document inside it says it is (bertviz_view.TELL_HEIGHT): the whole view, no inner scroll

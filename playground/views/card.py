@@ -6,7 +6,7 @@ import torch
 
 from transformer.metrics import Metrics
 
-from .common import View
+from playground.view import View
 
 
 TATOEBA_CREDIT = "Sentence pairs from the Tatoeba Project (tatoeba.org), via manythings.org/anki, CC BY 2.0."

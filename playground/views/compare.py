@@ -2,7 +2,6 @@
 maps (with their difference where the tokens allow), every number read by hooks."""
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import gradio as gr
@@ -16,7 +15,10 @@ from transformer.training.timeline import snapshot, snapshots
 from transformer.translator import Translation, Translator, quantize_int8
 from transformer.interpret import analyses
 
-from .common import Context, View, first_translator, friendly, kind_radio, layer_choices, need, token_diff
+from playground.context import Context
+from playground.handlers import friendly
+from playground.view import View
+from .common import first_translator, kind_radio, layer_choices, need, token_diff
 
 
 def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
@@ -38,24 +40,23 @@ def opening_choice(choices: list[tuple[str, str]]) -> str | None:
     return next(iter(early + [s for s in specs if s.startswith("int8:")] + specs), None)
 
 
-@functools.lru_cache(maxsize=4)
 def int8_copy(translator: Translator) -> Translator:
-    """The same checkpoint with int8 feed-forward layers and output projection (CPU), made once."""
+    """The same checkpoint with int8 feed-forward layers and output projection (CPU)."""
     return Translator(quantize_int8(translator.model), translator.tokenizer, translator.metrics,
                       name=f"{translator.name} int8", precision="int8")
 
 
-def other_model(translators: dict[str, Translator], spec: str) -> Translator:
+def other_model(ctx: Context, spec: str) -> Translator:
     """The model a "Compare with" choice names: "pair:KEY" another loaded checkpoint, "int8:KEY" that checkpoint in
-    int8, "epoch:KEY:N" its training snapshot after epoch N."""
+    int8 (made once, kept in the models cache), "epoch:KEY:N" its training snapshot after epoch N."""
     kind, key, *rest = spec.split(":")
-    if key not in translators or kind not in ("pair", "int8", "epoch"):
+    if key not in ctx.translators or kind not in ("pair", "int8", "epoch"):
         raise InputError(f"no model to compare with called {spec!r}")
-    base = translators[key]
+    base = ctx.translators[key]
     if kind == "int8":
         if base.device.type != "cpu":
             raise InputError("int8 runs on the CPU only")
-        return int8_copy(base)
+        return ctx.caches.models.get(("int8", key), lambda: int8_copy(base))
     if kind == "epoch":
         return snapshot(base, int(rest[0]))
     return base
@@ -117,9 +118,9 @@ class CompareView(View):
         label = dict((s, name) for name, s in model_choices(self.ctx, result.pair)).get(spec, spec)
 
         def make():
-            return compare(result, other_model(self.ctx.translators, spec), label)
+            return compare(result, other_model(self.ctx, spec), label)
 
-        cmp = self.ctx.drawn_views.get(("compare", result.key, spec), make)
+        cmp = self.ctx.caches.analyses.get(("compare", result.key, spec), make)
         name = self.ctx.label(result.pair) + (" (int8)" if first.precision == "int8" else "")
         return {self.diff: token_diff(cmp.first.target_tokens, cmp.second.target_tokens, name, label),
                 self.plot: comparison_figure(cmp, kind, int(layer or 0), name)}

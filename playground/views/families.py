@@ -5,7 +5,7 @@ import gradio as gr
 
 from playground.maps import families_figure
 
-from .common import View
+from playground.view import View
 
 
 class FamiliesView(View):

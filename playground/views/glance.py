@@ -5,7 +5,7 @@ import gradio as gr
 
 from playground import glance
 
-from .common import View
+from playground.view import View
 
 
 class GlanceView(View):

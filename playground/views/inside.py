@@ -11,7 +11,9 @@ from transformer.errors import InputError
 from transformer.interpret.mechanics import HeadWalk
 from transformer.model import KINDS
 
-from .common import View, first_translator, friendly, head_choices, kind_radio, layer_choices, need
+from playground.handlers import friendly
+from playground.view import View
+from .common import first_translator, head_choices, kind_radio, layer_choices, need
 
 
 def query_choices(result, kind: str) -> list[tuple[str, int]]:

@@ -9,7 +9,9 @@ import plotly.graph_objects as go
 
 from playground import lesson, notes, registry
 
-from .common import View, friendly, need
+from playground.handlers import friendly
+from playground.view import View
+from .common import need
 
 
 class LessonView(View):
@@ -54,8 +56,8 @@ class LessonView(View):
 
     def made_step(self, result, number: int) -> lesson.Step:
         translator = self.ctx.translator(result.pair)
-        key = (result.key, int(number))
-        return self.ctx.lesson_steps.get(key, lambda: lesson.step(translator, result, number))
+        key = ("lesson", result.key, int(number))
+        return self.ctx.caches.views.get(key, lambda: lesson.step(translator, result, number))
 
     def display(self, step: lesson.Step, revealed: bool = False) -> dict:
         figure = step.marked if revealed else step.figure

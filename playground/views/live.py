@@ -8,7 +8,9 @@ from transformer.training import live, toy
 from playground import plots
 from transformer.errors import InputError
 
-from .common import EXPLAIN, View, explained, friendly
+from playground.handlers import friendly
+from playground.view import View
+from playground.words import EXPLAIN, explained
 
 
 PAUSE_S = 0.002  # after every training step: a class's translations get the interpreter (about 10 % longer runs)

@@ -11,7 +11,9 @@ from playground.pieces import labels, shown
 from transformer.errors import InputError
 from transformer.interpret import analyses
 
-from .common import View, friendly, need, token_diff
+from playground.handlers import friendly
+from playground.view import View
+from .common import need, token_diff
 
 DIRECTIONS = [("Denoising: the first sentence's part put into the second's run (is it enough?)", "denoising"),
               ("Noising: the second sentence's part put into the first's run (does it carry the change?)", "noising")]

@@ -5,7 +5,8 @@ import gradio as gr
 
 from playground import plots
 
-from .common import View, friendly
+from playground.handlers import friendly
+from playground.view import View
 
 
 class PositionalView(View):

@@ -7,7 +7,7 @@ from playground import downloads, plots
 from playground.maps import axis_tokens
 from transformer.interpret import mechanics
 
-from .common import View
+from playground.view import View
 
 
 def rollout_maps(result) -> dict[str, tuple]:

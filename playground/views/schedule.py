@@ -7,7 +7,9 @@ from playground import plots
 from transformer.config import TrainConfig
 from transformer.training.schedule import noam_lr
 
-from .common import EXPLAIN, View, explained, friendly
+from playground.handlers import friendly
+from playground.view import View
+from playground.words import EXPLAIN, explained
 
 PAPER_BASE = (512, 4000)  # d_model and warm-up of the paper's base model
 

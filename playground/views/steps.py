@@ -5,7 +5,9 @@ import gradio as gr
 
 from playground import plots
 
-from .common import View, friendly, need
+from playground.handlers import friendly
+from playground.view import View
+from .common import need
 
 
 def step_view(result, index: int):

@@ -12,7 +12,9 @@ from playground.maps import axis_tokens
 from playground.pieces import KIND_NAMES, listed
 from transformer.model import KINDS
 
-from .common import EXPLAIN, View, explained, friendly
+from playground.handlers import friendly
+from playground.view import View
+from playground.words import EXPLAIN, explained
 
 
 def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | None = None) -> str:

@@ -15,8 +15,9 @@ from transformer.interpret.attribution import IG_STEPS
 from transformer.training.timeline import lens_over_epochs, snapshots
 from transformer.interpret import analyses
 
-from .common import (PartlyDrawn, View, copied, friendly, log, need, restore_hint,
-                     serialized)
+from playground.handlers import copied, friendly, log, serialized
+from playground.view import PartlyDrawn, View, restore_hint
+from .common import need
 
 
 def output_choices(result) -> list[tuple[str, int]]:
@@ -129,10 +130,10 @@ class UsedView(View):
         is None without snapshots, or when a snapshot cannot be read: then `problem` says why in a sentence (never
         cached: the next request tries again), and the rest of the view works."""
         translator = self.ctx.translator(result.pair)
-        lens = self.ctx.drawn_views.get(("used lens", result.key),
+        lens = self.ctx.caches.analyses.get(("used lens", result.key),
                                         lambda: analyses.lens(translator, result.text, result.translation))
         try:
-            training = self.ctx.drawn_views.get(("used lens over training", result.key),
+            training = self.ctx.caches.analyses.get(("used lens over training", result.key),
                                                 lambda: lens_over_training(translator, result))
         except Exception as e:
             log.exception("the lens over training failed")
@@ -157,7 +158,7 @@ class UsedView(View):
                 self.shares: source_share_figure(expl),
                 self.download: gr.update(value=str(path), visible=True)})
 
-        return copied(self.ctx.drawn_views.get(("used token", result.key, step, alternative, ig_steps), make))
+        return copied(self.ctx.caches.views.get(("used token", result.key, step, alternative, ig_steps), make))
 
     def fill(self, result, values: dict) -> dict:
         translator = self.ctx.translator(result.pair)

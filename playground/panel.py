@@ -13,7 +13,9 @@ from transformer.decoding import MAX_BEAM, DecodeOptions
 from playground import checks
 from playground.results import MAX_SENTENCES
 
-from .common import ROOT, Context, cards, friendly
+from playground.context import ROOT, Context
+from playground.handlers import friendly
+from playground.views.common import cards
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
 PICK = "Pick an example sentence"  # the menu's first line: choosing a sentence translates it at once

@@ -1,0 +1,58 @@
+"""The server's state that every user shares: the loaded checkpoints, where downloads go, and the caches."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from transformer import Translator
+from transformer.errors import InputError
+
+from .cache import SharedCache
+
+ROOT = Path(__file__).resolve().parents[1]
+PAIR_NAMES = {"en-de": "English → German", "en-fr": "English → French"}
+
+
+@dataclass
+class Caches:
+    """Everything the page keeps for later, in one place: each cache shared by every user, bounded, keeping
+    successes only (playground.cache.SharedCache), and named for what it holds."""
+
+    translations: SharedCache  # results.Result (a translation and its hooked passes), by pair, text and settings
+    views: SharedCache  # each view's drawn updates (figures serialized once) and the Lesson's steps
+    analyses: SharedCache  # what a view computes before drawing (a lens, a comparison, an explanation)
+    models: SharedCache  # models made from a loaded one (its int8 copy), by pair
+
+    @classmethod
+    def sized(cls, translations: int) -> "Caches":
+        """Caches for `translations` translations at once: the views and analyses drawn from them, kept 30 minutes."""
+        return cls(SharedCache(translations), SharedCache(8 * translations, ttl_s=1800),
+                   SharedCache(5 * translations, ttl_s=1800), SharedCache(4))
+
+
+@dataclass
+class Context:
+    """The server's state shared by every user: every checkpoint, loaded once, where downloads go, and the page's
+    caches."""
+
+    translators: dict[str, Translator]
+    downloads: Path  # every download of the page (playground.downloads: one writer, pruned hourly)
+    bertviz_scripts: str | list[str] = "inline"  # bertviz_document's scripts: "inline", "cdn" or their URLs
+    caches: Caches = field(default_factory=lambda: Caches.sized(32))
+
+    @property
+    def pairs(self) -> list[str]:
+        known = [p for p in PAIR_NAMES if p in self.translators]
+        return known + [p for p in self.translators if p not in PAIR_NAMES]
+
+    def label(self, pair: str) -> str:
+        """What the page calls a loaded checkpoint: "English → German", or "English → German (OPUS-MT)" for a model
+        imported into the folder en-de-opus-mt (any other folder name is shown as it is)."""
+        imported = self.translators[pair].metrics.imported is not None
+        name = pair.removesuffix("-opus-mt") if imported else pair
+        return PAIR_NAMES.get(name, name) + (" (OPUS-MT)" if imported else "")
+
+    def translator(self, pair: str) -> Translator:
+        if pair not in self.translators:
+            raise InputError(f"unknown language pair {pair!r}; available: {', '.join(self.pairs) or 'none'}")
+        return self.translators[pair]

@@ -1,0 +1,119 @@
+"""The View base class: what every view of the page shares (its tab, words, notice and per-user state)."""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import gradio as gr
+
+from transformer import Translator
+from transformer.errors import InputError
+
+from .context import ROOT, Context
+from .handlers import log, serialized
+from .words import EXPLAIN, explained
+
+
+def restore_hint(path: Path | None) -> str:
+    """How to get a checkpoint's files back, in a sentence (empty for a model that was not loaded from files)."""
+    if path is None:
+        return ""
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    return (f"Restore it with `git checkout -- {shown}` or retrain it with `python -m transformer train "
+            f"--data-dir ../shared/data/multi30k --pair {path.name} --out {shown}`.")
+
+
+class PartlyDrawn(Exception):
+    """Raised by a view drawn but for one part: its updates, and a sentence on the part that failed. The page shows
+    both and keeps neither in its cache, so the next request tries that part again."""
+
+    def __init__(self, updates: dict, message: str):
+        super().__init__(message)
+        self.updates, self.message = updates, message
+
+
+class View:
+    """One view of the page, declared in playground.registry. The base class builds what every view shares, once:
+    its tab (or, for a view drawn inside another's tab, a heading), its plain words with "How it works" folded below,
+    and its notice; then the view's own `build()` lays out the rest. The hooks are no-ops until a view overrides them:
+
+    - `on_pair(translator, pair, values)`: the updates for a newly chosen checkpoint (reads `pair_inputs`, sets
+      `pair_outputs`);
+    - `fill(result, values)`: the updates that show a translation (reads `controls`, sets `outputs`);
+    - `focus(result, values, where)`: a part asked for by a click elsewhere (sets `focus_outputs` too);
+    - `wire(result)`: the view's own events.
+
+    The page calls on_pair and fill when the view's tab is seen, once per pair and per translation, through
+    `guarded`: a view that fails says so in its own notice and the rest of the page goes on working. `shown` is the
+    view's per-user state, {"pair": ..., "fill": result key}: what it shows now. Handlers return dicts of updates,
+    never positional tuples, and can be called directly in tests."""
+
+    explained_below = False  # the glance: its picture first, its words under it
+
+    def __init__(self, entry, ctx: Context, panel):
+        self.name, self.label, self.ctx, self.panel = entry.key, entry.label, ctx, panel
+        self.controls, self.outputs, self.pair_inputs, self.pair_outputs, self.focus_outputs = [], [], [], [], []
+        if entry.inside is None:
+            self.tab = gr.Tab(entry.label, id=entry.key, elem_id=f"{entry.key}-tab")
+        with self.tab if entry.inside is None else contextlib.nullcontext():
+            heading = f"### {entry.label}\n" if entry.inside else ""
+            words = self.introduction()
+            if words is not None and not self.explained_below:
+                self.about = gr.Markdown(heading + words, elem_classes="plain")
+            self.problem = gr.Markdown(visible=False, elem_classes="problem")  # hidden until something fails
+            self.shown = gr.State(None)
+            self.build()
+            if words is not None and self.explained_below:
+                self.about = gr.Markdown(words, elem_classes="plain")
+
+    def introduction(self) -> str | None:
+        """What the view says first: its plain words, then the rest folded. "" for a view whose words carry the
+        checkpoint's numbers (it sets `self.about` per pair); None for a view with no words of its own."""
+        entry = EXPLAIN.get(self.name)
+        return explained(entry) if entry else None
+
+    def build(self) -> None:
+        """The view's own components, inside its tab, under its words and notice."""
+
+    def on_pair(self, translator: Translator, pair: str, values: dict) -> dict:
+        return {}
+
+    def fill(self, result, values: dict) -> dict:
+        return {}
+
+    def focus(self, result, values: dict, where: dict[str, str]) -> dict:
+        """The part a click elsewhere asked for (the glance's boxes: `where` holds "kind", "layer", "step"), drawn
+        for this translation; a view without parts draws nothing more."""
+        return {}
+
+    def wire(self, result: gr.State) -> None:
+        """The view's own events (its menus, sliders and buttons)."""
+
+    @property
+    def reads(self) -> list:
+        """Every component its fill and on_pair read, its own state included."""
+        return self.controls + self.pair_inputs + [self.shown]
+
+    @property
+    def draws(self) -> list:
+        """Every component its fill and on_pair may set, its notice and its state included."""
+        return self.outputs + self.pair_outputs + self.focus_outputs + [self.problem, self.shown]
+
+    def guarded(self, make, translator: Translator | None = None) -> tuple[dict, str]:
+        """(make()'s updates, "") or, if it fails, ({}, a sentence saying what went wrong): the caller shows it in
+        the view's notice, and nothing that failed is kept as drawn."""
+        unavailable = "**This view is unavailable:** "
+        try:
+            return make(), ""
+        except PartlyDrawn as e:
+            return serialized(e.updates), e.message
+        except InputError as e:
+            return {}, unavailable + str(e)
+        except Exception as e:  # a broken file or a bug: the log has the traceback, the page one sentence
+            log.exception("%s failed", type(self).__name__)
+            hint = restore_hint(getattr(translator, "path", None))
+            return {}, unavailable + f"this view could not be drawn ({type(e).__name__}: {str(e)[:300]}). {hint}"
+
+    def notice_update(self, problems: list[str]) -> dict:
+        """The notice showing every part's failure (both of on_pair and fill), or hidden when none failed."""
+        return {self.problem: gr.update(value=" ".join(problems), visible=bool(problems))}
