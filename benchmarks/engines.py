@@ -9,7 +9,7 @@
 - CTranslate2 running our exported weights (when ctranslate2 is installed): each engine and thread setting in its
   own process, taking turns, because torch's and CTranslate2's OpenMP pools slow each other down when they share one.
 
-Needs requirements-dev.txt (transformers; ctranslate2 optional). The library's own figures: python -m transformer bench.
+Needs requirements-dev.txt (transformers; ctranslate2 optional). The library's own figures: python -m benchmarks.decoding.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from transformer import Transformer, Translator, decoding  # noqa: E402
 from transformer.batching import pad_batch  # noqa: E402
-from transformer.bench import (clock, decoding_latency, latency, step_limit, throughput,  # noqa: E402
+from benchmarks.decoding import (clock, decoding_latency, latency, step_limit, throughput,  # noqa: E402
                                train_speed, training_batches, workload)
 from transformer.interop.marian import marian_copy  # noqa: E402
 

@@ -9,7 +9,7 @@ import torch
 
 from benchmarks.engines import TorchTransformer, hf_latency, hf_throughput, run_job
 from transformer import Transformer, Translator
-from transformer.bench import batch1_cases, throughput
+from benchmarks.decoding import batch1_cases, throughput
 
 from conftest import random_tokens, synthetic_pairs, tiny_config
 

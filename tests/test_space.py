@@ -6,9 +6,10 @@ import sys
 
 import yaml
 
-from playground import space
-
 from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import space  # noqa: E402
 
 
 def test_front_matter_is_valid_yaml_naming_the_pinned_gradio_and_the_app():
@@ -23,7 +24,7 @@ def test_front_matter_is_valid_yaml_naming_the_pinned_gradio_and_the_app():
 
 
 def test_dry_run_lists_the_app_and_checkpoints_with_sizes_and_leaves_out_tests_ci_and_ignored_files():
-    out = subprocess.run([sys.executable, "-m", "playground.space", "--repo", "someone/playground", "--dry-run"],
+    out = subprocess.run([sys.executable, "tools/space.py", "--repo", "someone/playground", "--dry-run"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=True).stdout.splitlines()
     listed = dict((line.split()[1], int(line.split()[0].replace(",", ""))) for line in out[:-1])
     assert {"app.py", "requirements.txt", "README.md", "assets/bertviz/shim.js"} <= set(listed)

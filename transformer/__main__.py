@@ -112,13 +112,6 @@ def evaluate_class_sets(args) -> int:
     return 0
 
 
-def bench(args) -> int:
-    from .bench import main as run
-
-    run(args.checkpoint, args.data_dir, args.quick, args.threads)
-    return 0
-
-
 def export(args) -> int:
     from .interop.export import export as write
 
@@ -188,13 +181,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--record", metavar="NAME", nargs="?", const="class_sets",
                    help="store the scores in the checkpoint's metrics.json under test.NAME (class_sets with --class-sets)")
     p.set_defaults(func=evaluate)
-
-    p = sub.add_parser("bench", help="our decoders' and trainer's speed (cached vs uncached, beam, int8, training)")
-    p.add_argument("--checkpoint", default="checkpoints/en-de")
-    p.add_argument("--data-dir", default="../shared/data/multi30k")
-    p.add_argument("--quick", action="store_true", help="fewer sentences and batches (under 10 minutes)")
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
-    p.set_defaults(func=bench)
 
     p = sub.add_parser("export", help="write a checkpoint in another engine's format (CTranslate2)")
     p.add_argument("--checkpoint", required=True)

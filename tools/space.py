@@ -1,4 +1,4 @@
-"""Put the app on a Hugging Face Space: python -m playground.space --repo USER/NAME [--dry-run]
+"""Put the app on a Hugging Face Space: python tools/space.py --repo USER/NAME [--dry-run]
 
 The Hub refuses a `git push` of binary files that are not stored through Xet/LFS (the checkpoints, the
 screenshots), so the repository is sent through `huggingface_hub`'s upload, which stores them as the Hub wants.
@@ -65,7 +65,7 @@ def upload(repo: str, private: bool = False, token: str | None = None) -> str:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m playground.space",
+    parser = argparse.ArgumentParser(prog="python tools/space.py",
                                      description="create a Hugging Face Space (Gradio SDK) and upload the app to it")
     parser.add_argument("--repo", required=True, help="USER/NAME of the Space")
     parser.add_argument("--dry-run", action="store_true", help="list every file it would send, with its size")

@@ -1,4 +1,4 @@
-"""python -m transformer bench: our decoders' and trainer's speed, every ratio measured side by side in one run.
+"""python -m benchmarks.decoding: our decoders' and trainer's speed, every ratio measured side by side in one run.
 
 Batch-1 greedy with the KV cache against the same decoder re-run on the whole prefix (uncached), batch-1 beam 4,
 batched beam-4 throughput, dynamic int8 (speed on both runs, and its val BLEU), and the trainer's step on bucketed
@@ -9,6 +9,7 @@ benchmarks/engines.py, which reuses these measurements.
 """
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 import math
@@ -18,14 +19,14 @@ import time
 import torch
 from torch import Tensor
 
-from . import decoding
-from .decoding import KVCache
-from .model import Transformer
-from .training.data import batch_tensors, bucket_batches, make_example, read_pair
-from .training.evaluate import score_translations
-from .training.schedule import noam_lr
-from .training.train import make_optimizer, train_step
-from .translator import Translator, quantize_int8
+from transformer import decoding
+from transformer.decoding import KVCache
+from transformer.model import Transformer
+from transformer.training.data import batch_tensors, bucket_batches, make_example, read_pair
+from transformer.training.evaluate import score_translations
+from transformer.training.schedule import noam_lr
+from transformer.training.train import make_optimizer, train_step
+from transformer.translator import Translator, quantize_int8
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -241,7 +242,17 @@ def table(r: dict) -> str:
     return "\n".join(lines)
 
 
-def main(checkpoint: str, data_dir: str, quick: bool, threads: int) -> None:
-    r = run(checkpoint, data_dir, quick, threads)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.decoding", description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", default="checkpoints/en-de")
+    parser.add_argument("--data-dir", default="../shared/data/multi30k")
+    parser.add_argument("--quick", action="store_true", help="fewer sentences and batches (under 10 minutes)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
+    args = parser.parse_args(argv)
+    r = run(args.checkpoint, args.data_dir, args.quick, args.threads)
     print(table(r))
     print(json.dumps(r))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,4 +1,4 @@
-"""`python -m transformer bench`: its uncached baseline computes what ours computes, and each measurement runs once
+"""`python -m benchmarks.decoding`: its uncached baseline computes what ours computes, and each measurement runs once
 on a tiny model with every figure it reports there and positive, so a refactor that breaks one (an undefined name,
 a changed signature) fails here, not after minutes."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from transformer import Translator, greedy
-from transformer.bench import (Uncached, batch1_cases, decoding_latency, int8_comparison, percentile, table,
+from benchmarks.decoding import (Uncached, batch1_cases, decoding_latency, int8_comparison, percentile, table,
                                throughput, training_batches, training_speed)
 
 from conftest import random_tokens, synthetic_pairs
