@@ -1,13 +1,15 @@
 """The model at a glance: Figure 1 of the paper, drawn for one translation as an SVG (no gradio, no plotly).
 
-The encoder reads the sentence along the top lane, the decoder writes along the bottom lane, and every box shows
-what the hooks saw there: the first layer's input, each layer's self-attention (and cross-attention) map averaged
-over heads, and the top 5 words at the chosen step. Every step is drawn once, hidden but the first; the page's
-script only shows another step (`data-at`) when its word is clicked, so choosing a word costs no request.
+Two halves. `glance_of(result)` is what the picture shows, as data (a `Glance`): the first layer's inputs, each
+layer's attention averaged over heads, and per step the shade of every source piece and the top five pieces. `figure`
+draws it: the encoder reads the sentence along the top lane, the decoder writes along the bottom lane, every box shows
+what the hooks saw there, and every step is drawn once, hidden but the first; the page's script only shows another
+step (`data-at`) when its piece is clicked, so choosing one costs no request. Every position comes from `Layout`.
 """
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -15,18 +17,43 @@ from torch import Tensor
 from .pieces import piece, starts_word
 from .results import Result
 
-__all__ = ["figure", "piece", "starts_word"]
+__all__ = ["Glance", "figure", "glance_of", "piece", "starts_word"]
 
 WIDTH, HEIGHT = 1200, 280
 SIDE = 946  # the "Next piece" panel is an SVG of its own from here on: a narrow screen shows it under the rest
 BLUES = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"]
 CHAR = 7.3  # the width of one character of the 12 px monospace the pieces are written in
 MAX_CELLS = 32  # a map with more rows or columns is averaged into this many bins a side (its file stays small)
-MAX_STEPS = 60  # words of the translation one can choose (the rest of a very long one shows none)
+MAX_STEPS = 60  # pieces of the translation one can choose (the rest of a very long one shows none)
+INPUT_DIMS = 32  # the first numbers of each input vector the embedding boxes show
 
 # the view each box opens, by its key (playground.registry)
 OPENS = {"sentence": "used", "embedding": "positional", "encoder": "attention", "memory": "rollout",
          "decoder": "families", "cross": "attention", "output": "steps"}
+
+
+# -----------------------------------------------------------------------------
+# What the picture shows
+
+
+@dataclass
+class GlanceStep:
+    token: str  # the piece written at this step (a sentencepiece piece)
+    prob: float  # its probability
+    shades: list[int]  # per source piece: 0 (white) .. len(BLUES) - 1, how much the last layer's cross-attention
+    # looked at it when writing this piece, relative to the piece it looked at most
+    top: list[tuple[str, float]]  # the five most probable pieces at this step, best first
+
+
+@dataclass
+class Glance:
+    source: list[str]  # the encoder's input pieces
+    written: list[str]  # the decoder's inputs: <s> then the translation
+    d_model: int
+    inputs: dict[str, Tensor]  # "source" (S, INPUT_DIMS) and "target" (T, ...): |embedding + position|, first numbers
+    maps: dict[str, list[Tensor]]  # per kind, per layer: attention (q, k) averaged over heads, pooled to MAX_CELLS
+    steps: list[GlanceStep]  # the first MAX_STEPS steps
+    n_steps: int  # every step of the translation, </s> included
 
 
 def pooled(m: Tensor) -> Tensor:
@@ -38,13 +65,71 @@ def pooled(m: Tensor) -> Tensor:
     return out[0, 0]  # (1, 1, q', k') -> (q', k')
 
 
+def shades(weights: Tensor) -> list[int]:
+    """weights (N,) as shades 0 .. len(BLUES) - 1 relative to the largest: the largest is the darkest."""
+    return (weights / weights.max() * (len(BLUES) - 0.001)).long().clamp(0, len(BLUES) - 1).tolist()
+
+
+def glance_of(result: Result) -> Glance:
+    """What the picture of `result` shows, read from its hooked pass."""
+    maps, ins = result.maps, result.inspection
+    averaged = {kind: getattr(maps, kind).mean(1) for kind in ("encoder", "decoder", "cross")}  # (L, q, k) each
+    steps = [GlanceStep(s.token, s.prob, shades(averaged["cross"][-1, t]), list(s.alternatives[:5]))
+             for t, s in enumerate(result.translation.steps[:MAX_STEPS])]  # the last layer's row t: (S,)
+    return Glance(maps.source_tokens, maps.target_tokens, ins.source_input.size(-1),
+                  {"source": ins.source_input[:, :INPUT_DIMS].abs(), "target": ins.target_input[:, :INPUT_DIMS].abs()},
+                  {kind: [pooled(m.float()) for m in layers] for kind, layers in averaged.items()},
+                  steps, len(result.translation.steps))
+
+
+# -----------------------------------------------------------------------------
+# Where everything goes
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Every position of the picture, in SVG units: two lanes (encoder on top, decoder below), the boxes left to
+    right, the layers sharing the space between `left` and `right`."""
+
+    n_layers: int  # the deeper stack's layers
+    enc_y: float = 4  # the encoder's lane
+    dec_y: float = 154  # the decoder's lane
+    lane: float = 122  # a lane's height
+    bus: float = 140  # the memory's way to every decoder layer
+    left: float = 312  # the first layer's box
+    right: float = 832  # the last layer's box ends here
+    gap: float = 8
+    memory_x: float = 842  # the memory and the output projection
+    side_x: float = 958  # the "Next piece" panel's text
+
+    @property
+    def layer_w(self) -> float:
+        return (self.right - self.left - self.gap * (self.n_layers - 1)) / self.n_layers
+
+    def layer_x(self, i: int) -> float:
+        return self.left + i * (self.layer_w + self.gap)
+
+    @property
+    def enc_map(self) -> float:  # an encoder layer's map, a side
+        return min(70, self.layer_w - 16)
+
+    @property
+    def dec_map(self) -> float:  # each of a decoder layer's two maps, a side
+        return min(56, (self.layer_w - 18) / 2)
+
+    def cross_x(self, i: int) -> float:  # decoder layer i's cross-attention map
+        return self.layer_x(i) + self.layer_w - 6 - self.dec_map
+
+
+# -----------------------------------------------------------------------------
+# Drawing: small pieces, then the picture's named parts
+
+
 def thumbnail(m: Tensor, x: float, y: float, size: float, opens: str, label: str, focus: str = "") -> str:
     """A map (q, k) as size x size px of cells in nine shades of blue, one path per shade: its file stays small.
     focus: the part of the view it opens ("view=attention&kind=cross&layer=0")."""
-    m = pooled(m.float())
     q, k = m.shape
-    top = float(m.max()) or 1.0
-    shade = (m / top * (len(BLUES) - 0.001)).long().clamp(0, len(BLUES) - 1)
+    shade = torch.tensor(shades(m.flatten())).view(q, k) if float(m.max()) > 0 else torch.zeros(q, k, dtype=torch.long)
     paths = []
     for level in range(1, len(BLUES)):
         cells = (shade == level).nonzero().tolist()
@@ -101,129 +186,133 @@ def arrow(x1: float, y1: float, x2: float, y2: float) -> str:
     return f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" class="flow" marker-end="url(#head)"/>'
 
 
-def figure(result: Result, printed: bool = False) -> str:
-    """The whole picture for one translation, as HTML: the SVG and the translation's pieces to click (each shows its
-    step); `printed`: for paper, the first step and no word about clicking."""
-    maps, translation = result.maps, result.translation
-    src, tgt = maps.source_tokens, maps.target_tokens  # tgt: <s> then the translation, the decoder's inputs
-    steps = translation.steps[:MAX_STEPS]
-    n_enc, n_dec = maps.encoder.size(0), maps.decoder.size(0)
-    d_model = result.inspection.source_input.size(-1)
-    E_Y, D_Y, LANE = 4, 154, 122  # the encoder's lane, the decoder's lane, their height
-    BUS = 140  # the memory's way to every decoder layer
-    parts, side = [], []  # the model's boxes (left of SIDE), and the "Next piece" panel
+def lines(x: float, y: float, texts: list[str], css: str = "small", step: float = 16) -> str:
+    return "".join(f'<text x="{x}" y="{y + i * step}" class="{css}">{t}</text>' for i, t in enumerate(texts))
 
-    # inputs: the sentence's pieces, and their vectors (embedding x sqrt(d_model) + position) as the encoder gets them
-    parts.append(box(4, E_Y, 182, LANE, "Your sentence", "a word's pieces touch", "sentence"))
-    parts.append(box(4, D_Y, 182, LANE, "Written so far", "the decoder's input", "output"))
-    parts.append(box(196, E_Y, 104, LANE, "Embedding", "+ position", "embedding"))
-    parts.append(box(196, D_Y, 104, LANE, "Embedding", "+ position", "embedding"))
-    ins = result.inspection
-    for y, inputs, name in ((E_Y, ins.source_input, "source"), (D_Y, ins.target_input, "target")):
-        vectors = inputs[:, :32].abs()  # (pieces, first 32 of d_model numbers): how large each number is
-        parts.append(thumbnail(vectors, 214, y + 24, 70, "embedding", f"The first 32 of the {d_model} numbers of "
-                               f"each {name} piece (rows), after adding its position"))
 
-    # the layers: each encoder layer's self-attention; each decoder layer's masked self-attention and cross-attention
-    left, right, gap = 312, 832, 8
-    n = max(n_enc, n_dec)
-    w = (right - left - gap * (n - 1)) / n
-    enc_avg, dec_avg, cross_avg = maps.encoder.mean(1), maps.decoder.mean(1), maps.cross.mean(1)  # (L, q, k)
-    for i in range(n_enc):
-        x = left + i * (w + gap)
-        size = min(70, w - 16)
-        parts.append(box(x, E_Y, w, LANE, f"Encoder {i + 1}", "self-attention", "encoder"))
-        parts.append(thumbnail(enc_avg[i], x + (w - size) / 2, E_Y + 24, size, "encoder", f"Encoder layer {i + 1}: "
-                               "self-attention, mean of heads (row: a piece, column: what it looks at)",
-                               f"view=attention&kind=encoder&layer={i}"))
-    size = min(56, (w - 18) / 2)
-    for i in range(n_dec):
-        x = left + i * (w + gap)
-        parts.append(box(x, D_Y, w, LANE, f"Decoder {i + 1}", "pieces | sentence", "decoder"))
-        parts.append(thumbnail(dec_avg[i], x + 6, D_Y + 24, size, "encoder",  # opens Heatmaps, as the others
+def inputs_part(g: Glance, at: Layout) -> list[str]:
+    """The sentence's and the written pieces' boxes, and their vectors as the first layer gets them."""
+    parts = [box(4, at.enc_y, 182, at.lane, "Your sentence", "a word's pieces touch", "sentence"),
+             box(4, at.dec_y, 182, at.lane, "Written so far", "the decoder's input", "output"),
+             box(196, at.enc_y, 104, at.lane, "Embedding", "+ position", "embedding"),
+             box(196, at.dec_y, 104, at.lane, "Embedding", "+ position", "embedding")]
+    for y, side in ((at.enc_y, "source"), (at.dec_y, "target")):
+        parts.append(thumbnail(pooled(g.inputs[side]), 214, y + 24, 70, "embedding",
+                               f"The first {INPUT_DIMS} of the {g.d_model} numbers of each {side} piece (rows), "
+                               "after adding its position"))
+    return parts
+
+
+def layers_part(g: Glance, at: Layout) -> list[str]:
+    """Each encoder layer's self-attention; each decoder layer's masked self-attention and cross-attention."""
+    parts, w = [], at.layer_w
+    for i, m in enumerate(g.maps["encoder"]):
+        x = at.layer_x(i)
+        parts.append(box(x, at.enc_y, w, at.lane, f"Encoder {i + 1}", "self-attention", "encoder"))
+        parts.append(thumbnail(m, x + (w - at.enc_map) / 2, at.enc_y + 24, at.enc_map, "encoder",
+                               f"Encoder layer {i + 1}: self-attention, mean of heads (row: a piece, column: what it "
+                               "looks at)", f"view=attention&kind=encoder&layer={i}"))
+    for i, (own, cross) in enumerate(zip(g.maps["decoder"], g.maps["cross"])):
+        x = at.layer_x(i)
+        parts.append(box(x, at.dec_y, w, at.lane, f"Decoder {i + 1}", "pieces | sentence", "decoder"))
+        parts.append(thumbnail(own, x + 6, at.dec_y + 24, at.dec_map, "encoder",  # opens Heatmaps, as the others
                                f"Decoder layer {i + 1}: masked self-attention over the pieces written so far",
                                f"view=attention&kind=decoder&layer={i}"))
-        parts.append(thumbnail(cross_avg[i], x + w - 6 - size, D_Y + 24, size, "cross",
+        parts.append(thumbnail(cross, at.cross_x(i), at.dec_y + 24, at.dec_map, "cross",
                                f"Decoder layer {i + 1}: cross-attention to the sentence (row: a step)",
                                f"view=attention&kind=cross&layer={i}"))
-        into = x + w - 6 - size / 2  # the memory, into this layer's cross-attention
-        parts.append(arrow(into, BUS, into, D_Y + 2))
-    parts.append(box(842, E_Y, 96, LANE, "Memory", f"{len(src)} vectors", "memory"))
-    parts.append(f'<text x="848" y="{E_Y + 50}" class="small">the encoder\'s</text>'
-                 f'<text x="848" y="{E_Y + 66}" class="small">output, one</text>'
-                 f'<text x="848" y="{E_Y + 82}" class="small">vector a piece</text>')
-    parts.append(box(842, D_Y, 96, LANE, "Linear +", "probabilities", "output"))
-    parts.append(f'<text x="848" y="{D_Y + 31}" class="title">softmax</text>'
-                 f'<text x="848" y="{D_Y + 60}" class="small">scores every</text>'
-                 f'<text x="848" y="{D_Y + 76}" class="small">piece it knows</text>')
-    side.append(box(948, E_Y, 248, D_Y + LANE - E_Y, "Next piece",
-                     "at the first step" if printed else "click a piece of the translation", "output"))
+        into = at.cross_x(i) + at.dec_map / 2  # the memory, into this layer's cross-attention
+        parts.append(arrow(into, at.bus, into, at.dec_y + 2))
+    return parts
 
-    # the flow: left to right in each lane, the memory down to every decoder layer
-    for y in (E_Y, D_Y):
-        mid = y + LANE / 2
-        parts += [arrow(186, mid, 195, mid), arrow(300, mid, 311, mid), arrow(right, mid, 841, mid)]
-    parts.append(arrow(938, D_Y + LANE / 2, 947, D_Y + LANE / 2))
-    parts.append(f'<polyline points="890,{E_Y + LANE} 890,{BUS} {left + w - 6 - size / 2},{BUS}" class="flow"/>')
 
-    # what changes with the step: the pieces it looks at, the words written so far, the rows shown, the top 5.
-    # Every step's part is small: the sentence's boxes are drawn once and a step only colours them (<use>).
-    src_places = layout(src, 10, E_Y + 24, 170, 6)
-    tgt_places = layout(tgt, 10, D_Y + 24, 170, 6)
-    src_boxes, src_texts = chips(src, src_places, ids="c")
-    parts.append(src_boxes)
+def ends_part(g: Glance, at: Layout) -> list[str]:
+    """The memory, the output projection, and the arrows of the flow."""
+    x = at.memory_x
+    parts = [box(x, at.enc_y, 96, at.lane, "Memory", f"{len(g.source)} vectors", "memory"),
+             lines(x + 6, at.enc_y + 50, ["the encoder's", "output, one", "vector a piece"]),
+             box(x, at.dec_y, 96, at.lane, "Linear +", "probabilities", "output"),
+             lines(x + 6, at.dec_y + 31, ["softmax"], "title"),
+             lines(x + 6, at.dec_y + 60, ["scores every", "piece it knows"])]
+    for y in (at.enc_y, at.dec_y):  # left to right in each lane, the memory down to every decoder layer
+        mid = y + at.lane / 2
+        parts += [arrow(186, mid, 195, mid), arrow(300, mid, 311, mid), arrow(at.right, mid, x - 1, mid)]
+    parts.append(arrow(x + 96, at.dec_y + at.lane / 2, x + 105, at.dec_y + at.lane / 2))
+    parts.append(f'<polyline points="{x + 48},{at.enc_y + at.lane} {x + 48},{at.bus} '
+                 f'{at.cross_x(0) + at.dec_map / 2},{at.bus}" class="flow"/>')
+    return parts
+
+
+def steps_part(g: Glance, at: Layout) -> list[str]:
+    """What changes with the step: the pieces it looks at, the pieces written so far, the map rows it is at. The
+    sentence's boxes are drawn once and a step only colours them (<use>), so every step's part is small."""
+    src_places = layout(g.source, 10, at.enc_y + 24, 170, 6)
+    tgt_places = layout(g.written, 10, at.dec_y + 24, 170, 6)
+    src_boxes, src_texts = chips(g.source, src_places, ids="c")
     # each written piece once; a step shows the first t + 1 (<use> copies take no page style: the looks go inline)
     written = "".join(f'<g id="w{i}" fill="#222" font-size="12" font-family="ui-monospace, monospace">'
                       + "".join(chips([tok], [place], looks='fill="#fff" stroke="#ccc"')) + "</g>"
-                      for i, (tok, place) in enumerate(zip(tgt, tgt_places)))
-    parts.append(f"<defs>{written}</defs>")
-    steps_drawn, sides_drawn = [], []
-    q = dec_avg.size(1)
-    for t, step in enumerate(steps):
-        row = cross_avg[-1, t]  # (S,): the last decoder layer's cross-attention when it wrote word t
-        shades = (row / row.max() * (len(BLUES) - 0.001)).long().tolist()[: len(src_places)]
-        at = [f'<g class="at{" on" if t == 0 else ""}" data-at="{t}">']
-        at += [f'<use href="#c{i}" class="s{level}"/>' for i, level in enumerate(shades) if level]
-        at += [f'<use href="#w{i}"/>' for i in range(min(t + 1, len(tgt_places)))]  # the words written so far
+                      for i, (tok, place) in enumerate(zip(g.written, tgt_places)))
+    parts = [src_boxes, f"<defs>{written}</defs>"]
+    q, size = g.maps["decoder"][-1].size(0), at.dec_map
+    for t, step in enumerate(g.steps):
+        part = [f'<g class="at{" on" if t == 0 else ""}" data-at="{t}">']
+        part += [f'<use href="#c{i}" class="s{level}"/>' for i, level in enumerate(step.shades[: len(src_places)])
+                 if level]
+        part += [f'<use href="#w{i}"/>' for i in range(min(t + 1, len(tgt_places)))]  # the pieces written so far
         if t < len(tgt_places):  # the newest input piece: the one this step starts from
-            x, y, w_ = tgt_places[t]
-            at.append(f'<rect x="{x:.1f}" y="{y}" width="{w_:.1f}" height="14" rx="2" class="newest"/>')
-        rows = "".join(f"M{x0 - 1:.1f} {D_Y + 23 + size * t / q:.1f}h{size + 2:.1f}v{size / q + 2:.1f}h{-size - 2:.1f}z"
-                       for i in range(n_dec) for x0 in (left + i * (w + gap) + 6, left + i * (w + gap) + w - 6 - size))
-        at.append(f'<path d="{rows}" class="row"/>')
-        steps_drawn.append("".join(at) + "</g>")
-        at = [f'<g class="at{" on" if t == 0 else ""}" data-at="{t}">',  # the same step, in the "Next piece" panel
-              f'<text x="958" y="{E_Y + 44}" class="word">{html.escape(piece(step.token))}</text>'
-              f'<text x="958" y="{E_Y + 64}" class="small">step {t + 1} of {len(translation.steps)}: '
-              f'chosen with p = {step.prob:.2f}</text>']
-        for r, (tok, p) in enumerate(step.alternatives[:5]):
-            y = E_Y + 84 + r * 24
-            mark = " chosen" if tok == step.token else ""
-            at.append(f'<rect x="1040" y="{y - 12}" width="{max(1.0, 146 * p):.1f}" height="16" class="bar"/>'
-                      f'<text x="958" y="{y}" class="piece{mark}">{html.escape(piece(tok)[:11])}</text>'
-                      f'<text x="1044" y="{y}" class="small">{p:.2f}</text>')
-        sides_drawn.append("".join(at) + "</g>")
-    parts += steps_drawn
-    parts.append(src_texts)
-    side += sides_drawn
-    side.append(f'<text x="958" y="{E_Y + 212}" class="small">the darker a piece of</text>'
-                f'<text x="958" y="{E_Y + 228}" class="small">"Your sentence", the more</text>'
-                f'<text x="958" y="{E_Y + 244}" class="small">the last layer looked at it</text>')
+            x, y, w = tgt_places[t]
+            part.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="14" rx="2" class="newest"/>')
+        rows = "".join(f"M{x0 - 1:.1f} {at.dec_y + 23 + size * t / q:.1f}h{size + 2:.1f}v{size / q + 2:.1f}"
+                       f"h{-size - 2:.1f}z" for i in range(len(g.maps["decoder"]))
+                       for x0 in (at.layer_x(i) + 6, at.cross_x(i)))
+        part.append(f'<path d="{rows}" class="row"/>')
+        parts.append("".join(part) + "</g>")
+    return parts + [src_texts]
 
-    # a piece that continues a word sits against the one before: the buttons read as the translation's words
-    words = "".join(f'<button data-step="{t}" class="{"on" if t == 0 else ""}'
-                    f'{" cont" if t and not s.token.startswith("▁") and piece(s.token).isalnum() else ""}">'
-                    f'{html.escape(piece(s.token))}</button>' for t, s in enumerate(steps))
+
+def side_part(g: Glance, at: Layout, printed: bool) -> list[str]:
+    """The "Next piece" panel: per step, the piece written, its probability and the top five."""
+    x = at.side_x
+    parts = [box(948, at.enc_y, 248, at.dec_y + at.lane - at.enc_y, "Next piece",
+                 "at the first step" if printed else "click a piece of the translation", "output")]
+    for t, step in enumerate(g.steps):
+        part = [f'<g class="at{" on" if t == 0 else ""}" data-at="{t}">',
+                f'<text x="{x}" y="{at.enc_y + 44}" class="word">{html.escape(piece(step.token))}</text>'
+                f'<text x="{x}" y="{at.enc_y + 64}" class="small">step {t + 1} of {g.n_steps}: '
+                f'chosen with p = {step.prob:.2f}</text>']
+        for r, (tok, p) in enumerate(step.top):
+            y = at.enc_y + 84 + r * 24
+            mark = " chosen" if tok == step.token else ""
+            part.append(f'<rect x="{x + 82}" y="{y - 12}" width="{max(1.0, 146 * p):.1f}" height="16" class="bar"/>'
+                        f'<text x="{x}" y="{y}" class="piece{mark}">{html.escape(piece(tok)[:11])}</text>'
+                        f'<text x="{x + 86}" y="{y}" class="small">{p:.2f}</text>')
+        parts.append("".join(part) + "</g>")
+    parts.append(lines(x, at.enc_y + 212, ["the darker a piece of", '"Your sentence", the more',
+                                           "the last layer looked at it"]))
+    return parts
+
+
+def figure(result: Result, printed: bool = False) -> str:
+    """The whole picture for one translation, as HTML: the SVG and the translation's pieces to click (each shows its
+    step); `printed`: for paper, the first step and no word about clicking."""
+    g = glance_of(result)
+    at = Layout(max(len(g.maps["encoder"]), len(g.maps["decoder"])))
+    parts = inputs_part(g, at) + layers_part(g, at) + ends_part(g, at) + steps_part(g, at)
     svg = (f'<svg viewBox="0 0 {SIDE} {HEIGHT}" role="img" aria-label="The model at a glance">'
            '<defs><marker id="head" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
            'orient="auto"><path d="M0 0L8 4L0 8z" fill="#888"/></marker></defs>'
            # the shades a step gives the sentence's pieces
            + "<style>" + "".join(f".glance .s{i}{{fill:{c}}}" for i, c in enumerate(BLUES)) + "</style>"
            + "".join(parts) + "</svg>")
-    next_word = (f'<svg viewBox="{SIDE} 0 {WIDTH - SIDE} {HEIGHT}" role="img" aria-label="The next word">'
-                 + "".join(side) + "</svg>")
+    next_piece = (f'<svg viewBox="{SIDE} 0 {WIDTH - SIDE} {HEIGHT}" role="img" aria-label="The next word">'
+                  + "".join(side_part(g, at, printed)) + "</svg>")
+    # a piece that continues a word sits against the one before: the buttons read as the translation's words
+    words = "".join(f'<button data-step="{t}" class="{"on" if t == 0 else ""}'
+                    f'{" cont" if t and not s.token.startswith("▁") and piece(s.token).isalnum() else ""}">'
+                    f'{html.escape(piece(s.token))}</button>' for t, s in enumerate(g.steps))
     how = "piece by piece" if printed else "piece by piece (click one; the pieces of one word touch)"
     return (f'<div class="glance"><div class="glance-row"><div class="glance-scroll">{svg}</div>'
-            f'<div class="glance-side">{next_word}</div></div>'
+            f'<div class="glance-side">{next_piece}</div></div>'
             '<div class="glance-hint">← The picture scrolls sideways: swipe it to see every layer →</div>'
             f'<div class="glance-words">The translation, {how}: {words}</div></div>')

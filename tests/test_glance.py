@@ -1,56 +1,55 @@
-"""The model at a glance: every step's picture says what the hooks saw, on a tiny model and on the shipped ones."""
+"""The model at a glance: what it shows is what the hooks saw (as data), and its picture draws every step and links
+every box, on a tiny model and on the shipped ones."""
 from __future__ import annotations
 
-import html
 import re
 
 import pytest
+import torch
 
 from playground import glance, results
 from transformer.decoding import DecodeOptions
 
 
-def step_group(svg: str, t: int) -> str:
-    """Step t's parts: in the model's boxes and in the "Next piece" panel."""
-    starts = [m.start() for m in re.finditer(f'data-at="{t}"', svg)]
-    assert len(starts) == 2
-    return "".join(svg[start: svg.index("</g>", start)] for start in starts)
-
-
-def source_shades(group: str, n: int) -> list[int]:
-    """The shade of blue (0: white, 8: the darkest) a step gives each of the sentence's n pieces."""
-    shades = [0] * n
-    for i, level in re.findall(r'<use href="#c(\d+)" class="s(\d)"/>', group):
-        shades[int(i)] = int(level)
-    return shades
-
-
-def check(result):
-    page = glance.figure(result)
+def check_data(result) -> glance.Glance:
+    g = glance.glance_of(result)
     maps, steps = result.maps, result.translation.steps
-    cross = maps.cross.mean(1)[-1]  # (T, S): the last decoder layer, heads averaged, as the picture reads it
-    assert page.count('class="at') == 2 * len(steps) and page.count('class="at on"') == 2  # step 1 shown first
-    for t, step in enumerate(steps):
-        group = step_group(page, t)
-        shades = source_shades(group, len(maps.source_tokens))
+    cross = maps.cross.mean(1)[-1]  # (T, S): the last decoder layer, heads averaged
+    darkest = len(glance.BLUES) - 1
+    assert g.n_steps == len(steps) and len(g.steps) == min(len(steps), glance.MAX_STEPS)
+    for t, (shown, step) in enumerate(zip(g.steps, steps)):
         row = cross[t] / cross[t].max()
-        darkest = len(glance.BLUES) - 1
-        assert shades[int(row.argmax())] == darkest  # the darkest piece: where it looked most
-        assert all(s != darkest for s, w in zip(shades, row.tolist()) if w < 0.85)  # and no weak one
-        assert all(s == 0 for s, w in zip(shades, row.tolist()) if w < 0.1)  # nearly nothing: white
-        assert f'class="word">{glance.piece(step.token)}<' in group
-        best = [html.escape(glance.piece(tok)[:11]) for tok, _ in step.alternatives[:5]]
-        assert re.findall(r'class="piece(?: chosen)?">([^<]*)<', group)[-len(best):] == best
-    assert len(re.findall(r'data-open="attention" data-focus="[^"]*"><title>Encoder layer', page)) == maps.encoder.size(0)
-    for kind, stack in (("encoder", maps.encoder), ("decoder", maps.decoder), ("cross", maps.cross)):  # each opens its own
+        assert len(shown.shades) == len(maps.source_tokens)
+        assert shown.shades[int(row.argmax())] == darkest  # the darkest piece: where it looked most
+        assert all(s != darkest for s, w in zip(shown.shades, row.tolist()) if w < 0.85)  # and no weak one
+        assert all(s == 0 for s, w in zip(shown.shades, row.tolist()) if w < 0.1)  # nearly nothing: white
+        assert (shown.token, shown.prob) == (step.token, step.prob) and shown.top == step.alternatives[:5]
+    for kind in ("encoder", "decoder", "cross"):
+        heads = getattr(maps, kind)  # (L, H, q, k)
+        assert len(g.maps[kind]) == heads.size(0)
+        for layer, m in enumerate(g.maps[kind]):
+            torch.testing.assert_close(m, glance.pooled(heads[layer].mean(0).float()))
+    assert g.inputs["source"].shape == (len(maps.source_tokens), min(glance.INPUT_DIMS, g.d_model))
+    assert bool((g.inputs["target"] >= 0).all()) and g.written == maps.target_tokens
+    return g
+
+
+def check_picture(result) -> str:
+    """One look at the SVG: a part per step in the model and in the panel, the first shown, every map a link to its
+    own layer, every step's piece and top five written."""
+    page, g = glance.figure(result), glance.glance_of(result)
+    assert page.count('class="at') == 2 * len(g.steps) and page.count('class="at on"') == 2
+    for kind, layers in g.maps.items():
         assert [int(n) for n in re.findall(f'data-focus="view=attention&amp;kind={kind}&amp;layer=(\\d+)"', page)] \
-            == list(range(stack.size(0)))
-    assert page.count("Decoder layer") == 2 * maps.decoder.size(0)  # masked self-attention and cross-attention
+            == list(range(len(layers)))
+    assert all(f'class="word">{glance.piece(s.token)}<' in page for s in g.steps)
     return page
 
 
-def test_every_step_shows_where_the_last_layer_looked_and_its_top_five_on_a_tiny_model(translator):
-    check(results.run(translator, "tiny", "a b c d e"))
+def test_the_glance_is_what_the_hooks_saw_and_its_picture_draws_every_step_on_a_tiny_model(translator):
+    result = results.run(translator, "tiny", "a b c d e")
+    check_data(result)
+    check_picture(result)
 
 
 def test_a_word_start_is_a_gap_and_hostile_pieces_are_text():
@@ -62,11 +61,19 @@ def test_a_word_start_is_a_gap_and_hostile_pieces_are_text():
 
 
 def test_a_long_map_is_pooled_so_the_page_stays_small():
-    import torch
-
     m = torch.rand(100, 80)
     assert glance.pooled(m).shape == (glance.MAX_CELLS, glance.MAX_CELLS)
     assert glance.pooled(m[:10, :7]).shape == (10, 7)
+    assert glance.shades(torch.tensor([0.0, 0.5, 1.0])) == [0, 4, len(glance.BLUES) - 1]
+
+
+def test_the_layers_share_the_lanes_width_and_never_overlap():
+    for n in (1, 4, 6, 12):
+        at = glance.Layout(n)
+        right_edges = [at.layer_x(i) + at.layer_w for i in range(n)]
+        assert right_edges[-1] == pytest.approx(at.right)
+        assert all(at.layer_x(i + 1) - right_edges[i] == pytest.approx(at.gap) for i in range(n - 1))
+        assert all(at.cross_x(i) >= at.layer_x(i) + 6 + at.dec_map for i in range(n))  # two maps side by side
 
 
 @pytest.mark.slow
@@ -75,5 +82,6 @@ def test_the_shipped_models_pictures_follow_their_hooks_and_stay_tens_of_kilobyt
     for pair, translator in translators.items():
         result = results.run(translator, pair, "A young man in a red jacket is riding his bicycle past an old church.",
                              options)
-        page = check(result)
+        check_data(result)
+        page = check_picture(result)
         assert 10_000 < len(page.encode()) < 80_000, pair  # tens of kB, however long the translation
