@@ -4,15 +4,15 @@
 //   tp.open    the key of the view whose tab is open (playground/registry.py names them)
 //   tp.inner   group key -> the view last open inside that group
 //   tp.drawn   the view a running translation draws
-//   tp.focus   a part of a view asked for by a click elsewhere (a glance box), sent with the next "show" event
 //
 // An event's js (playground/runtime.py) calls one of the functions below; each returns the event's inputs, with
 // what is open first.
 (() => {
   if (window.tp) return;
-  const FIRST = 'glance';
-  const tp = window.tp = {open: null, inner: {}, drawn: null, focus: null};
-  const opened = () => tp.open || FIRST;
+  const tp = window.tp = {open: null, inner: {}, drawn: null};
+  const masthead = () => document.getElementById('masthead')?.dataset || {};
+  const first = () => masthead().first;  // the view that opens first (playground/registry.py)
+  const opened = () => tp.open || first();
 
   // -- what each event sends first -----------------------------------------------------------------------------
 
@@ -22,9 +22,9 @@
   // drawn next, as a tab opened during a translation is (tp.translated)
   tp.loading = (args) => {
     const query = new URLSearchParams(location.search);
-    remember(query.has('lesson') ? 'lesson' : query.get('view') || FIRST);
-    tp.drawn = FIRST;
-    return [FIRST, ...args.slice(1)];
+    remember(query.has('lesson') ? 'lesson' : query.get('view') || first());
+    tp.drawn = first();
+    return [first(), ...args.slice(1)];
   };
 
   // a translation draws the tab open when it starts; its translation box is marked old until the new one lands
@@ -48,46 +48,34 @@
     return tp.asIs(args);
   };
 
-  // the "show" event: the open view, and after "?" the part asked for
-  tp.showing = (args) => {
-    const focus = tp.focus;
-    tp.focus = null;
-    return [opened() + (focus ? '?' + focus : ''), ...args.slice(1)];
-  };
-
   // the view's path, "group/key" or "key", as the page's masthead lists them (playground/registry.py)
   function remember(key) {
-    const paths = JSON.parse(document.getElementById('masthead')?.dataset.paths || '{}');
+    const paths = JSON.parse(masthead().paths || '{}');
     if (!(key in paths)) return;  // not a view of this page (a link's typo): nothing changes
     const [group, tab] = paths[key].includes('/') ? paths[key].split('/') : [null, paths[key]];
     tp.open = tab;
     if (group) tp.inner[group] = tab;
   }
 
-  // -- opening a view from a link ------------------------------------------------------------------------------
+  // -- links inside the page ---------------------------------------------------------------------------------
 
-  // key: a view's (registry.py); focus: a part of it ("view=attention&kind=cross&layer=1"). The
-  // server selects the tabs by their ids and draws the view (one event), on a phone's folded tab bar too.
-  tp.openView = (key, focus) => {
-    remember(key);
-    tp.focus = focus || null;
-    document.getElementById('show-part')?.click();
-  };
-
-  document.addEventListener('click', (event) => {
-    const glance = event.target.closest('#glance');
-    const word = glance && event.target.closest('[data-step]');
-    if (word) {  // a word of the translation shows its step (every step is in the picture already)
-      glance.querySelectorAll('.at, [data-step]').forEach(e => e.classList.remove('on'));
-      glance.querySelectorAll(`.at[data-at="${word.dataset.step}"]`).forEach(e => e.classList.add('on'));
+  // A picture's links (the glance's boxes, the Lesson's "go deeper"; gr.HTML's js_on_load calls this): a link
+  // fires the component's own "open" event with the view and the part it asks for, and the server selects the
+  // tabs and draws it. A piece of the glance's translation shows its step here, without a request.
+  tp.linked = (element, trigger) => element.addEventListener('click', (event) => {
+    const word = event.target.closest('[data-step]');
+    if (word) {
+      element.querySelectorAll('.at, [data-step]').forEach(e => e.classList.remove('on'));
+      element.querySelectorAll(`.at[data-at="${word.dataset.step}"]`).forEach(e => e.classList.add('on'));
       word.classList.add('on');
       return;
     }
-    const link = event.target.closest('#glance [data-open], #lesson-deeper [data-open]');
+    const link = event.target.closest('[data-open]');
     if (!link) return;
     event.preventDefault();
-    const step = glance?.querySelector('[data-step].on')?.dataset.step || 0;  // the step the glance shows
-    tp.openView(link.dataset.open, link.dataset.focus && `${link.dataset.focus}&step=${step}`);
+    const step = element.querySelector('[data-step].on')?.dataset.step || 0;  // the step the glance shows
+    remember(link.dataset.open);
+    trigger('open', {view: link.dataset.open, focus: link.dataset.focus ? `${link.dataset.focus}&step=${step}` : ''});
   });
 
   // -- the Lesson ----------------------------------------------------------------------------------------------
@@ -117,7 +105,7 @@
     if (present) url.searchParams.set('present', '1');
     const step = (document.querySelector('#lesson-where')?.textContent || '').match(/Step (\d+) of/);
     if (opened() === 'lesson' && step) url.searchParams.set('lesson', step[1]);  // the Lesson, at its step
-    else if (opened() !== FIRST) url.searchParams.set('view', opened());  // the view that is open
+    else if (opened() !== first()) url.searchParams.set('view', opened());  // the view that is open
     return url.toString();
   };
 

@@ -14,7 +14,7 @@ from playground import registry
 from playground.bertviz_view import script_files
 from transformer import Translator
 
-from .runtime import CHECK_JS, LOAD_JS, SHOW_JS, TRANSLATE_JS, Page, listen, selecting_js
+from .runtime import CHECK_JS, LOAD_JS, TRANSLATE_JS, Page, listen, selecting_js
 from .views.api import register as register_api
 from .context import ROOT, Caches, Context
 from .panel import TranslatePanel
@@ -44,14 +44,14 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
     paths = json.dumps({e.key: registry.path(e.key) for e in registry.VIEWS})  # for the page's script
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
         open_tab = gr.Textbox(registry.FIRST, visible=False, elem_id="open-tab")  # the first input of every event
-        gr.HTML(f"<div id=\"masthead\" data-paths='{paths}'><h1>Transformer Playground</h1><p>Type an English "
+        gr.HTML(f"<div id=\"masthead\" data-first=\"{registry.FIRST}\" data-paths='{paths}'>"
+                "<h1>Transformer Playground</h1><p>Type an English "
                 "sentence and watch a small Transformer translate it: where it looks, how sure it is, and how it "
                 "learned.</p></div>", apply_default_css=False)
         for problem in problems or []:
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
         result = gr.State(None)
         redraw = gr.Button("Redraw the open tab", visible="hidden", elem_id="redraw-open")  # clicked by tp.translated
-        part = gr.Button("Show a view asked for", visible="hidden", elem_id="show-part")  # by tp.openView
         panel = TranslatePanel(ctx)
         views, group_tabs, group_tab = {}, {}, {}
         with gr.Tabs() as top:
@@ -85,8 +85,9 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             translated.then(None, js=CHECK_JS)  # in the browser: no second event unless the open tab changed
         listen(redraw.click, page.redraw_open, inputs, drawn, show_progress="hidden",
                trigger_mode="always_last")  # a click while one is pending still runs, after it: the newest wins
-        listen(part.click, page.show_part, inputs, drawn | {top, *group_tabs.values()}, js=SHOW_JS,
-               show_progress="hidden", trigger_mode="always_last")
+        for link in (link for view in every for link in view.links):  # a glance box, the Lesson's "go deeper"
+            listen(link.open, page.show_part, inputs, drawn | {top, *group_tabs.values()}, show_progress="hidden",
+                   trigger_mode="always_last")
 
         def on_select(tab: gr.Tab, handler, keys: list[str], js: str) -> None:
             """tab's select event: it reads and sets what the views it may draw read and set."""

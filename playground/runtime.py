@@ -41,7 +41,6 @@ OPEN_JS = "(...args) => tp.asIs(args)"
 LOAD_JS = "(...args) => tp.loading(args)"  # a shared link may open the Lesson or a view
 TRANSLATE_JS = "(...args) => tp.translating(args)"  # marks the translation shown as old until the new one lands
 CHECK_JS = "() => tp.translated()"  # after a translation: the tab opened meanwhile, if any, asks to be drawn
-SHOW_JS = "(...args) => tp.showing(args)"  # the open view, then "?" and the part a link asked for
 
 
 def selecting_js(key: str | None, group: str | None = None) -> str:
@@ -105,8 +104,8 @@ class Page:
         return json.dumps([values.get(c) for c in controls], default=str)
 
     def visible(self, values: dict) -> str:
-        """The tab open in the browser as the event started (after "?": a part asked for)."""
-        key = (values.get(self.open_tab) or registry.FIRST).partition("?")[0]
+        """The tab open in the browser as the event started."""
+        key = values.get(self.open_tab) or registry.FIRST
         return registry.tab_of(key) if key in registry.BY_KEY else registry.FIRST
 
     def selected(self, key: str) -> dict:
@@ -188,12 +187,12 @@ class Page:
         return select
 
     @friendly
-    def show_part(self, values: dict, request: gr.Request | None = None) -> dict:
-        """A link's view (its key, then "?view=attention&kind=cross&layer=1&step=4": a part of a view): its tabs
-        selected, the view drawn, then the part (View.focus), when that view is in the tab."""
-        shown = self.visible(values)
+    def show_part(self, values: dict, request: gr.Request, link: gr.EventData) -> dict:
+        """A link's view (link.view, a key) and the part of it asked for (link.focus, "view=attention&kind=cross&
+        layer=1&step=4"): its tabs selected, the view drawn, then the part (View.focus), when that view is in the tab."""
+        shown = registry.tab_of(link.view) if link.view in registry.BY_KEY else registry.FIRST
         out = self.selected(shown) | self.redraw_open(values | {self.open_tab: shown}, request)
-        where = dict(parse_qsl((values.get(self.open_tab) or "").partition("?")[2]))
+        where = dict(parse_qsl(link.focus or ""))
         view, result = self.views.get(where.pop("view", "")), values.get(self.result)
         if view is not None and view.name in registry.tabs()[shown] and result is not None:
             out |= {c: beside(out.get(c), value) for c, value in view.focus(result, values, where).items()}
@@ -244,7 +243,7 @@ def listen(trigger, handler, inputs: set, outputs: set, js: str = OPEN_JS, **kwa
     first = min(inputs, key=lambda c: c._id)
     assert first.elem_id == "open-tab", "the open tab must be created before every other input"
 
-    @functools.wraps(handler)  # the handler's own signature, which gradio reads
-    def sent(values: dict, request: gr.Request):
-        return handler(values, request) or gr.skip()  # nothing to send: gradio still needs an update per output
+    @functools.wraps(handler)  # the handler's own signature, which gradio reads (the request, a link's event data)
+    def sent(*args):
+        return handler(*args) or gr.skip()  # nothing to send: gradio still needs an update per output
     return trigger(sent, inputs, outputs, js=js, api_visibility="private", **kwargs)

@@ -32,6 +32,9 @@ class PartlyDrawn(Exception):
         self.updates, self.message = updates, message
 
 
+LINKED = "tp.linked(element, trigger, 'open')"  # gr.HTML's js_on_load: its links fire its 'open' event (page.js)
+
+
 class View:
     """One view of the page, declared in playground.registry. The base class builds what every view shares, once:
     its tab (or, for a view drawn inside another's tab, a heading), its plain words with "How it works" folded below,
@@ -53,6 +56,7 @@ class View:
     def __init__(self, entry, ctx: Context, panel):
         self.name, self.label, self.ctx, self.panel = entry.key, entry.label, ctx, panel
         self.controls, self.outputs, self.pair_inputs, self.pair_outputs, self.focus_outputs = [], [], [], [], []
+        self.links: list[gr.HTML] = []  # its HTML whose links open other views (made with js_on_load=LINKED)
         if entry.inside is None:
             self.tab = gr.Tab(entry.label, id=entry.key, elem_id=f"{entry.key}-tab")
         with self.tab if entry.inside is None else contextlib.nullcontext():

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from playground import lesson, notes, registry
 
 from playground.handlers import friendly
-from playground.view import View
+from playground.view import LINKED, View
 from .common import need
 
 
@@ -33,7 +33,7 @@ class LessonView(View):
                 self.plot = gr.Plot(show_label=False, elem_id="lesson-plot")
         self.html = gr.HTML(elem_id="lesson-html")
         with gr.Row(equal_height=True):
-            self.deeper = gr.HTML(elem_id="lesson-deeper")
+            self.deeper = gr.HTML(elem_id="lesson-deeper", js_on_load=LINKED)
             self.notes = gr.Button("Teacher's notes: download the whole lesson (HTML, printable)", size="sm",
                                    scale=0, min_width=200, elem_id="lesson-notes")  # draws every step
             # hidden: the browser clicks it once the notes are written, so one click downloads them
@@ -42,6 +42,7 @@ class LessonView(View):
         self.controls = [self.number]
         self.outputs = [self.where, self.text, self.question, self.answer, self.plot, self.side, self.html,
                         self.deeper, self.reveal]
+        self.links = [self.deeper]
 
     @staticmethod
     def number_from(raw: str) -> tuple[int, str]:
