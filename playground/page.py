@@ -18,6 +18,7 @@ from .runtime import CHECK_JS, LOAD_JS, TRANSLATE_JS, Page, listen, selecting_js
 from .views.api import register as register_api
 from .context import ROOT, Caches, Context
 from .panel import TranslatePanel
+from .views import CLASSES
 
 SCRIPT = ROOT / "assets" / "page.js"
 STYLE = ROOT / "assets" / "style.css"
@@ -58,16 +59,16 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             for entry in registry.VIEWS:  # in the registry's order; a group's tab where its first view comes
                 if entry.group is None:
                     if entry.inside is None:
-                        views[entry.key] = entry.build()(entry, ctx, panel)
+                        views[entry.key] = CLASSES[entry.key](entry, ctx, panel)
                     else:
                         with views[entry.inside].tab:
-                            views[entry.key] = entry.build()(entry, ctx, panel)
+                            views[entry.key] = CLASSES[entry.key](entry, ctx, panel)
                 elif entry.group not in group_tabs:
                     group = entry.group
                     with gr.Tab(registry.GROUP_LABELS[group], id=group, elem_id=f"{group}-group") as tab, \
                             gr.Tabs() as inner:
                         for key in registry.members(group):
-                            views[key] = registry.entry(key).build()(registry.entry(key), ctx, panel)
+                            views[key] = CLASSES[key](registry.entry(key), ctx, panel)
                     group_tabs[group], group_tab[group] = inner, tab
         page = Page(demo, ctx, panel, result, open_tab, views, top, group_tabs)
 

@@ -1,4 +1,4 @@
-"""Every view of the page, declared once: its key, where its tab sits, its label and its builder.
+"""Every view of the page, declared once: its key, where its tab sits and its label (its class: playground.views).
 
 The tabs, the share links (?view=key), the Lesson's and the glance's "go deeper" links, the page's wiring and
 docs/views.md all read this table. A view's explanation is its key's entry in assets/explanations.json (when it has
@@ -8,7 +8,6 @@ No gradio here: the figures that write links import this module too.
 from __future__ import annotations
 
 import functools
-import importlib
 from dataclasses import dataclass
 
 
@@ -24,13 +23,8 @@ class Group:
 class Entry:
     key: str  # the view's name everywhere: tab id, link, share link, docs
     label: str  # its tab's label (or its heading, when it lives inside another view's tab)
-    builder: str  # "module:Class" under playground.views
     group: str | None = None  # the Group it sits in; None: a tab of the top level
     inside: str | None = None  # drawn inside another view's tab, under it (no tab of its own)
-
-    def build(self):
-        module, _, name = self.builder.partition(":")
-        return getattr(importlib.import_module(f"playground.views.{module}"), name)
 
 
 GROUPS = (
@@ -41,24 +35,24 @@ GROUPS = (
 )
 
 VIEWS = (
-    Entry("glance", "At a glance", "glance:GlanceView"),  # the tab that opens first
-    Entry("lesson", "Lesson", "lesson:LessonView"),
-    Entry("steps", "Step by step", "steps:StepsView"),
-    Entry("beam_tree", "Beam search as a tree", "beam_tree:BeamTreeView", inside="steps"),
-    Entry("attention", "Heatmaps", "attention:AttentionView", group="looks"),
-    Entry("inside", "One head", "inside:InsideHeadView", group="looks"),
-    Entry("families", "Three families", "families:FamiliesView", group="looks"),
-    Entry("rollout", "Rollout", "rollout:RolloutView", group="looks"),
-    Entry("bertviz", "bertviz", "bertviz:BertvizView", group="looks"),
-    Entry("used", "What the model used", "used:UsedView", group="beyond"),
-    Entry("ablation", "Head ablation", "ablation:AblationView", group="beyond"),
-    Entry("patching", "One word changed", "patching:PatchingView", group="beyond"),
-    Entry("schedule", "Learning rate", "schedule:ScheduleView", group="training"),
-    Entry("timeline", "How it learned", "timeline:TimelineView", group="training"),
-    Entry("live", "Train a tiny one", "live:LiveView", group="training"),
-    Entry("positional", "Positional encoding", "positional:PositionalView", group="model"),
-    Entry("compare", "Compare models", "compare:CompareView", group="model"),
-    Entry("card", "Model card", "card:CardView", group="model"),
+    Entry("glance", "At a glance"),  # the tab that opens first
+    Entry("lesson", "Lesson"),
+    Entry("steps", "Step by step"),
+    Entry("beam_tree", "Beam search as a tree", inside="steps"),
+    Entry("attention", "Heatmaps", group="looks"),
+    Entry("inside", "One head", group="looks"),
+    Entry("families", "Three families", group="looks"),
+    Entry("rollout", "Rollout", group="looks"),
+    Entry("bertviz", "bertviz", group="looks"),
+    Entry("used", "What the model used", group="beyond"),
+    Entry("ablation", "Head ablation", group="beyond"),
+    Entry("patching", "One word changed", group="beyond"),
+    Entry("schedule", "Learning rate", group="training"),
+    Entry("timeline", "How it learned", group="training"),
+    Entry("live", "Train a tiny one", group="training"),
+    Entry("positional", "Positional encoding", group="model"),
+    Entry("compare", "Compare models", group="model"),
+    Entry("card", "Model card", group="model"),
 )
 
 FIRST = VIEWS[0].key  # what the page shows under the panel when it opens

@@ -634,21 +634,22 @@ def test_the_page_warns_when_numbers_change_and_when_the_source_is_not_english(p
 
 
 def test_a_glance_box_opens_the_part_clicked(page):
-    """A glance box opens its view's tab, then asks for its part ("?view=...&kind=...&layer=...&step=..." after the
-    open tab's name, written by the browser): the view shows that kind of attention and layer, or that step."""
+    """A glance box fires its HTML's 'open' event with the view and the part it asks for ("view=...&kind=...&layer=...
+    &step=..."): the view's tab opens and shows that kind of attention and layer, or that step."""
+    link = lambda view, focus: gr.EventData(None, {"view": view, "focus": focus})  # noqa: E731  (what js sends)
     values = defaults(page) | {page.panel.text: "A girl in a red coat feeds a dog."}
     values = after(values, page.show_translation(values))
     result = values[page.result]
     attention, steps = page.views["attention"], page.views["steps"]
     value = lambda u: u["value"] if isinstance(u, dict) else u  # noqa: E731  (a menu's new choices come with it)
-    out = page.show_part(values | {page.open_tab: "attention?view=attention&kind=cross&layer=2&step=4"})
+    out = page.show_part(values, None, link("attention", "view=attention&kind=cross&layer=2&step=4"))
     assert [value(out[c]) for c in (attention.kind, attention.layer, attention.head)] == ["cross", 2, "average"]
     assert out[attention.layer]["choices"][2] == ("3", 2)  # drawn for the first time: the menu shows layers from 1
     assert html.unescape(figure(out[attention.plot]).layout.title.text).endswith("layer 3, mean of heads")
-    again = page.show_part(after(values, out) | {page.open_tab: "attention?view=attention&kind=encoder&layer=1"})
+    again = page.show_part(after(values, out), None, link("attention", "view=attention&kind=encoder&layer=1"))
     assert (again[attention.kind], again[attention.layer]) == ("encoder", 1)  # drawn before: only the part
-    out = page.show_part(values | {page.open_tab: "steps?view=steps&step=4"})
+    out = page.show_part(values, None, link("steps", "view=steps&step=4"))
     assert value(out[steps.index]) == 5 and figure(out[steps.detail]).layout.title.text.startswith("Step 5: chose")
-    elsewhere = page.show_part(values | {page.open_tab: "inside?view=attention&kind=cross&layer=0"})
+    elsewhere = page.show_part(values, None, link("inside", "view=attention&kind=cross&layer=0"))
     assert attention.kind not in elsewhere  # a part of a view that is not open is not drawn
     assert len(result.translation.steps) > 5

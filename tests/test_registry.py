@@ -9,12 +9,14 @@ import pytest
 from playground import glance, lesson, registry, results
 from playground.context import ROOT
 from playground.view import View
+from playground.views import CLASSES
 from playground.words import EXPLAIN
 
 
-def test_every_view_has_a_builder_a_place_and_its_words():
+def test_every_view_has_a_class_a_place_and_its_words():
+    assert list(CLASSES) == list(registry.BY_KEY)  # one class per view, in the registry's order
     for entry in registry.VIEWS:
-        assert issubclass(entry.build(), View), entry.key
+        assert issubclass(CLASSES[entry.key], View), entry.key
         assert entry.group is None or entry.group in registry.GROUP_LABELS, entry.key
         assert entry.inside is None or registry.entry(entry.inside).inside is None, entry.key
     assert len(registry.BY_KEY) == len(registry.VIEWS)  # keys are unique
