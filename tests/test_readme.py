@@ -33,3 +33,25 @@ def test_the_readme_results_are_the_shipped_checkpoints_scores():
 
 def test_the_readmes_test_command_is_what_ci_runs():
     assert "bash .ci/run" in README and "python -m pytest -q" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_every_file_and_folder_the_development_tree_names_exists():
+    """docs/development.md's layout: each name at its depth (two spaces a level) under the folder above it."""
+    doc = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    tree = doc.split("## Layout", 1)[1].split("```", 2)[1]
+    folders: list[str] = []
+    named = 0
+    for line in tree.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        if not line.strip() or indent >= 24:  # a blank line, or a description going on
+            continue
+        depth = indent // 2
+        folders = folders[:depth]
+        first = re.split(r" {2,}", line.strip())[0]
+        for name in first.replace("<pair>", "en-de").split(", "):
+            path = ROOT.joinpath(*folders, name)
+            assert path.exists(), f"docs/development.md names {path.relative_to(ROOT)}, which does not exist"
+            named += 1
+        if first.endswith("/"):
+            folders.append(first.replace("<pair>", "en-de"))
+    assert named > 60  # the whole tree was read, not a line of it
