@@ -28,7 +28,7 @@ HEIGHT = 430  # the most a step's figure takes, so that a whole step fits a 1280
 
 
 @dataclass
-class Step:
+class LessonStep:
     number: int  # 1 to STEPS
     title: str
     text: str  # two or three plain sentences (Markdown)
@@ -127,12 +127,12 @@ def clearest_step(result: Result) -> int | None:
 # The ten steps, in the order a teacher explains the paper
 
 
-def pieces(translator, result: Result) -> Step:
+def pieces(translator, result: Result) -> LessonStep:
     src = result.maps.source_tokens
     ids, _ = translator.source_ids(result.text)
     listed = " · ".join(f"{html.escape(shown_piece(t, first=n == 0))} ({i})" for n, (t, i) in enumerate(zip(src, ids)))
     picture = glance.figure(result)
-    return Step(
+    return LessonStep(
         1, "Pieces", "The model does not read letters or whole words: it cuts the sentence into **pieces** from a "
         f"list of {translator.cfg.vocab_size:,} it learned, and each piece becomes a number (its id). Frequent words "
         "stay whole; rare words are cut into several pieces.",
@@ -142,7 +142,7 @@ def pieces(translator, result: Result) -> Step:
         None, picture, "glance")  # the picture counts the pieces: it comes with the answer, not before
 
 
-def embeddings(translator, result: Result) -> Step:
+def embeddings(translator, result: Result) -> LessonStep:
     ins, src = result.inspection, result.maps.source_tokens
     scale = math.sqrt(translator.cfg.d_model)
     fig = plots.embedding_inputs(ins.source_embedded, ins.source_input, src,
@@ -155,7 +155,7 @@ def embeddings(translator, result: Result) -> Step:
               f"{position_size:.1f}: the **{bigger}** is bigger ({ratio:.1f}×). "
               "Both are added into one vector, so the layers above see the word and where it stands at once. "
               "The three panels share one colour scale, so the bigger one is also the more colourful.")
-    return Step(
+    return LessonStep(
         2, "Embeddings and positions", f"Each piece becomes a list of {translator.cfg.d_model} numbers (its "
         f"**embedding**), multiplied by √{translator.cfg.d_model} ≈ {scale:.1f}. Attention alone cannot tell word "
         "order, so a pattern of waves that says where the piece stands is added to it.",
@@ -165,12 +165,12 @@ def embeddings(translator, result: Result) -> Step:
         "positional")
 
 
-def one_head(translator, result: Result) -> Step:
+def one_head(translator, result: Result) -> LessonStep:
     src, q = result.maps.source_tokens, looked_at(result)
     row = result.maps.encoder[0, 0, q]  # (S,): layer 0, head 0, the query's weights over every piece
     k = int(row.argmax())
     fig = attention_figure(result, "encoder", 0, "0", "single")
-    return Step(
+    return LessonStep(
         3, "One head", "To update a piece, attention lets it ask a question (its **query**) of every piece, each "
         "of which shows a label (its **key**). The better a label fits the question, the bigger that piece's "
         "weight; the weights add up to 1 and decide how much of each piece's content (its **value**) is mixed in.",
@@ -179,7 +179,7 @@ def one_head(translator, result: Result) -> Step:
         fig, mark_cell(copy(fig), k, q), "inside")
 
 
-def many_heads(translator, result: Result) -> Step:
+def many_heads(translator, result: Result) -> LessonStep:
     src, q = result.maps.source_tokens, looked_at(result)
     rows = result.maps.encoder[0, :, q]  # (H, S): every head's weights for the query
     best = rows.argmax(-1).tolist()
@@ -194,25 +194,25 @@ def many_heads(translator, result: Result) -> Step:
         answer = (f"**No**: {len(distinct)} different pieces among {len(best)} heads: "
                   + "; ".join(f"head {h + 1} looks most at {quoted(src, k)}" for h, k in enumerate(best))
                   + ". Each head has its own query, key and value maps, so each can look for something else.")
-    return Step(
+    return LessonStep(
         4, "Many heads", f"A layer has {len(best)} heads that attend side by side, each with its own questions and "
         "labels. Their results are joined and mixed again, so one layer can follow several things at once.",
         f"In the encoder's first layer, do all {len(best)} heads look at the same piece for {quoted(src, q)}?",
         answer, fig, marked, "attention")
 
 
-def masks(translator, result: Result) -> Step:
+def masks(translator, result: Result) -> LessonStep:
     out = result.translation.target_tokens
     text = ("The encoder sees the whole sentence at once. The decoder writes one piece after another, so a piece may "
             "look only at the pieces already written: a **mask** hides the later ones.")
     if len(out) < 3:
-        return Step(5, "Masks", text + " This translation is too short to show it (it needs three pieces): try a "
+        return LessonStep(5, "Masks", text + " This translation is too short to show it (it needs three pieces): try a "
                     "longer sentence.", deeper="families")
     later = min(3, len(out) - 1)  # the decoder's inputs: <s>, then out[0], out[1], ...: out[j] sits at j + 1
     weight = float(result.maps.decoder[:, :, 1, later + 1].max())  # (L, H): every layer and head, out[0]'s row
     fig = families_figure(result)
     seen = "no: every head of every layer gives it weight 0" if weight == 0 else f"yes, weight {weight:.3f}"
-    return Step(
+    return LessonStep(
         5, "Masks", text, f"While it works on {quoted(out, 0)}, may the decoder look at {quoted(out, later)}, which "
         "it writes later?",
         f"**{seen.capitalize()}** (the orange square in the decoder's panel, row {quoted(out, 0)}, in its grey "
@@ -223,19 +223,19 @@ def masks(translator, result: Result) -> Step:
         "families")
 
 
-def cross(translator, result: Result) -> Step:
+def cross(translator, result: Result) -> LessonStep:
     out, src = result.translation.target_tokens, result.maps.source_tokens
     t = clearest_step(result)
     text = ("**Cross-attention** connects the two halves: as the decoder writes each piece, it looks back at the "
             "English pieces. Words that translate each other often find each other here.")
     if t is None:
-        return Step(6, "Cross-attention", text + " This translation has no piece to ask about.",
+        return LessonStep(6, "Cross-attention", text + " This translation has no piece to ask about.",
                     deeper="attention")
     row = result.maps.cross[-1].mean(0)[t]  # (S,): the last layer, mean of heads, while it writes out[t]
     k = int(row.argmax())
     layers = result.maps.cross.size(0)
     fig = attention_figure(result, "cross", layers - 1, "average", "single")
-    return Step(
+    return LessonStep(
         6, "Cross-attention", text,
         f"Which English piece will the model look at most when it writes {quoted(out, t)}?",
         f"**{quoted(src, k)}**, with {float(row[k]):.0%} of the last layer's attention (mean of heads). The orange "
@@ -243,7 +243,7 @@ def cross(translator, result: Result) -> Step:
         "when it chose it.", fig, mark_cell(copy(fig), k, t), "attention")
 
 
-def next_word(translator, result: Result) -> Step:
+def next_word(translator, result: Result) -> LessonStep:
     steps = result.translation.steps
     first, p = steps[0].token, steps[0].prob
     hot = DecodeOptions(strategy="sample", temperature=2.0, seed=0, max_len=2)
@@ -252,7 +252,7 @@ def next_word(translator, result: Result) -> Step:
     fig = plots.step_probabilities(steps)
     rank = next((r for r, (tok, _) in enumerate(steps[0].alternatives[:5]) if tok == first), 0)
     others = sorted({word(d[0]) for d in draws if d and d != [first]})
-    return Step(
+    return LessonStep(
         7, "Choosing the next piece", "At every step the model gives each piece it knows a probability. **Greedy** "
         "decoding takes the most likely one; **sampling** draws one at random, and a **temperature** above 1 "
         "flattens the chances, so less likely pieces are drawn more often.",
@@ -264,7 +264,7 @@ def next_word(translator, result: Result) -> Step:
         "gain far more, so a draw often lands on one of them.", fig, mark_cell(copy(fig), rank, 0), "steps")
 
 
-def beam(translator, result: Result) -> Step:
+def beam(translator, result: Result) -> LessonStep:
     greedy = results.run(translator, result.pair, result.text, DecodeOptions())
     searched = results.run(translator, result.pair, result.text, DecodeOptions(strategy="beam", beam_size=4))
     fig = plots.beam_tree(searched.translation.beam_tree, translator.tokenizer.pieces)
@@ -272,7 +272,7 @@ def beam(translator, result: Result) -> Step:
     answer = (f"**Yes**: both write “{html.escape(greedy.translation.text)}”." if same else
               f"**No**: greedy writes “{html.escape(greedy.translation.text)}”; beam search "
               f"“{html.escape(searched.translation.text)}”.")
-    return Step(
+    return LessonStep(
         8, "Beam search", "Greedy decoding never changes its mind. **Beam search** keeps the 4 best beginnings at "
         "every step and picks the best whole sentence at the end; the tree shows every beginning it tried.",
         "Will beam search with 4 beams write the same translation as greedy decoding?",
@@ -280,31 +280,31 @@ def beam(translator, result: Result) -> Step:
         note(copy(fig), "same as greedy" if same else "different from greedy"), "steps")
 
 
-def learned(translator, result: Result) -> Step:
+def learned(translator, result: Result) -> LessonStep:
     epochs = timeline.snapshots(translator)
     text = ("The model began knowing nothing: its numbers were random. It learned by translating the training "
             "sentences again and again (each pass is an **epoch**) and nudging its numbers after every mistake.")
     if len(epochs) < 2:
-        return Step(9, "How it learned", text + " This model keeps no snapshots of its training (an imported model, "
+        return LessonStep(9, "How it learned", text + " This model keeps no snapshots of its training (an imported model, "
                     "or one trained without a timeline), so this step cannot show it.",
                     deeper="timeline")
     picked = sorted({epochs[0], next((e for e in epochs if e >= 4), epochs[-1])})
     said = [(e, timeline.snapshot(translator, e).translate(result.text, result.options).text) for e in picked]
     fig = plots.training_curves(translator.metrics)
-    return Step(
+    return LessonStep(
         9, "How it learned", text, f"After epoch {picked[0]}, what does the model say for your sentence?",
         "; ".join(f"after epoch {e}: “{html.escape(t)}”" for e, t in said)
         + f"; at the end (the model you are using): “{html.escape(result.translation.text)}”.",
         fig, plots.training_curves(translator.metrics, mark_epoch=picked[0]), "timeline")
 
 
-def not_attention(translator, result: Result) -> Step:
+def not_attention(translator, result: Result) -> LessonStep:
     out, src = result.translation.target_tokens, result.maps.source_tokens
     t = clearest_step(result)
     text = ("Attention shows where the model looks, not what it uses. One test: hide a piece from the model and "
             "see how much less sure it gets of the piece it writes.")
     if t is None or sum(is_word(s) for s in src) < 2:
-        return Step(10, "What attention does not tell you", text + " Your sentence needs at least two words for "
+        return LessonStep(10, "What attention does not tell you", text + " Your sentence needs at least two words for "
                     "this test.", deeper="used")
     expl = explanation(translator, result, t, ig_steps=16)
     fig = attribution_figure(expl)
@@ -320,7 +320,7 @@ def not_attention(translator, result: Result) -> Step:
     rows = list(trace_on(fig).y)
     for method, k in top.items():
         mark_cell(marked, k, rows.index(html.escape(METHOD_NAMES[method])))
-    return Step(
+    return LessonStep(
         10, "What attention does not tell you", text,
         f"To make the model unsure of {quoted(out, t)}, which should we hide: the English piece attention looks at "
         "most, or the one ALTI+ (a measure of what each piece adds) points at?",
@@ -344,7 +344,7 @@ LESSON = [pieces, embeddings, one_head, many_heads, masks, cross, next_word, bea
 assert len(LESSON) == STEPS
 
 
-def step(translator, result: Result, number: int) -> Step:
+def step(translator, result: Result, number: int) -> LessonStep:
     """Step `number` (1 to STEPS, clamped) for this translation, its figures at most HEIGHT px tall."""
     made = LESSON[min(max(int(number), 1), STEPS) - 1](translator, result)
     for fig in (made.figure, made.marked):

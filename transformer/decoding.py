@@ -143,16 +143,16 @@ class DecodeOptions:
         return self.max_len or min(limit, int(1.5 * source_length) + 10)
 
 
-def decode(model, src: Tensor, options: DecodeOptions, generator: torch.Generator | None = None,
+def decode(model, src: Tensor, options: DecodeOptions, rng: torch.Generator | None = None,
            record_tree: bool = False) -> list[Hypothesis]:
-    """Decode a batch src (B, S) with the strategy `options` names; sampling needs `generator`;
+    """Decode a batch src (B, S) with the strategy `options` names; sampling needs `rng`;
     record_tree: beam search keeps each sentence's search in Hypothesis.tree."""
     lengths = src.ne(model.cfg.pad_id).sum(dim=1).tolist()  # (B,) real tokens per row, </s> included
     max_len = [options.length_limit(n, model.cfg.max_len) for n in lengths]  # per sentence: the same alone or batched
     if options.strategy == "greedy":
         return greedy(model, src, max_len)
     if options.strategy == "sample":
-        return sample(model, src, max_len, generator, options.temperature, options.top_k, options.top_p)
+        return sample(model, src, max_len, rng, options.temperature, options.top_k, options.top_p)
     return beam_search(model, src, max_len, options.beam_size, options.length_penalty, record_tree)
 
 
@@ -344,21 +344,21 @@ def sample(
     model,
     src: Tensor,
     max_len: MaxLen,
-    generator: torch.Generator,
+    rng: torch.Generator,
     temperature: float = 1.0,
     top_k: int = 0,
     top_p: float = 1.0,
 ) -> list[Hypothesis]:
     """Random sampling from softmax(logits / temperature), optionally restricted to top-k / top-p.
 
-    The generator makes samples repeatable (never the global RNG). Temperature 0 is greedy.
+    rng, a torch.Generator, makes samples repeatable (never the global RNG). Temperature 0 is greedy.
     """
     if temperature == 0:
         return greedy(model, src, max_len)
 
     def choose(log_probs: Tensor, alt_ids: Tensor, alt_lp: Tensor) -> tuple[Tensor, Tensor]:
         probs = filter_logits(log_probs, temperature, top_k, top_p).softmax(dim=-1)  # (B, V)
-        chosen = torch.multinomial(probs, 1, generator=generator)  # (B, 1)
+        chosen = torch.multinomial(probs, 1, generator=rng)  # (B, 1)
         return chosen.squeeze(1), log_probs.gather(1, chosen).squeeze(1)
 
     return _decode_one_path(model, src, max_len, choose)

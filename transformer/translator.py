@@ -195,12 +195,12 @@ class Translator:
             raise InputError("options is a DecodeOptions; give a strategy by name as strategy=\"beam\"")
         opts = replace(options or DecodeOptions(), **overrides)
         sources = [self.source_ids(t) for t in texts]
-        generator = torch.Generator(device=self.device).manual_seed(opts.seed)
+        rng = torch.Generator(device=self.device).manual_seed(opts.seed)
         results: list[Translation | None] = [None] * len(texts)
         with ablate_heads(self.model, ablate):
             for chunk in length_sorted_batches([ids for ids, _ in sources], batch_size):
                 src = pad_batch([sources[i][0] for i in chunk], self.cfg.pad_id).to(self.device)  # (B, S)
-                for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, generator, record_tree)):
+                for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, rng, record_tree)):
                     results[i] = self.to_translation(sources[i], hyp)
         return results
 

@@ -55,12 +55,12 @@ class LessonView(View):
             return min(max(number, 1), lesson.STEPS), f"lesson={raw!r} is not a step: there are {lesson.STEPS}"
         return number, ""
 
-    def made_step(self, result, number: int) -> lesson.Step:
+    def made_step(self, result, number: int) -> lesson.LessonStep:
         translator = self.ctx.translator(result.pair)
         key = ("lesson", result.key, int(number))
         return self.ctx.caches.views.get(key, lambda: lesson.step(translator, result, number))
 
-    def display(self, step: lesson.Step, revealed: bool = False) -> dict:
+    def display(self, step: lesson.LessonStep, revealed: bool = False) -> dict:
         figure = step.marked if revealed else step.figure
         is_plot = isinstance(figure, go.Figure)
         deeper = ""

@@ -40,7 +40,7 @@ SITES = ("encoder", "decoder") + tuple(f"heads:{kind}" for kind in KINDS)
 
 
 @dataclass
-class Run:
+class PrefixRun:
     """One sentence teacher-forced on the shared prefix: what a patch can copy from it, and its measure."""
 
     src: Tensor  # (1, S)
@@ -73,14 +73,14 @@ class Patching:
 
 
 @torch.inference_mode()
-def run_on_prefix(model: Transformer, src: Tensor, tgt_in: Tensor, first: int, second: int) -> Run:
+def run_on_prefix(model: Transformer, src: Tensor, tgt_in: Tensor, first: int, second: int) -> PrefixRun:
     """The run of `src` on the prefix tgt_in (1, T): every activation a patch may copy, and the measure."""
     layers = {site: site_names(model, site) for site in ("encoder", "decoder")}
     heads = {kind: site_names(model, f"heads:{kind}") for kind in KINDS}
     with record(model, layers["encoder"] + layers["decoder"]) as outs, \
             record(model, [n for names in heads.values() for n in names], inputs=True) as calls:
         lp = model.log_probs_at(src, tgt_in, torch.tensor([tgt_in.size(1) - 1]))  # (1, V)
-    return Run(src, float(lp[0, first] - lp[0, second]),
+    return PrefixRun(src, float(lp[0, first] - lp[0, second]),
                *([outs[name][0] for name in layers[site]] for site in ("encoder", "decoder")),
                {kind: [calls[name][0][0][0] for name in names] for kind, names in heads.items()})  # W^O's input
 
@@ -92,13 +92,13 @@ def site_names(model: Transformer, site: str) -> list[str]:
     return [f"{name}.w_o" for name in attention_names(model)[site.split(":")[1]]]
 
 
-def donor_acts(run: Run, site: str) -> list[Tensor]:
+def donor_acts(run: PrefixRun, site: str) -> list[Tensor]:
     return run.encoder if site == "encoder" else run.decoder if site == "decoder" else run.heads[site.split(":")[1]]
 
 
 @torch.inference_mode()
-def patched(model: Transformer, site: str, receiver: Run, donor: Run, tgt_in: Tensor, first: int, second: int,
-            patches: list[tuple[int, list[int]]]) -> Tensor:
+def patched(model: Transformer, site: str, receiver: PrefixRun, donor: PrefixRun, tgt_in: Tensor, first: int,
+            second: int, patches: list[tuple[int, list[int]]]) -> Tensor:
     """The receiver run with each patch in a row of its own (layer, the positions or heads it takes from the donor),
     after one unpatched row, in one teacher-forced pass: the measure of every row, (1 + len(patches),)."""
     cfg, dk = model.cfg, model.cfg.d_model // model.cfg.n_heads
@@ -132,12 +132,13 @@ def patched(model: Transformer, site: str, receiver: Run, donor: Run, tgt_in: Te
     return (lp[:, first] - lp[:, second]).float().cpu()  # (N,)
 
 
-def shares(measured: Tensor, donor: Run) -> Tensor:
+def shares(measured: Tensor, donor: PrefixRun) -> Tensor:
     """What each patched row carries of the difference between the runs: 0 nothing, 1 all. measured: patched's."""
     return (measured[1:] - measured[0]) / (donor.measure - measured[0])
 
 
-def sweep(model: Transformer, site: str, receiver: Run, donor: Run, tgt_in: Tensor, first: int, second: int) -> Tensor:
+def sweep(model: Transformer, site: str, receiver: PrefixRun, donor: PrefixRun, tgt_in: Tensor, first: int,
+          second: int) -> Tensor:
     """Every single patch of `site`, one position (or head) of one layer each: their shares, (layers, width)."""
     width = {"encoder": receiver.src.size(1), "decoder": tgt_in.size(1)}.get(site, model.cfg.n_heads)
     layers = len(site_names(model, site))

@@ -233,7 +233,7 @@ def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transf
 
 
 @dataclass
-class Run:
+class TrainingRun:
     """What set_up prepares for the epoch loop: the model and its optimizer, the data, where the run stands."""
 
     mcfg: ModelConfig
@@ -327,7 +327,7 @@ def vocabulary(tcfg: TrainConfig, train_src: list[str], train_tgt: list[str]) ->
 
 
 def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool,
-           limit: int) -> Run:
+           limit: int) -> TrainingRun:
     """Processes, data, vocabulary, model, optimizer and metrics; a resumed run's state where it stopped."""
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     rank, world = 0, 1
@@ -391,9 +391,11 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
         if rank == 0:
             print(f"resumed at epoch {position['epoch']}, batch {position['batch']}, step {position['step']}")
     ddp_model = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
-    return Run(mcfg, tcfg, device, rank, world, out_dir, work, model, ddp_model, optimizer, tokenizer, train_src,
-               train_tgt, encode(train_src, train_tgt), encode(val_src, val_tgt), val_sets, timeline_src, first,
-               first - 1 + tcfg.epochs, metrics, stage, position)
+    return TrainingRun(mcfg=mcfg, tcfg=tcfg, device=device, rank=rank, world=world, out_dir=out_dir, work=work,
+                       model=model, ddp_model=ddp_model, optimizer=optimizer, tokenizer=tokenizer, train_src=train_src,
+                       train_tgt=train_tgt, clean_ex=encode(train_src, train_tgt), val_ex=encode(val_src, val_tgt),
+                       val_sets=val_sets, timeline_src=timeline_src, first=first, last=first - 1 + tcfg.epochs,
+                       metrics=metrics, stage=stage, position=position)
 
 
 def augmented(tcfg: TrainConfig, src: list[str], tgt: list[str], seed: int) -> tuple[list[str], list[str]]:
@@ -405,7 +407,7 @@ def augmented(tcfg: TrainConfig, src: list[str], tgt: list[str], seed: int) -> t
     return new_src, new_tgt
 
 
-def epoch_examples(run: Run, epoch: int) -> list[tuple[list[int], list[int]]]:
+def epoch_examples(run: TrainingRun, epoch: int) -> list[tuple[list[int], list[int]]]:
     """This epoch's training pairs: names and numbers drawn anew (swap_names, templates), sources perturbed
     (source_noise) and pairs segmented (spm_alpha) by one draw per epoch, the same on every rank and resume."""
     tcfg, tok = run.tcfg, run.tokenizer
@@ -423,7 +425,7 @@ def epoch_examples(run: Run, epoch: int) -> list[tuple[list[int], list[int]]]:
     return [make_example(s, t, run.mcfg) for s, t in zip(src_ids, tgt_ids)]
 
 
-def end_of_epoch(run: Run, epoch: int, loss_sum: float, tok_sum: int, lr: float, epoch_s: float) -> None:
+def end_of_epoch(run: TrainingRun, epoch: int, loss_sum: float, tok_sum: int, lr: float, epoch_s: float) -> None:
     """Snapshot, validation, the epoch's row in the metrics, the resumable state (rank 0)."""
     model, tcfg, position = run.model, run.tcfg, run.position
     save_weights(run.work / f"epoch{epoch}.safetensors", model.state_dict())
