@@ -2,6 +2,7 @@
 every event wired to the runtime's handlers."""
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import tempfile
@@ -79,8 +80,10 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         inputs = set(panel.controls) | {c for v in every for c in v.reads} | {result, open_tab}
         outputs = {c for v in every for c in v.draws} | set(panel.outputs) | {result}
         drawn = outputs - set(panel.outputs) - {result}
-        triggers = (panel.go.click, panel.text.submit, panel.picked.then,  # Enter, an example, another pair,
-                    panel.pair.input, panel.reseeded.then, panel.compared.then)  # New sample, the comparison
+        # A click on Translate, Enter or another pair: one event; after an example is picked, a new sample seed or
+        # the comparison, the same (gr.on takes a component's events, not what follows another event)
+        triggers = (functools.partial(gr.on, [panel.go.click, panel.text.submit, panel.pair.input]),
+                    panel.picked.then, panel.reseeded.then, panel.compared.then)
         for trigger in triggers:
             translated = listen(trigger, page.show_translation, inputs, outputs, js=TRANSLATE_JS)
             translated.then(None, js=CHECK_JS)  # in the browser: no second event unless the open tab changed
