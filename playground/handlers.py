@@ -1,4 +1,5 @@
-"""How a handler's answer reaches the page: figures serialized once, bad input said in words, bugs logged."""
+"""How a handler is wired and how its answer reaches the page: figures serialized once, bad input said in words,
+bugs logged."""
 from __future__ import annotations
 
 import functools
@@ -56,3 +57,18 @@ def serialized(updates):
 def copied(updates: dict) -> dict:
     """Cached updates for one more user: gr.update dicts copied (gradio may change them), figures shared."""
     return {c: dict(u) if isinstance(u, dict) else u for c, u in updates.items()}
+
+
+def beside(drawn, value):
+    """A focus's plain value where drawing already set an update (a menu's new choices): both, the value winning."""
+    plain = not isinstance(value, dict) and not hasattr(value, "to_dict")  # not an update, not a figure
+    return drawn | {"value": value} if isinstance(drawn, dict) and drawn.get("__type__") == "update" and plain else value
+
+
+def listen(trigger, handler, inputs: set, outputs: set, **kwargs):
+    """Wire `handler(values, request)` to `trigger`: gradio passes a set of inputs as one dict, ordered by creation
+    (the open tab, created first, is the first value an event's js sees), and the request by its annotation."""
+    @functools.wraps(handler)  # the handler's own signature, which gradio reads (the request, a link's event data)
+    def sent(*args):
+        return handler(*args) or gr.skip()  # nothing to send: gradio still needs an update per output
+    return trigger(sent, inputs, outputs, api_visibility="private", **kwargs)

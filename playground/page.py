@@ -15,7 +15,8 @@ from playground import registry
 from playground.bertviz_view import script_files
 from transformer import Translator
 
-from .runtime import CHECK_JS, LOAD_JS, TRANSLATE_JS, Page, listen, selecting_js
+from .handlers import listen
+from .runtime import CHECK_JS, TRANSLATE_JS, Page
 from .views.api import register as register_api
 from .context import ROOT, Caches, Context
 from .panel import TranslatePanel
@@ -43,17 +44,19 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
     ctx = Context(translators, Path(tempfile.mkdtemp(prefix="transformer-playground-")), scripts,
                   caches=Caches.sized(cache_size))
     weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
-    paths = json.dumps({e.key: registry.path(e.key) for e in registry.VIEWS})  # for the page's script
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
-        open_tab = gr.Textbox(registry.FIRST, visible=False, elem_id="open-tab")  # the first input of every event
-        gr.HTML(f"<div id=\"masthead\" data-first=\"{registry.FIRST}\" data-paths='{paths}'>"
-                "<h1>Transformer Playground</h1><p>Type an English "
+        # Which view is open, as ordinary inputs that the tabs' select events set in the browser: the open tab's key
+        # (created first: an event's js finds it first), and each group's view open inside it
+        open_tab = gr.Textbox(registry.FIRST, visible=False, elem_id="open-tab")
+        group_open = {g.key: gr.Textbox(registry.members(g.key)[0], visible=False) for g in registry.GROUPS}
+        gr.HTML("<div id=\"masthead\"><h1>Transformer Playground</h1><p>Type an English "
                 "sentence and watch a small Transformer translate it: where it looks, how sure it is, and how it "
                 "learned.</p></div>", apply_default_css=False)
         for problem in problems or []:
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
         result = gr.State(None)
-        redraw = gr.Button("Redraw the open tab", visible="hidden", elem_id="redraw-open")  # clicked by tp.translated
+        # clicked by tp.translated when the open tab changed during a translation: gradio has no conditional .then
+        redraw = gr.Button("Redraw the open tab", visible="hidden", elem_id="redraw-open")
         panel = TranslatePanel(ctx)
         views, group_tabs, group_tab = {}, {}, {}
         with gr.Tabs() as top:
@@ -71,9 +74,9 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                         for key in registry.members(group):
                             views[key] = CLASSES[key](registry.entry(key), ctx, panel)
                     group_tabs[group], group_tab[group] = inner, tab
-        page = Page(demo, ctx, panel, result, open_tab, views, top, group_tabs)
+        page = Page(demo, ctx, panel, result, open_tab, group_open, views, top, group_tabs)
 
-        panel.wire()
+        panel.wire(open_tab)
         for view in views.values():
             view.wire(result)
         every = list(views.values())
@@ -86,24 +89,27 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                     panel.picked.then, panel.reseeded.then, panel.compared.then)
         for trigger in triggers:
             translated = listen(trigger, page.show_translation, inputs, outputs, js=TRANSLATE_JS)
-            translated.then(None, js=CHECK_JS)  # in the browser: no second event unless the open tab changed
+            translated.then(None, open_tab, js=CHECK_JS)  # in the browser: no second event unless the tab changed
         listen(redraw.click, page.redraw_open, inputs, drawn, show_progress="hidden",
                trigger_mode="always_last")  # a click while one is pending still runs, after it: the newest wins
         for link in (link for view in every for link in view.links):  # a glance box, the Lesson's "go deeper"
-            listen(link.open, page.show_part, inputs, drawn | {top, *group_tabs.values()}, show_progress="hidden",
-                   trigger_mode="always_last")
+            selects = {top, *group_tabs.values(), open_tab, *group_open.values()}  # the tabs, and what says so
+            listen(link.open, page.show_part, inputs, drawn | selects, show_progress="hidden", trigger_mode="always_last")
 
-        def on_select(tab: gr.Tab, handler, keys: list[str], js: str) -> None:
+        def on_select(tab: gr.Tab, handler, keys: list[str], reads: set) -> None:
             """tab's select event: it reads and sets what the views it may draw read and set."""
             shown = [views[k] for key in keys for k in registry.tabs()[key]]
-            listen(tab.select, handler, {open_tab, panel.pair, result} | {c for v in shown for c in v.reads},
-                   {c for v in shown for c in v.draws}, js=js)
+            listen(tab.select, handler, {open_tab, panel.pair, result} | reads | {c for v in shown for c in v.reads},
+                   {c for v in shown for c in v.draws})
 
-        for key in registry.tabs():
+        for key in registry.tabs():  # in the browser, the key of the view selected (and in its group's input too)
             group = registry.entry(key).group
-            on_select(views[key].tab, page.opener(key, group), [key], selecting_js(key))
-        for group, tab in group_tab.items():
-            on_select(tab, page.opener(None, group), registry.members(group), selecting_js(None, group))
+            said = [open_tab, group_open[group]] if group else open_tab
+            views[key].tab.select(None, None, said, js=f"() => {json.dumps([key, key] if group else key)}")
+            on_select(views[key].tab, page.opener(key, group), [key], set())
+        for group, tab in group_tab.items():  # a group's tab: the view open in it
+            tab.select(None, group_open[group], open_tab, js="(key) => key")
+            on_select(tab, page.opener(None, group), registry.members(group), {group_open[group]})
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
             # It draws the tab that opens first; a link's other view asks for its drawing once the page is open
             # (tp.translated): every output is a cost to each visitor, even one the event leaves as it is
@@ -111,10 +117,10 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             lesson = views["lesson"].number
             reads = set(panel.controls) | {c for v in first for c in v.reads} | {result, open_tab, lesson}
             opened = ({c for v in first for c in v.draws} | set(panel.outputs) | set(panel.decoding)
-                      | {result, panel.pair, panel.text, panel.present, top, *group_tabs.values(), lesson})
-            loaded = listen(demo.load, page.open, reads, opened, js=LOAD_JS,
+                      | {result, panel.pair, panel.text, panel.present, lesson} | selects)
+            loaded = listen(demo.load, page.open, reads, opened, js=TRANSLATE_JS,
                             concurrency_limit=4)  # served from the caches: a class opening at once waits little
-            loaded.then(None, js=CHECK_JS)
+            loaded.then(None, open_tab, js=CHECK_JS)
         register_api(ctx)
     return page
 

@@ -10,7 +10,7 @@ import gradio as gr
 
 from transformer.decoding import MAX_BEAM, DecodeOptions
 
-from playground import checks
+from playground import checks, registry
 from playground.results import MAX_SENTENCES
 
 from playground.context import ROOT, Context
@@ -22,7 +22,7 @@ PICK = "Pick an example sentence"  # the menu's first line: choosing a sentence 
 QUERY_FIELDS = tuple(f.name for f in dataclasses.fields(DecodeOptions))  # the URL names of the decoding controls
 
 # In the browser (assets/page.js): the shareable link, from the page's own address; presentation mode on or off
-SHARE_JS = f"(...values) => tp.shareLink({json.dumps(QUERY_FIELDS)}, values)"
+SHARE_JS = f"(...values) => tp.shareLink({json.dumps(QUERY_FIELDS)}, {json.dumps(registry.FIRST)}, values)"
 PRESENT_JS = "(on) => tp.present(on)"
 
 
@@ -170,7 +170,8 @@ class TranslatePanel:
         return {self.comparison: said + cards([(name, t.translate(text, replace(opts, strategy=s)).text)
                                                for name, s in rows])}
 
-    def wire(self) -> None:
+    def wire(self, open_tab: gr.Textbox) -> None:
+        """The panel's own events; open_tab (the open view's key) goes into a shared link."""
         self.strategy.change(self.strategy_controls, self.strategy,
                              [self.temperature, self.top_k, self.top_p, self.seed, self.n_samples, self.new_sample,
                               self.beam_size, self.length_penalty], api_visibility="private")
@@ -183,7 +184,8 @@ class TranslatePanel:
         self.picked = self.examples.input(lambda example: example or gr.skip(), self.examples, self.text, queue=False,
                                           api_visibility="private")
         for share in (self.share, self.present_share):
-            share.click(None, [self.pair, self.text, self.present] + self.decoding, self.link, js=SHARE_JS).then(
+            shared = [self.pair, self.text, self.present, open_tab] + self.decoding
+            share.click(None, shared, self.link, js=SHARE_JS).then(
                 lambda: gr.update(visible=True), None, self.link, queue=False, api_visibility="private")
         self.present.change(None, self.present, None, js=PRESENT_JS)
         self.present_leave.click(lambda: False, None, self.present, queue=False, api_visibility="private")

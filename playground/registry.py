@@ -2,7 +2,7 @@
 
 The tabs, the share links (?view=key), the Lesson's and the glance's "go deeper" links, the page's wiring and
 docs/views.md all read this table. A view's explanation is its key's entry in assets/explanations.json (when it has
-one). A link names a view by its key; `path` adds its group's key, which is how the browser's bookkeeping knows it.
+one). A link names a view by its key.
 No gradio here: the figures that write links import this module too.
 """
 from __future__ import annotations
@@ -69,12 +69,6 @@ def entry(key: str) -> Entry:
 def tab_of(key: str) -> str:
     """The view whose tab shows `key` (itself, or the view it is drawn inside)."""
     return entry(key).inside or key
-
-
-def path(key: str) -> str:
-    """How a link names a view for the browser: "group/key", or "key" at the top level."""
-    e = entry(tab_of(key))
-    return f"{e.group}/{e.key}" if e.group else e.key
 
 
 def title(key: str) -> str:

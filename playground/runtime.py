@@ -1,26 +1,23 @@
 """The page's runtime: how a click becomes figures, read top-down.
 
-1. **An event starts in the browser.** Its js (assets/page.js) sends, as the handler's first input, the view whose
-   tab is open: the browser knows which tab is open, the server never stores it.
+1. **An event starts in the browser** with the page's values. The open view's key is one of them: a hidden input
+   that each tab's js-only select event sets (a group's tab: the view open in it, kept in its own hidden input).
 2. **A handler** (Page's methods, each wired by `listen`) gets every input as a dict, and
    - translates, or finds the same translation already made for anyone (`Context.caches.translations`), and
    - draws the views of the open tab (`Page.draw`): each view's part for the pair and for the translation, once;
      the view's `shown` state says what it shows, so opening its tab again sends nothing.
 3. **A view's updates** come from `Context.caches.views` when any user has drawn the same view of the same
    translation with the same settings: they are made (and their figures serialized) once for a class.
-4. **Late answers are dropped**: a translation after which the same user asked for a newer one, or a view drawn
-   from an older translation than the user's newest, sends nothing (`Page.stale`).
+4. **Late answers are dropped** (`late.Newest`): a translation after which the same user asked for a newer one, or
+   a view drawn from an older translation than the user's newest, sends nothing.
 
 Every other tab draws itself when opened (its select event), once per translation. A link (a glance box, the
-Lesson's "go deeper", a shared ?view=) opens a view by its key: the server selects the tabs by their ids.
+Lesson's "go deeper", a shared ?view=) opens a view by its key: the server selects its tabs and sets the inputs.
 """
 from __future__ import annotations
 
-import functools
 import html
-import itertools
 import json
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
@@ -30,23 +27,13 @@ from playground import registry, results
 from transformer.errors import InputError
 
 from .context import Context
-from .handlers import copied, friendly, serialized
+from .handlers import beside, copied, friendly, serialized
+from .late import Newest
 from .panel import TranslatePanel
 
 EMPTY = "(Type an English sentence in the box above, then press Enter or Translate.)"
-TICKETS = itertools.count(1)  # every translate request's number, for every session
-
-# What each event's js sends first (assets/page.js): the open view, as the browser knows it
-OPEN_JS = "(...args) => tp.asIs(args)"
-LOAD_JS = "(...args) => tp.loading(args)"  # a shared link may open the Lesson or a view
 TRANSLATE_JS = "(...args) => tp.translating(args)"  # marks the translation shown as old until the new one lands
-CHECK_JS = "() => tp.translated()"  # after a translation: the tab opened meanwhile, if any, asks to be drawn
-
-
-def selecting_js(key: str | None, group: str | None = None) -> str:
-    """A tab's select: remember the view now open (a group's tab: the view open in it last, or its first)."""
-    first = registry.members(group)[0] if group else None
-    return f"(...args) => tp.selecting({json.dumps(key)}, {json.dumps(group)}, {json.dumps(first)}, args)"
+CHECK_JS = "(open) => tp.translated(open)"  # after a translation: the tab opened meanwhile, if any, asks to be drawn
 
 
 @dataclass
@@ -55,11 +42,12 @@ class Page:
     ctx: Context
     panel: TranslatePanel
     result: gr.State  # per user: the current results.Result (shared with every user who asked the same)
-    open_tab: gr.Textbox  # hidden: the open view's key, written by the browser as each event starts
+    open_tab: gr.Textbox  # hidden: the open view's key, set in the browser by each tab's select
+    group_open: dict  # group key -> a hidden Textbox: the view open inside that group
     views: dict  # key -> View, in the registry's order
     top: gr.Tabs  # the top level of tabs
     group_tabs: dict  # group key -> the gr.Tabs holding its views
-    newest: OrderedDict = field(default_factory=OrderedDict)  # session -> (its newest translate request, result key)
+    newest: Newest = field(default_factory=Newest)
 
     # -- drawing what is seen -------------------------------------------------------------------------------------
 
@@ -109,35 +97,12 @@ class Page:
         return registry.tab_of(key) if key in registry.BY_KEY else registry.FIRST
 
     def selected(self, key: str) -> dict:
-        """The tabs that show view `key`, selected by their ids."""
+        """The tabs that show view `key`, selected by their ids, and the inputs that say it is open."""
         entry = registry.entry(registry.tab_of(key))
-        out = {self.top: gr.Tabs(selected=entry.group or entry.key)}
-        return out | ({self.group_tabs[entry.group]: gr.Tabs(selected=entry.key)} if entry.group else {})
-
-    # -- late answers ---------------------------------------------------------------------------------------------
-
-    def asked(self, request) -> int | None:
-        """A new translate request of this user's session: its number (None outside a browser session)."""
-        session = getattr(request, "session_hash", None)
-        if session is None:
-            return None
-        ticket = next(TICKETS)
-        self.newest[session] = (ticket, None)
-        self.newest.move_to_end(session)
-        while len(self.newest) > 10_000:  # sessions long gone
-            self.newest.popitem(last=False)
-        return ticket
-
-    def stale(self, request, ticket: int | None = None, key: str | None = None) -> bool:
-        """True for an answer the user no longer waits for: a translation after which a newer one was asked for,
-        or a view drawn from another translation than the session's newest finished one."""
-        session = getattr(request, "session_hash", None)
-        if session is None or session not in self.newest:
-            return False
-        newest_ticket, newest_key = self.newest[session]
-        if ticket is not None:
-            return ticket != newest_ticket
-        return key is not None and newest_key is not None and key != newest_key
+        out = {self.top: gr.Tabs(selected=entry.group or entry.key), self.open_tab: entry.key}
+        if entry.group:
+            out |= {self.group_tabs[entry.group]: gr.Tabs(selected=entry.key), self.group_open[entry.group]: entry.key}
+        return out
 
     # -- the handlers ---------------------------------------------------------------------------------------------
 
@@ -145,7 +110,7 @@ class Page:
     def show_translation(self, values: dict, request: gr.Request | None = None) -> dict:
         """Translate with the panel's settings (or find the same translation already made for anyone) and draw the
         tab that is open; the other tabs draw themselves when opened. values maps each input to its value."""
-        ticket = self.asked(request)
+        ticket = self.newest.asked(request)
         panel = self.panel
         if not values[panel.text].strip():  # said where the translation goes; the views keep what they show, and say so
             previous = values.get(self.result)
@@ -163,10 +128,9 @@ class Page:
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
             return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: ""}
         out |= self.draw(self.visible(values), result, values)
-        if self.stale(request, ticket=ticket):
+        if self.newest.stale(request, ticket=ticket):
             return {}  # the user has asked for a newer translation since: this one would overwrite it
-        if ticket is not None:
-            self.newest[request.session_hash] = (ticket, result.key)
+        self.newest.landed(request, ticket, result.key)
         return out
 
     @friendly
@@ -174,14 +138,14 @@ class Page:
         """After a translation: the tab open now (the user may have switched while it ran) shows it."""
         result = values.get(self.result)
         out = self.draw(self.visible(values), result, values)
-        return {} if result is not None and self.stale(request, key=result.key) else out
+        return {} if result is not None and self.newest.stale(request, key=result.key) else out
 
     def opener(self, tab: str | None, group: str | None = None):
-        """The select handler of a view's tab (or of a group's: then its view open in it, as the browser says)."""
+        """The select handler of a view's tab (or of a group's, tab None: the view open in it, as its input says)."""
         @friendly
         def select(values: dict, request: gr.Request | None = None) -> dict:
-            shown = self.visible(values) if tab is None else tab
-            if group is not None and shown not in registry.members(group):
+            shown = tab or values.get(self.group_open[group])
+            if group is not None and shown not in registry.members(group):  # not one of the group's: its first
                 shown = registry.members(group)[0]
             return self.redraw_open(values | {self.open_tab: shown}, request)
         return select
@@ -228,22 +192,3 @@ class Page:
             note = "The link's settings were not all usable: " + "; ".join(problems) + "."
             out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))
         return out
-
-
-def beside(drawn, value):
-    """A focus's plain value where drawing already set an update (a menu's new choices): both, the value winning."""
-    plain = not isinstance(value, dict) and not hasattr(value, "to_dict")  # not an update, not a figure
-    return drawn | {"value": value} if isinstance(drawn, dict) and drawn.get("__type__") == "update" and plain else value
-
-
-def listen(trigger, handler, inputs: set, outputs: set, js: str = OPEN_JS, **kwargs):
-    """Wire `handler(values, request)` to `trigger`. Gradio passes a set of inputs as one dict and the request by
-    its annotation; it orders the set by creation, so the open tab (created first) is the value the event's js
-    writes first, with what the browser has open as the event starts: no handler relies on a stored copy."""
-    first = min(inputs, key=lambda c: c._id)
-    assert first.elem_id == "open-tab", "the open tab must be created before every other input"
-
-    @functools.wraps(handler)  # the handler's own signature, which gradio reads (the request, a link's event data)
-    def sent(*args):
-        return handler(*args) or gr.skip()  # nothing to send: gradio still needs an update per output
-    return trigger(sent, inputs, outputs, js=js, api_visibility="private", **kwargs)

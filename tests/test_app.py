@@ -184,7 +184,7 @@ def page(translators):
 def defaults(page) -> dict:
     """What the page holds before anyone touches it: every input component's initial value, the states included."""
     inputs = set(page.panel.controls) | {c for v in page.views.values() for c in v.controls + v.pair_inputs}
-    return {c: c.value for c in inputs | {page.result, page.open_tab}}
+    return {c: c.value for c in inputs | {page.result, page.open_tab, *page.group_open.values()}}
 
 
 def after(values: dict, out: dict) -> dict:
@@ -232,7 +232,7 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
     steps = page.views["steps"]
     assert "Step 2" in figure(steps.redraw(result, 2)[steps.detail]).layout.title.text
     fresh = defaults(page) | {page.result: result}
-    opened = page.opener(None, "looks")(fresh | {page.open_tab: "rollout"})  # as the browser says
+    opened = page.opener(None, "looks")(fresh | {page.group_open["looks"]: "rollout"})  # as the browser says
     assert page.views["rollout"].shown in opened and page.views["inside"].shown not in opened  # its open inner tab
 
 
@@ -275,7 +275,7 @@ def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
     run = results.run
 
     def newer_asked_meanwhile(*args, **kwargs):  # the user clicks Translate again while this one runs
-        page.asked(user)
+        page.newest.asked(user)
         return run(*args, **kwargs)
 
     monkeypatch.setattr(results, "run", newer_asked_meanwhile)

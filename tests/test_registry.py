@@ -25,8 +25,8 @@ def test_every_view_has_a_class_a_place_and_its_words():
 
 
 def test_paths_and_titles():
-    assert registry.path("families") == "looks/families" and registry.title("families") == "Attention: Three families"
-    assert registry.path("beam_tree") == "steps" and registry.tab_of("beam_tree") == "steps"
+    assert registry.title("families") == "Attention: Three families"
+    assert registry.tab_of("beam_tree") == "steps" and registry.tab_of("families") == "families"
     assert registry.tabs()["steps"] == ["steps", "beam_tree"] and "beam_tree" not in registry.tabs()
     with pytest.raises(KeyError, match="no view 'Heatmaps'"):
         registry.entry("Heatmaps")  # a label is not a key
