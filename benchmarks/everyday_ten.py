@@ -1,7 +1,12 @@
-"""Ten sentences a class typed, before and after the third stage, as tables for docs/training.md: python benchmarks/everyday_ten.py
+"""Ten sentences a class typed, before and after a new checkpoint, as tables for docs/training.md:
 
-Before: the second-stage checkpoints' greedy translations, kept in training/before.json (typed_ten_greedy) when
-they were replaced. Now: the shipped checkpoints, greedy."""
+    python benchmarks/everyday_ten.py [--sentences typed_ten] [--before typed_ten_greedy_third]
+    python benchmarks/everyday_ten.py --sentences first_ten --before first_ten_greedy_third
+
+--sentences names a list in training/ (NAME.json); --before a key of training/before.json, where the greedy
+translations of the checkpoints a new one replaced are kept (typed_ten_greedy: the second stage's; *_third: the
+third stage's). --keep KEY writes the shipped checkpoints' translations there instead of printing the tables."""
+import argparse
 import json
 import pathlib
 import sys
@@ -11,11 +16,23 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 from transformer import Translator  # noqa: E402
 
-torch.set_num_threads(2)
-sentences = json.loads((ROOT / "training" / "typed_ten.json").read_text())
-before = json.loads((ROOT / "training" / "before.json").read_text())["typed_ten_greedy"]
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--sentences", default="typed_ten")
+parser.add_argument("--before", default="typed_ten_greedy_third")
+parser.add_argument("--keep", help="record the shipped checkpoints' translations under this key of before.json")
+parser.add_argument("--threads", type=int, default=2)
+args = parser.parse_args()
+torch.set_num_threads(args.threads)
+sentences = json.loads((ROOT / "training" / f"{args.sentences}.json").read_text())
+kept_file = ROOT / "training" / "before.json"
+kept = json.loads(kept_file.read_text())
+now = {pair: [t.text for t in Translator.load(ROOT / "checkpoints" / pair, device="cpu").translate_batch(sentences)]
+       for pair in ("en-de", "en-fr")}
+if args.keep:
+    kept[args.keep] = now
+    kept_file.write_text(json.dumps(kept, indent=1, ensure_ascii=False) + "\n")
+    sys.exit(0)
 for pair in ("en-de", "en-fr"):
-    now = [t.text for t in Translator.load(ROOT / "checkpoints" / pair, device="cpu").translate_batch(sentences)]
     print(f"\n| English | {pair.upper().replace('-', '→')} before | now |\n| --- | --- | --- |")
-    for row in zip(sentences, before[pair], now):
+    for row in zip(sentences, kept[args.before][pair], now[pair]):
         print("| " + " | ".join(text.replace("|", "\\|") for text in row) + " |")
