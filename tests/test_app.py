@@ -66,7 +66,11 @@ def test_the_model_card_of_a_third_stage_names_every_run_in_order(translator):
     assert ("1. epochs 1-3: `python -m transformer train --data-dir m`\n2. epoch 4, 20 minutes of steps: "
             "`python -m transformer train --data-dir ../shared/data/tatoeba`\n3. epoch 5, 10 minutes of steps on "
             "CPU: `python -m transformer train --init-from c --source-noise 0.3`") in card
-    assert "everyday sentences, also typed without capitals or full stops" in card
+    assert "everyday sentences, also typed without capitals or full stops." in card and "phrasebook" not in card
+    metrics["train_config"] |= {"phrasebook": "training/phrasebook.txt", "swap_names": 0.5, "byte_fallback": True,
+                                "split_digits": True}
+    card = model_card(Translator(translator.model, translator.tokenizer, metrics, name="four"), "en-de")
+    assert "classroom phrasebook" in card and "names and numbers drawn anew" in card and "digit by digit" in card
 
 
 def test_every_number_in_the_views_texts_comes_from_the_checkpoint_or_the_settings(page):

@@ -14,12 +14,19 @@ TATOEBA_CREDIT = "Sentence pairs from the Tatoeba Project (tatoeba.org), via man
 
 def knows(metrics: Metrics) -> str:
     """What the checkpoint was trained on, and so what kind of text it translates well, in plain sentences."""
-    typed = any(stage.train_config.get("source_noise") for stage in metrics.stages())
+    def used(key: str) -> bool:  # a training option some stage set
+        return any(stage.train_config.get(key) for stage in metrics.stages())
+
     if "tatoeba" in metrics.trained_on():
         return ("**What it knows:** Multi30k's picture captions and Tatoeba's everyday sentences"
-                + (", also typed without capitals or full stops" if typed else "") + ". It translates "
+                + (", also typed without capitals or full stops" if used("source_noise") else "")
+                + (", and this project's classroom phrasebook (greetings, introductions, school, wishes: "
+                   "`training/phrasebook.txt`)" if used("phrasebook") else "")
+                + (", with names and numbers drawn anew" if used("swap_names") else "") + ". It translates "
                 "short, plain sentences well (what people do, say and ask, what a picture shows); long, technical "
-                "or rare words poorly. " + TATOEBA_CREDIT)
+                "or rare words poorly. " + TATOEBA_CREDIT
+                + (" Its vocabulary spells a character it lacks in bytes and a number digit by digit."
+                   if used("byte_fallback") and used("split_digits") else ""))
     return ("**What it knows:** Multi30k's picture captions only. It translates short descriptions of a picture "
             "well; everyday conversation and anything else poorly.")
 
