@@ -10,7 +10,7 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 
-from .cache import SharedCache
+from .context import SharedCache
 from transformer.decoding import DecodeOptions
 from transformer.interpret import analyses
 from transformer.interpret.analyses import Inspection

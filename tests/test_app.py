@@ -25,7 +25,7 @@ from playground.views.steps import step_view
 from transformer.interpret.capture import parse_head
 from playground.pieces import METHOD_NAMES
 from transformer.interpret.attribution import METHODS
-from playground.cache import SharedCache
+from playground.context import SharedCache
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
 

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from playground import cache as cache_module
+from playground import context as cache_module
 from playground import results
-from playground.cache import SharedCache
+from playground.context import SharedCache
 from transformer.interpret import analyses
 
 
