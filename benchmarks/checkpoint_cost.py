@@ -1,0 +1,73 @@
+"""What a checkpoint costs the page against another one: a translation with its hooked pass and the glance, as the
+page's Translate makes them (playground.results.run, then glance.figure), on one thread, side by side in one run.
+
+    python benchmarks/checkpoint_cost.py --before b0e78b9 [--pair en-de] [--repeats 5]
+
+--before: a commit whose checkpoints/PAIR is compared with the one in checkpoints/ (taken from git). The sentences:
+the page's examples, the ten typed and the ten first-minute sentences (training/); each is timed for both
+checkpoints in turn, alternating which goes first, and the median over sentences and repeats is printed."""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from playground import glance, results  # noqa: E402
+from transformer import Translator  # noqa: E402
+
+
+def from_git(commit: str, pair: str, into: Path) -> Path:
+    """checkpoints/PAIR as it was at `commit` (model, config, vocabulary, metrics; not its timeline)."""
+    names = [f"checkpoints/{pair}/{f}" for f in ("model.safetensors", "config.json", "spm.model", "metrics.json")]
+    archive = subprocess.run(["git", "archive", commit, *names], cwd=ROOT, check=True, capture_output=True).stdout
+    tarfile.open(fileobj=io.BytesIO(archive)).extractall(into, filter="data")
+    return into / "checkpoints" / pair
+
+
+def once(translator: Translator, pair: str, text: str) -> float:
+    t0 = time.perf_counter()
+    glance.figure(results.run(translator, pair, text))
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True)
+    parser.add_argument("--pair", default="en-de")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    sentences = [s for name in ("assets/examples.json", "training/typed_ten.json", "training/first_ten.json")
+                 for s in json.loads((ROOT / name).read_text(encoding="utf-8"))]
+    with tempfile.TemporaryDirectory() as tmp:
+        models = {"before": Translator.load(from_git(args.before, args.pair, Path(tmp)), device="cpu"),
+                  "now": Translator.load(ROOT / "checkpoints" / args.pair, device="cpu")}
+        seconds = {name: [] for name in models}
+        for name, translator in models.items():  # warm-up: first calls and imports out of the way
+            once(translator, args.pair, sentences[0])
+        for r in range(args.repeats):
+            for i, text in enumerate(sentences):
+                order = list(models) if (r + i) % 2 == 0 else list(models)[::-1]
+                for name in order:
+                    seconds[name].append(once(models[name], args.pair, text))
+    median = {name: statistics.median(s) * 1000 for name, s in seconds.items()}
+    print(f"{args.pair}, {len(sentences)} sentences x {args.repeats}, one thread: translation + hooked pass + glance")
+    for name, ms in median.items():
+        print(f"  {name:6s} median {ms:7.1f} ms")
+    print(f"  now / before: {median['now'] / median['before']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
