@@ -8,7 +8,7 @@
      the view's `shown` state says what it shows, so opening its tab again sends nothing.
 3. **A view's updates** come from `Context.caches.views` when any user has drawn the same view of the same
    translation with the same settings: they are made (and their figures serialized) once for a class.
-4. **Late answers are dropped** (`late.Newest`): a translation after which the same user asked for a newer one, or
+4. **Late answers are dropped** (`context.Newest`): a translation after which the same user asked for a newer one, or
    a view drawn from an older translation than the user's newest, sends nothing.
 
 Every other tab draws itself when opened (its select event), once per translation. A link (a glance box, the
@@ -26,9 +26,8 @@ import gradio as gr
 from playground import registry, results
 from transformer.errors import InputError
 
-from .context import Context
+from .context import Context, Newest
 from .handlers import beside, copied, friendly, serialized
-from .late import Newest
 from .panel import TranslatePanel
 
 EMPTY = "(Type an English sentence in the box above, then press Enter or Translate.)"
