@@ -4,7 +4,7 @@ page's Translate makes them (playground.results.run, then glance.figure), on one
     python benchmarks/checkpoint_cost.py --before b0e78b9 [--pair en-de] [--repeats 5]
 
 --before: a commit whose checkpoints/PAIR is compared with the one in checkpoints/ (taken from git). The sentences:
-the page's examples, the ten typed and the ten first-minute sentences (training/); each is timed for both
+the page's examples, the ten typed and the ten first-minute sentences (data/); each is timed for both
 checkpoints in turn, alternating which goes first, and the median over sentences and repeats is printed."""
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    sentences = [s for name in ("assets/examples.json", "training/typed_ten.json", "training/first_ten.json")
+    sentences = [s for name in ("assets/examples.json", "data/typed_ten.json", "data/first_ten.json")
                  for s in json.loads((ROOT / name).read_text(encoding="utf-8"))]
     with tempfile.TemporaryDirectory() as tmp:
         models = {"before": Translator.load(from_git(args.before, args.pair, Path(tmp)), device="cpu"),

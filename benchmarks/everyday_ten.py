@@ -3,7 +3,7 @@
     python benchmarks/everyday_ten.py [--sentences typed_ten] [--before typed_ten_greedy_third]
     python benchmarks/everyday_ten.py --sentences first_ten --before first_ten_greedy_third
 
---sentences names a list in training/ (NAME.json); --before a key of training/before.json, where the greedy
+--sentences names a list in data/ (NAME.json); --before a key of data/before.json, where the greedy
 translations of the checkpoints a new one replaced are kept (typed_ten_greedy: the second stage's; *_third: the
 third stage's). --keep KEY writes the shipped checkpoints' translations there instead of printing the tables."""
 import argparse
@@ -23,8 +23,8 @@ parser.add_argument("--keep", help="record the shipped checkpoints' translations
 parser.add_argument("--threads", type=int, default=2)
 args = parser.parse_args()
 torch.set_num_threads(args.threads)
-sentences = json.loads((ROOT / "training" / f"{args.sentences}.json").read_text())
-kept_file = ROOT / "training" / "before.json"
+sentences = json.loads((ROOT / "data" / f"{args.sentences}.json").read_text())
+kept_file = ROOT / "data" / "before.json"
 kept = json.loads(kept_file.read_text())
 now = {pair: [t.text for t in Translator.load(ROOT / "checkpoints" / pair, device="cpu").translate_batch(sentences)]
        for pair in ("en-de", "en-fr")}

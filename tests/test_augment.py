@@ -85,7 +85,7 @@ def test_template_pairs_fill_every_slot_in_both_languages(lang):
 
 
 def test_the_names_file_holds_many_names_and_keeps_the_held_out_ones_apart():
-    train, held = Names.load("training/names.json"), Names.load("training/names.json", side="heldout")
+    train, held = Names.load("data/names.json"), Names.load("data/names.json", side="heldout")
     for gender in "mf":
         assert len(train.first[gender]) > 2000 and len(held.first[gender]) >= 100
         assert not set(train.first[gender]) & set(held.first[gender])

@@ -49,7 +49,7 @@ def test_the_sets_are_big_enough_and_apart_from_training():
     assert len(numbers) >= 40 and all(re.search(r"\d\d", s) for s in numbers)
     names = held_out_names()
     assert len(names) >= 100 and len(set(names)) == len(names)
-    train = Names.load("training/names.json")
+    train = Names.load("data/names.json")
     assert not set(names) & set(train.first["m"] + train.first["f"])
     templates = {t[0] for group in TEMPLATES.values() for t in group}
     assert not set(NAME_FRAMES) & templates

@@ -29,6 +29,6 @@ def test_dry_run_lists_the_app_and_checkpoints_with_sizes_and_leaves_out_tests_c
     listed = dict((line.split()[1], int(line.split()[0].replace(",", ""))) for line in out[:-1])
     assert {"app.py", "requirements.txt", "README.md", "assets/bertviz/shim.js"} <= set(listed)
     assert any(name.startswith("checkpoints/") and name.endswith("model.safetensors") for name in listed)
-    assert not [n for n in listed if n.startswith(("tests/", ".ci/", "tools/", "training/")) or "__pycache__" in n]
+    assert not [n for n in listed if n.startswith(("tests/", ".ci/", "tools/", "data/")) or "__pycache__" in n]
     assert listed["app.py"] == (ROOT / "app.py").stat().st_size
     assert out[-1].split()[0].replace(",", "") == str(sum(listed.values())) and "someone/playground" in out[-1]

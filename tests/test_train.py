@@ -322,7 +322,7 @@ def test_the_phrasebook_gives_a_pair_for_each_alternative_and_joins_the_training
 def test_the_shipped_phrasebook_has_every_language_for_every_sentence():
     from transformer.training.data import read_phrasebook
 
-    en_de, en_fr = read_phrasebook("training/phrasebook.txt", "de"), read_phrasebook("training/phrasebook.txt", "fr")
+    en_de, en_fr = read_phrasebook("data/phrasebook.txt", "de"), read_phrasebook("data/phrasebook.txt", "fr")
     assert set(en_de[0]) == set(en_fr[0]) and len(set(en_de[0])) >= 300
     assert all(t.strip() and "|" not in t for t in en_de[1] + en_fr[1])
     assert {"Hello!", "Good morning!", "Goodbye!", "Happy birthday!", "I don't like homework."} <= set(en_de[0])

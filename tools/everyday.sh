@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # The shipped checkpoints' second stage: Multi30k + Tatoeba, trained on from the Multi30k-only checkpoints.
 # Usage: tools/everyday.sh PAIR train    trains (or resumes) runs/PAIR with one thread, both cycles
-#        tools/everyday.sh PAIR save     copies the resumable state to training/PAIR (small enough for git)
+#        tools/everyday.sh PAIR save     copies the resumable state to resume/PAIR (small enough for git)
 #        tools/everyday.sh PAIR finish   trains to the end, then records Multi30k and Tatoeba test scores
 # Two cycles, the second resumed from the first's end: the rate back at its peak, then falling to 0 over 3 epochs
 # again. Cycle 1 (both pairs): epochs 121-126, Multi30k twice an epoch beside Tatoeba once. Cycle 2: EN→DE epochs
 # 127-130 with the same mix; EN→FR epochs 127-129 with Multi30k four times (its Multi30k score had fallen).
 # The first stage is the Multi30k-only checkpoint shipped before this stage, taken from git (commit FIRST).
 # DATA (default ../shared/data) holds multi30k/ and tatoeba/. A run cut short resumes exactly from
-# runs/PAIR/train/state.safetensors; on a fresh machine the state comes back from training/PAIR if saved there.
+# runs/PAIR/train/state.safetensors; on a fresh machine the state comes back from resume/PAIR if saved there.
 set -euo pipefail
 pair=$1 mode=${2:-train}
 data=${DATA:-../shared/data}
-out=runs/$pair keep=training/$pair first=runs/first/$pair
+out=runs/$pair keep=resume/$pair first=runs/first/$pair
 FIRST=49f0d1b
 
 if [ "$mode" = save ]; then  # the resumable state (fp32: exact resumption) and the new snapshots, for git

@@ -36,7 +36,7 @@ last=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['epochs'][
 
 OMP_NUM_THREADS=1 python -m transformer train --data-dir "$data/multi30k" --data-dir "$data/tatoeba" --pair "$pair" \
   --out "$out" --init-from "$from" --new-vocab true --vocab-size 8000 --byte-fallback true --split-digits true \
-  --resume --epochs "$EPOCHS" --phrasebook training/phrasebook.txt --oversample multi30k:2,phrasebook:8 \
+  --resume --epochs "$EPOCHS" --phrasebook data/phrasebook.txt --oversample multi30k:2,phrasebook:8 \
   --swap-names 0.5 --templates 0.02 --copies 0.005 --source-noise 0.3 \
   --warmup 400 --lr-scale 0.5 --hold-peak true --cooldown-epochs 3 --average-last 3 --max-tokens 8192 \
   --dropout 0.2 --attn-dropout 0.1 --act-dropout 0.1 --label-smoothing 0.1 --threads 1 --save-every-s 240 \

@@ -2,7 +2,7 @@
 
     pip install -r requirements-train.txt && python tools/names.py --data-dir ../shared/data
 
-Writes training/names.json: names drawn by training (transformer/training/augment.py) and names held out for
+Writes data/names.json: names drawn by training (transformer/training/augment.py) and names held out for
 the names set (transformer/training/class_sets.py). Faker's per-locale lists are the source; only names in
 Latin letters, one word, and not a word the corpora use in lowercase. A name is held out by the SHA-1 of its
 text (about one in eight), so the split never depends on Faker's order, and never if the corpora already
@@ -65,7 +65,7 @@ def corpus_words(data_dir: Path) -> tuple[collections.Counter, set[str]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", default="../shared/data", help="holds multi30k/ and tatoeba/")
-    ap.add_argument("--out", default="training/names.json")
+    ap.add_argument("--out", default="data/names.json")
     args = ap.parse_args()
     lower, capital = corpus_words(Path(args.data_dir))
     common = {w for w, n in lower.items() if n >= 3}

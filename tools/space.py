@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LEFT_OUT = ("tests/", ".ci/", "tools/", "training/", "resume/", "deploy/", "benchmarks/", ".gitignore", ".dockerignore",
+LEFT_OUT = ("tests/", ".ci/", "tools/", "data/", "resume/", "deploy/", "benchmarks/", ".gitignore", ".dockerignore",
             "requirements-dev.txt", "README.md")  # README: written anew; the rest: not the app (recipes, run state)
 
 

@@ -2,7 +2,7 @@
 # The shipped checkpoints' third stage: Multi30k + Tatoeba with sources typed as a class types them
 # (transformer/noise.py: lowercase, no final punctuation, capitals), trained on from the second stage.
 # Usage: tools/typed.sh PAIR train     trains (or resumes) runs/PAIR-typed
-#        tools/typed.sh PAIR save      copies the resumable state to training/PAIR-typed (small enough for git)
+#        tools/typed.sh PAIR save      copies the resumable state to resume/PAIR-typed (small enough for git)
 #        tools/typed.sh PAIR finish    trains to the end, then records the test scores (four ways of typing)
 # One cycle of EPOCHS epochs (default 16, numbered on from 131 for EN→DE, 130 for EN→FR): warm-up over 400 steps
 # to the second stage's peak, held, then a linear fall to 0 over the last 4 epochs; a share NOISE (default 0.3)
@@ -12,7 +12,7 @@
 set -euo pipefail
 pair=$1 mode=${2:-train}
 data=${DATA:-../shared/data} noise=${NOISE:-0.3} epochs=${EPOCHS:-16} threads=${THREADS:-1}
-out=${OUT_DIR:-runs/$pair-typed} keep=training/$pair-typed second=${SECOND:-runs/second/$pair}
+out=${OUT_DIR:-runs/$pair-typed} keep=resume/$pair-typed second=${SECOND:-runs/second/$pair}
 
 if [ "$mode" = save ]; then  # the resumable state (fp32: exact resumption) and the epoch log, for git
   mkdir -p "$keep/train"

@@ -176,7 +176,7 @@ def parser() -> argparse.ArgumentParser:
                    help="type the sources as a class might: all lowercase, no final punctuation, ALL CAPITALS, "
                         "apostrophes dropped, British spellings")
     p.add_argument("--class-sets", action="store_true",
-                   help="instead of a test set: the first-minute, names and numbers sets (training/*.json)")
+                   help="instead of a test set: the first-minute, names and numbers sets (data/*.json)")
     p.add_argument("--output", help="also write the translations to this file")
     p.add_argument("--record", metavar="NAME", nargs="?", const="class_sets",
                    help="store the scores in the checkpoint's metrics.json under test.NAME (class_sets with --class-sets)")

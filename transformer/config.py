@@ -100,9 +100,9 @@ class TrainConfig:
     oversample: str = ""  # "multi30k:2": that corpus's pairs appear twice in every epoch (others once)
     swap_names: float = 0.0  # share of pairs whose names and numbers are drawn anew each epoch (augment.py)
     templates: float = 0.0  # template pairs (introductions, numbers) added each epoch, as a share of the pairs
-    names: str = "training/names.json"  # the names drawn (tools/names.py)
+    names: str = "data/names.json"  # the names drawn (tools/names.py)
     copies: float = 0.0  # copy pairs (a name, a code, a number on both sides) added each epoch, as a share
-    phrasebook: str = ""  # a phrasebook read beside the corpora (training/phrasebook.txt); oversample "phrasebook:k"
+    phrasebook: str = ""  # a phrasebook read beside the corpora (data/phrasebook.txt); oversample "phrasebook:k"
     new_vocab: bool = False  # with init_from: learn a new vocabulary and carry the weights over to it
     init_from: str = ""  # a checkpoint to start from (its vocabulary, sizes and weights): a second training stage
 

@@ -21,7 +21,7 @@ def knows(metrics: Metrics) -> str:
         return ("**What it knows:** Multi30k's picture captions and Tatoeba's everyday sentences"
                 + (", also typed without capitals or full stops" if used("source_noise") else "")
                 + (", and this project's classroom phrasebook (greetings, introductions, school, wishes: "
-                   "`training/phrasebook.txt`)" if used("phrasebook") else "")
+                   "`data/phrasebook.txt`)" if used("phrasebook") else "")
                 + (", with names and numbers drawn anew" if used("swap_names") else "") + ". It translates "
                 "short, plain sentences well (what people do, say and ask, what a picture shows); long, technical "
                 "or rare words poorly. " + TATOEBA_CREDIT

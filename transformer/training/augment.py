@@ -26,7 +26,7 @@ KEEP_TOM = 0.3  # of the pairs chosen for new names, this share keeps its names:
 
 @dataclass
 class Names:
-    """First names by gender ("m", "f") and surnames, read from training/names.json (tools/names.py)."""
+    """First names by gender ("m", "f") and surnames, read from data/names.json (tools/names.py)."""
 
     first: dict[str, list[str]]
     surnames: list[str]

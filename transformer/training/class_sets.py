@@ -1,9 +1,9 @@
 """What a class types in its first minute: three sets of our own, held out from training, and their measures.
 
-- first minute (training/first_minute.json): greetings, introductions, school, family, ...; right when equal to a
+- first minute (data/first_minute.json): greetings, introductions, school, family, ...; right when equal to a
   reference ignoring case and punctuation; chrF; and the stutters (a piece of letters repeated in a row).
-- names (held-out names of training/names.json in NAME_FRAMES): the share where the name comes out unchanged.
-- numbers (training/numbers.json): the share where the translation holds the source's digits, in order, and no other.
+- names (held-out names of data/names.json in NAME_FRAMES): the share where the name comes out unchanged.
+- numbers (data/numbers.json): the share where the translation holds the source's digits, in order, and no other.
 
     python -m transformer evaluate --checkpoint checkpoints/en-de --class-sets [--record]
 """
@@ -20,9 +20,9 @@ from ..decoding import DecodeOptions
 from .augment import Names
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_MINUTE = ROOT / "training" / "first_minute.json"
-NUMBERS = ROOT / "training" / "numbers.json"
-NAMES = ROOT / "training" / "names.json"
+FIRST_MINUTE = ROOT / "data" / "first_minute.json"
+NUMBERS = ROOT / "data" / "numbers.json"
+NAMES = ROOT / "data" / "names.json"
 NAME_FRAMES = (  # none of them is a training template (augment.TEMPLATES)
     "I met {name} at the station.",
     "Yesterday {name} called me.",

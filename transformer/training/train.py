@@ -282,7 +282,7 @@ def read_corpora(data_dir: str | list[str], tcfg: TrainConfig, limit: int = 0):
 
 
 def project_path(path: str) -> Path:
-    """A relative path that does not exist here is looked up in the project (training/..., assets/...)."""
+    """A relative path that does not exist here is looked up in the project (data/..., assets/...)."""
     p = Path(path)
     return p if p.is_absolute() or p.exists() else Path(__file__).resolve().parents[2] / p
 
