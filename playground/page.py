@@ -92,8 +92,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             translated.then(None, open_tab, js=CHECK_JS)  # in the browser: no second event unless the tab changed
         listen(redraw.click, page.redraw_open, inputs, drawn, show_progress="hidden",
                trigger_mode="always_last")  # a click while one is pending still runs, after it: the newest wins
+        selects = {top, *group_tabs.values(), open_tab, *group_open.values()}  # the tabs, and what says which is open
         for link in (link for view in every for link in view.links):  # a glance box, the Lesson's "go deeper"
-            selects = {top, *group_tabs.values(), open_tab, *group_open.values()}  # the tabs, and what says so
             listen(link.open, page.show_part, inputs, drawn | selects, show_progress="hidden", trigger_mode="always_last")
 
         def on_select(tab: gr.Tab, handler, keys: list[str], reads: set) -> None:
