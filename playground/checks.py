@@ -100,8 +100,9 @@ def unfamiliar(translator, text: str) -> str:
     """A plain sentence when `text` lies far outside what the model was trained on, else "" (Translator.familiarity)."""
     seen = translator.familiarity(text)
     if seen.unknown:
-        return ("This text has characters the model has never seen (each run of them is one <unk>): it was "
-                "trained on English picture captions and everyday sentences, so expect a poor translation.")
+        return ("This text has characters the model has never seen (its vocabulary spells them byte by byte, or "
+                "reads each run of them as one <unk>): it was trained on English picture captions and everyday "
+                "sentences, so expect a poor translation.")
     if seen.far:
         return (f"The model splits these words into many small pieces ({seen.pieces_per_word:.1f} per word): they "
                 "are far from the picture captions and everyday sentences it was trained on, so expect a poor "

@@ -1,12 +1,15 @@
 """How the page writes what the model reads and counts, in every view and figure a class sees.
 
 Pieces without sentencepiece's word-start mark: a piece that starts a word is written as it is, one that continues
-the word before gets a dash ("Ich" is "I", "-ch"); <s> is "start", </s> is "end". Positions, steps, layers and heads
+the word before gets a dash ("Ich" is "I", "-ch"); <s> is "start", </s> is "end"; a byte of a character the vocabulary
+lacks is written as its character when it is one ("<"), else as "byte D0". Positions, steps, layers and heads
 are counted from 1. The raw pieces stay in the library's results (the API returns them as the model has them).
 """
 from __future__ import annotations
 
 import html
+
+from transformer.tokenizer import BYTE_PIECE
 
 # The three kinds of attention (transformer.model.ATTENTION_KINDS) in the page's words: a title, a button's label
 KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
@@ -21,6 +24,9 @@ SPECIAL = {"<s>": "start", "</s>": "end", "<pad>": "pad", "<unk>": "unknown"}
 
 def piece(token: str) -> str:
     """A piece without the word-start mark "▁" (the glance shows a gap instead)."""
+    byte = BYTE_PIECE.fullmatch(token)
+    if byte:  # a printable ASCII byte is its character; another is one byte of a longer character
+        return chr(int(byte[1], 16)) if 32 < int(byte[1], 16) < 127 else f"byte {byte[1]}"
     return SPECIAL.get(token, token.replace("▁", "")) or "␣"
 
 
@@ -30,7 +36,8 @@ def starts_word(token: str) -> bool:
 
 def shown(token: str, first: bool = False) -> str:
     """A piece in a list of pieces: a dash before one that continues the word before it."""
-    return piece(token) if first or starts_word(token) or not piece(token)[:1].isalnum() else "-" + piece(token)
+    plain = first or starts_word(token) or BYTE_PIECE.fullmatch(token) or not piece(token)[:1].isalnum()
+    return piece(token) if plain else "-" + piece(token)
 
 
 def _spelled(token: str) -> bool:

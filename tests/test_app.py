@@ -555,7 +555,8 @@ def test_inside_attention_views_for_every_kind_escape_hostile_tokens(page):
         assert out[inside.query]["value"] == query and len(figure(out[inside.plot]).data) >= 8
         assert "Equal to the Attention view's row to" in steps
     keys = list(figure(inside.redraw(result, "encoder", 0, 0, 0)[inside.plot]).data[1].y)
-    assert any("unknown" in k for k in keys) and not any("<" in k for k in keys)  # <unk> written in words
+    # the vocabulary spells "<" and ">" in bytes (byte fallback): written as the characters (escaped), never <0x3C>
+    assert any(k.endswith(" &lt;") for k in keys) and not any("0x" in k or "unk" in k or "<" in k for k in keys)
     assert inside.redraw(result, "cross", 0, 0, 999)[inside.query]["value"] == len(result.maps.target_tokens) - 1
     families = page.views["families"].fill(result, {})[page.views["families"].plot]
     heatmaps = [d for d in families.data if d.type == "heatmap"]  # six panels (the legend adds three squares)

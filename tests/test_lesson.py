@@ -117,6 +117,15 @@ def test_a_piece_is_named_as_a_whole_word_or_as_the_piece_of_its_word():
         "the piece “J” of “J'ai”", "“'”", "the piece “-ai” of “J'ai”", "“test”", "“.”"]
 
 
+def test_a_byte_of_a_character_the_vocabulary_lacks_is_written_as_its_character_or_as_a_byte():
+    from playground.pieces import labels, piece, shown
+
+    tokens = ["▁A", "▁", "<0x3C>", "b", "<0x3E>", "▁", "<0xD0>", "<0x97>", "▁man"]  # "A <b> З man", byte fallback
+    assert [piece(t) for t in tokens[2:8]] == ["<", "b", ">", "␣", "byte D0", "byte 97"]
+    assert [shown(t) for t in tokens] == ["A", "␣", "<", "-b", ">", "␣", "byte D0", "byte 97", "man"]
+    assert not any("<0x" in label for label in labels(tokens))
+
+
 def test_a_change_in_probability_reads_with_its_sign():
     assert lesson.changed(0.3).format("“Ich”") == "lowers the chance of “Ich” by 0.30"
     assert lesson.changed(-0.3).format("it") == "raises the chance of it by 0.30"

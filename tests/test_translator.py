@@ -214,3 +214,11 @@ def test_text_far_from_what_the_model_knows_gets_a_plain_warning(translator):
     broken = translator.familiarity("mwkbtp lrdgnh")  # letters it knows, in no word it knows
     assert broken.unknown == 0 and broken.pieces_per_word > 4 and broken.far
 
+
+def test_a_character_spelled_in_bytes_counts_as_one_the_model_has_never_seen(translator, monkeypatch):
+    pieces = {"a": "▁a", "З": "<0xD0>", "з": "<0x97>", "b": "▁b"}  # a byte-fallback vocabulary's pieces
+    monkeypatch.setattr(translator.tokenizer, "encode", lambda text: [10 + i for i, _ in enumerate(text.split())])
+    monkeypatch.setattr(translator.tokenizer, "source_pieces", lambda ids: [list(pieces.values())[i - 10] for i in ids])
+    seen = translator.familiarity("a З з b")
+    assert seen.unknown == 1 and seen.far  # one run of bytes: one character the vocabulary lacks
+

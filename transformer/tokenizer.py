@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 import sentencepiece as spm
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3  # the ids every checkpoint's ModelConfig repeats
+BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")  # a byte of a character the vocabulary lacks (byte_fallback)
 
 
 class Tokenizer:

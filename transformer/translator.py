@@ -17,7 +17,7 @@ from .decoding import DecodeOptions
 from .errors import InputError
 from .metrics import Metrics
 from .model import Transformer
-from .tokenizer import Tokenizer
+from .tokenizer import BYTE_PIECE, Tokenizer
 
 CHARS_PER_POSITION = 16  # more characters than any subword needs; the rest cannot fit in the positions
 FAR_PIECES_PER_WORD = 4.0  # held-out Tatoeba: 99 % of sentences under 3.7 pieces a word; nonsense words 4.5-6
@@ -101,7 +101,7 @@ def quantize_int8(model: Transformer) -> Transformer:
 
 @dataclass(frozen=True)
 class Familiarity:
-    unknown: int  # runs of characters the vocabulary has never seen (each one <unk>)
+    unknown: int  # runs of characters the vocabulary lacks (each one <unk>, or spelled byte by byte)
     pieces_per_word: float
 
     @property
@@ -166,7 +166,10 @@ class Translator:
         """How far `text` lies from what the model was trained on: runs of characters its vocabulary has never seen,
         and pieces per word (words broken into many small pieces are far from its training data)."""
         ids = self.tokenizer.encode(fold_shouting(clean_text(text)))
-        return Familiarity(sum(i == self.cfg.unk_id for i in ids), len(ids) / max(1, len(text.split())))
+        lacking = [i == self.cfg.unk_id or BYTE_PIECE.fullmatch(p) is not None
+                   for i, p in zip(ids, self.tokenizer.source_pieces(ids))]
+        runs = sum(now and not before for before, now in zip([False] + lacking, lacking))
+        return Familiarity(runs, len(ids) / max(1, len(text.split())))
 
     # -- translation -----------------------------------------------------------------
 
