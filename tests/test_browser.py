@@ -575,8 +575,8 @@ def test_hostile_text_through_the_page_runs_no_script(page):
         frame = page.frame_locator("#bertviz iframe")
         frame.locator("svg text").first.wait_for(state="attached", timeout=30_000)
         drawn = " ".join(frame.locator("svg text").all_text_contents())
-        assert "end" in drawn and "unknown" in drawn  # the special pieces in words, the rest as text, not parsed
-        assert "<" not in drawn
+        # the special pieces in words; "<", which the vocabulary spells in bytes, as its character: text, not parsed
+        assert "end" in drawn and "<" in drawn and "0x" not in drawn
     open_view(page, "Attention", "Heatmaps")
     page.wait_for_selector("#attention-plot .heatmaplayer", timeout=30_000)
     shot(page, "hostile")
@@ -612,6 +612,15 @@ def test_the_page_opens_translated_and_the_inside_attention_views_are_drawn(page
     assert not page.dialogs
 
 
+def assert_pieces_as_text(page, plot: str) -> None:
+    """The figure's rows name the hostile pieces ("<", spelled in bytes by the vocabulary, escaped once for plotly),
+    and the ticks drawn (plotly shows some of them) show no escape code and no byte code."""
+    rows = page.evaluate("(s) => document.querySelector(s + ' .js-plotly-plot').data.flatMap(d => d.y || [])", plot)
+    assert any(str(r).endswith(" &lt;") for r in rows)
+    ticks = page.locator(f"{plot} .ytick text").all_text_contents()
+    assert ticks and not any("&lt;" in t or "&amp;" in t or "0x" in t for t in ticks)
+
+
 def test_new_views_draw_hostile_tokens_as_text_and_beam_search_as_a_tree(page):
     open_settings(page)
     page.get_by_test_id("Beam search-radio-label").click()
@@ -629,16 +638,16 @@ def test_new_views_draw_hostile_tokens_as_text_and_beam_search_as_a_tree(page):
     page.wait_for_function("() => document.querySelector('#inside-plot .gtitle')?.textContent.includes('encoder')",
                            timeout=30_000)
     page.locator("#inside-query input").click()
-    page.get_by_role("option").filter(has_text="unknown").first.click()  # '<' is not in the vocabulary
-    page.wait_for_function("() => document.querySelector('#inside-plot .gtitle')?.textContent.includes('unknown')",
+    page.get_by_role("option").filter(has_text="<").first.click()  # '<' is spelled in bytes: shown as itself
+    page.wait_for_function("() => document.querySelector('#inside-plot .gtitle')?.textContent.includes('<')",
                            timeout=30_000)  # the token drawn as text, not parsed as a tag
-    assert "unknown" in page.locator("#inside-steps").inner_text()
+    assert "<" in page.locator("#inside-steps").inner_text()
     open_view(page, "Attention", "Three families")
     page.wait_for_selector("#families-plot .heatmaplayer", timeout=30_000)
-    assert any("unknown" in t for t in page.locator("#families-plot .ytick text").all_text_contents())
+    assert_pieces_as_text(page, "#families-plot")
     open_view(page, "Attention", "Rollout")
     page.wait_for_selector("#rollout-plot .heatmaplayer", timeout=30_000)
-    assert any("unknown" in t for t in page.locator("#rollout-plot .ytick text").all_text_contents())
+    assert_pieces_as_text(page, "#rollout-plot")
     open_view(page, "Step by step")  # the hostile sentence was decoded by beam search too
     page.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
     assert "start" in page.locator("#beam-tree-plot .textpoint").all_text_contents()
@@ -654,7 +663,7 @@ def test_what_the_model_used_draws_when_opened_follows_the_chosen_token_and_draw
     page.wait_for_selector("#used-attributions .heatmaplayer", timeout=30_000)
     page.wait_for_selector("#used-lens .heatmaplayer", timeout=30_000)
     ticks = lambda: page.locator("#used-attributions .xtick text").all_text_contents()
-    assert any("unknown" in t for t in ticks())  # '<' is not in the vocabulary: the piece is said in words
+    assert any("<" in t for t in ticks()) and not any("0x" in t for t in ticks())  # '<' in bytes: shown as itself
     assert "Output piece 1" in summary.inner_text()
     before = (ticks(), page.locator("#used-deletion").inner_text())
     page.locator("#used-step input").click()

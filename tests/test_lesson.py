@@ -124,6 +124,7 @@ def test_a_byte_of_a_character_the_vocabulary_lacks_is_written_as_its_character_
     assert [piece(t) for t in tokens[2:8]] == ["<", "b", ">", "␣", "byte D0", "byte 97"]
     assert [shown(t) for t in tokens] == ["A", "␣", "<", "-b", ">", "␣", "byte D0", "byte 97", "man"]
     assert not any("<0x" in label for label in labels(tokens))
+    assert labels(tokens)[2] == "3 &lt;" and labels(tokens, escaped=False)[2] == "3 <"  # plotly's, a menu's
 
 
 def test_a_change_in_probability_reads_with_its_sign():

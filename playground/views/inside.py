@@ -19,7 +19,7 @@ from .common import first_translator, head_choices, kind_radio, layer_choices, n
 def query_choices(result, kind: str) -> list[tuple[str, int]]:
     """(label, position) of every query token of that kind of attention."""
     queries, _ = axis_tokens(result.maps, kind)
-    return list(zip(labels(queries), range(len(queries))))
+    return list(zip(labels(queries, escaped=False), range(len(queries))))  # a menu: written as text
 
 
 def inside_head(translator, result, kind: str, layer: int, head: int, query: int):
@@ -29,7 +29,8 @@ def inside_head(translator, result, kind: str, layer: int, head: int, query: int
     walk = mechanics.walk_head(result.internals[kind][layer], head, query, attn.w_o.weight, attn.w_o.bias)
     queries, keys = axis_tokens(result.maps, kind)
     reasons = ["" if ok else "future (causal mask)" for ok in walk.allowed.tolist()]
-    title = f"{KIND_NAMES[kind]}, layer {layer + 1}, head {head + 1}: query {labels(queries)[query]}"
+    query_label = labels(queries, escaped=False)[query]  # the title is escaped where it is drawn (plots.wrapped)
+    title = f"{KIND_NAMES[kind]}, layer {layer + 1}, head {head + 1}: query {query_label}"
     return plots.head_walk(walk, keys, reasons, head, title), walk, reasons
 
 

@@ -23,7 +23,7 @@ from .common import need
 def output_choices(result) -> list[tuple[str, int]]:
     """The output tokens a user may ask about."""
     tokens = output_tokens(result)
-    return list(zip(labels(tokens), range(len(tokens))))
+    return list(zip(labels(tokens, escaped=False), range(len(tokens))))  # a menu: written as text
 
 
 def alternative_choices(translator, lens, step: int) -> list[tuple[str, int]]:
