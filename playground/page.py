@@ -94,7 +94,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                trigger_mode="always_last")  # a click while one is pending still runs, after it: the newest wins
         selects = {top, *group_tabs.values(), open_tab, *group_open.values()}  # the tabs, and what says which is open
         for link in (link for view in every for link in view.links):  # a glance box, the Lesson's "go deeper"
-            listen(link.open, page.show_part, inputs, drawn | selects, show_progress="hidden", trigger_mode="always_last")
+            listen(link.open, page.show_part, inputs, drawn | selects, show_progress="hidden",
+                   trigger_mode="always_last")
 
         def on_select(tab: gr.Tab, handler, keys: list[str], reads: set) -> None:
             """tab's select event: it reads and sets what the views it may draw read and set."""
