@@ -1,5 +1,5 @@
 // The page's script, loaded once (playground/page.py puts it in the page's head): what only the browser can do.
-// Which view is open is an ordinary hidden input of the page (#open-tab), set by each tab's js-only select event.
+// Which view is open is an ordinary hidden input of the page (#open-tab), set by each tab's select handler.
 (() => {
   if (window.tp) return;
   const tp = window.tp = {drawn: null};  // the view a running translation draws

@@ -3,7 +3,6 @@ every event wired to the runtime's handlers."""
 from __future__ import annotations
 
 import functools
-import json
 import shutil
 import tempfile
 import weakref
@@ -45,8 +44,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                   caches=Caches.sized(cache_size))
     weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
-        # Which view is open, as ordinary inputs that the tabs' select events set in the browser: the open tab's key
-        # (created first: an event's js finds it first), and each group's view open inside it
+        # Which view is open, as ordinary inputs that the tabs' select handlers set: the open tab's key (created
+        # first: an event's js finds it first), and each group's view open inside it
         open_tab = gr.Textbox(registry.FIRST, visible=False, elem_id="open-tab")
         group_open = {g.key: gr.Textbox(registry.members(g.key)[0], visible=False) for g in registry.GROUPS}
         gr.HTML("<div id=\"masthead\"><h1>Transformer Playground</h1><p>Type an English "
@@ -97,20 +96,18 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             listen(link.open, page.show_part, inputs, drawn | selects, show_progress="hidden",
                    trigger_mode="always_last")
 
-        def on_select(tab: gr.Tab, handler, keys: list[str], reads: set) -> None:
-            """tab's select event: it reads and sets what the views it may draw read and set."""
+        def on_select(tab: gr.Tab, handler, keys: list[str], reads: set, says: set) -> None:
+            """tab's select event: it reads and sets what the views it may draw read and set, and says which view is
+            open (one event per select: a js-only event beside it cost a class 5 % on translating)."""
             shown = [views[k] for key in keys for k in registry.tabs()[key]]
             listen(tab.select, handler, {open_tab, panel.pair, result} | reads | {c for v in shown for c in v.reads},
-                   {c for v in shown for c in v.draws})
+                   {c for v in shown for c in v.draws} | says)
 
-        for key in registry.tabs():  # in the browser, the key of the view selected (and in its group's input too)
+        for key in registry.tabs():
             group = registry.entry(key).group
-            said = [open_tab, group_open[group]] if group else open_tab
-            views[key].tab.select(None, None, said, js=f"() => {json.dumps([key, key] if group else key)}")
-            on_select(views[key].tab, page.opener(key, group), [key], set())
+            on_select(views[key].tab, page.opener(key, group), [key], set(), {open_tab, group_open.get(group, open_tab)})
         for group, tab in group_tab.items():  # a group's tab: the view open in it
-            tab.select(None, group_open[group], open_tab, js="(key) => key")
-            on_select(tab, page.opener(None, group), registry.members(group), {group_open[group]})
+            on_select(tab, page.opener(None, group), registry.members(group), {group_open[group]}, {open_tab})
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
             # It draws the tab that opens first; a link's other view asks for its drawing once the page is open
             # (tp.translated): every output is a cost to each visitor, even one the event leaves as it is

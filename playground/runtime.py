@@ -1,7 +1,7 @@
 """The page's runtime: how a click becomes figures, read top-down.
 
 1. **An event starts in the browser** with the page's values. The open view's key is one of them: a hidden input
-   that each tab's js-only select event sets (a group's tab: the view open in it, kept in its own hidden input).
+   that each tab's select handler sets as it draws the tab (a group's: the view open in it, in its own input).
 2. **A handler** (Page's methods, each wired by `listen`) gets every input as a dict, and
    - translates, or finds the same translation already made for anyone (`Context.caches.translations`), and
    - draws the views of the open tab (`Page.draw`): each view's part for the pair and for the translation, once;
@@ -41,7 +41,7 @@ class Page:
     ctx: Context
     panel: TranslatePanel
     result: gr.State  # per user: the current results.Result (shared with every user who asked the same)
-    open_tab: gr.Textbox  # hidden: the open view's key, set in the browser by each tab's select
+    open_tab: gr.Textbox  # hidden: the open view's key, set by each tab's select handler
     group_open: dict  # group key -> a hidden Textbox: the view open inside that group
     views: dict  # key -> View, in the registry's order
     top: gr.Tabs  # the top level of tabs
@@ -140,13 +140,15 @@ class Page:
         return {} if result is not None and self.newest.stale(request, key=result.key) else out
 
     def opener(self, tab: str | None, group: str | None = None):
-        """The select handler of a view's tab (or of a group's, tab None: the view open in it, as its input says)."""
+        """The select handler of a view's tab (or of a group's, tab None: the view open in it, as its input says):
+        it draws what the tab lacks, and says which view is open (the open tab's input, and its group's)."""
         @friendly
         def select(values: dict, request: gr.Request | None = None) -> dict:
             shown = tab or values.get(self.group_open[group])
             if group is not None and shown not in registry.members(group):  # not one of the group's: its first
                 shown = registry.members(group)[0]
-            return self.redraw_open(values | {self.open_tab: shown}, request)
+            said = {self.open_tab: shown} | ({self.group_open[group]: shown} if tab and group else {})
+            return self.redraw_open(values | {self.open_tab: shown}, request) | said
         return select
 
     @friendly

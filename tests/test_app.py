@@ -224,10 +224,13 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
         opened = open_tab(page, name, values)
         assert set(view.outputs) <= set(opened) and opened[view.shown]["fill"] == result.key, name
         below = set(page.views["beam_tree"].draws) if name == "steps" else set()  # drawn in the same tab
-        assert not set(opened) - set(view.draws) - below, name  # only this tab's components, and their own state
+        group = registry.entry(name).group
+        says = {page.open_tab: name} | ({page.group_open[group]: name} if group else {})  # which view is open
+        assert {c: opened[c] for c in says} == says, name
+        assert not set(opened) - set(view.draws) - below - set(says), name  # this tab's components, and state
         values = after(values, opened)
         again = open_tab(page, name, values)
-        assert again == {}, name  # seen before: nothing is drawn or sent again
+        assert again == says, name  # seen before: nothing is drawn or sent again, but which view is open
     assert "srcdoc" in after(values, open_tab(page, "bertviz", defaults(page) | {page.result: result}))[
         page.views["bertviz"].html]
     attention = page.views["attention"]
@@ -236,8 +239,9 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
     steps = page.views["steps"]
     assert "Step 2" in figure(steps.redraw(result, 2)[steps.detail]).layout.title.text
     fresh = defaults(page) | {page.result: result}
-    opened = page.opener(None, "looks")(fresh | {page.group_open["looks"]: "rollout"})  # as the browser says
+    opened = page.opener(None, "looks")(fresh | {page.group_open["looks"]: "rollout"})  # as its input says
     assert page.views["rollout"].shown in opened and page.views["inside"].shown not in opened  # its open inner tab
+    assert opened[page.open_tab] == "rollout"
 
 
 def test_a_failure_is_shown_but_never_cached_and_the_view_draws_once_it_works(page, monkeypatch):
@@ -288,7 +292,8 @@ def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
     old = page.show_translation(values, user)[page.result]
     new = page.show_translation(values | {page.panel.text: "A cat sleeps."}, user)[page.result]
     stale_values = defaults(page) | {page.result: old}  # a tab opened before the newer translation came back
-    assert page.opener("rollout", "looks")(stale_values, user) == {}
+    late = page.opener("rollout", "looks")(stale_values, user)
+    assert late == {page.open_tab: "rollout", page.group_open["looks"]: "rollout"}  # nothing drawn; still open
     fresh = page.opener("rollout", "looks")(defaults(page) | {page.result: new}, user)
     assert fresh[page.views["rollout"].shown]["fill"] == new.key
     assert page.opener("rollout", "looks")(stale_values, Session("someone else"))  # others unaffected
