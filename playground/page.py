@@ -105,9 +105,11 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
 
         for key in registry.tabs():
             group = registry.entry(key).group
-            on_select(views[key].tab, page.opener(key, group), [key], set(), {open_tab, group_open.get(group, open_tab)})
+            on_select(views[key].tab, page.opener(key, group), [key], set(),
+                      {open_tab} | ({group_open[group]} if group else set()))
         for group, tab in group_tab.items():  # a group's tab: the view open in it
-            on_select(tab, page.opener(None, group), registry.members(group), {group_open[group]}, {open_tab})
+            on_select(tab, page.opener(None, group), registry.members(group), {group_open[group]},
+                      {open_tab, group_open[group]})
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
             # It draws the tab that opens first; a link's other view asks for its drawing once the page is open
             # (tp.translated): every output is a cost to each visitor, even one the event leaves as it is

@@ -98,10 +98,13 @@ class Page:
     def selected(self, key: str) -> dict:
         """The tabs that show view `key`, selected by their ids, and the inputs that say it is open."""
         entry = registry.entry(registry.tab_of(key))
-        out = {self.top: gr.Tabs(selected=entry.group or entry.key), self.open_tab: entry.key}
-        if entry.group:
-            out |= {self.group_tabs[entry.group]: gr.Tabs(selected=entry.key), self.group_open[entry.group]: entry.key}
-        return out
+        out = {self.top: gr.Tabs(selected=entry.group or entry.key)} | self.says(entry.key)
+        return out | ({self.group_tabs[entry.group]: gr.Tabs(selected=entry.key)} if entry.group else {})
+
+    def says(self, tab: str) -> dict:
+        """The inputs that say tab `tab` is open: the open tab's, and its group's when it sits in one."""
+        group = registry.entry(tab).group
+        return {self.open_tab: tab} | ({self.group_open[group]: tab} if group else {})
 
     # -- the handlers ---------------------------------------------------------------------------------------------
 
@@ -147,8 +150,7 @@ class Page:
             shown = tab or values.get(self.group_open[group])
             if group is not None and shown not in registry.members(group):  # not one of the group's: its first
                 shown = registry.members(group)[0]
-            said = {self.open_tab: shown} | ({self.group_open[group]: shown} if tab and group else {})
-            return self.redraw_open(values | {self.open_tab: shown}, request) | said
+            return self.redraw_open(values | {self.open_tab: shown}, request) | self.says(shown)
         return select
 
     @friendly
