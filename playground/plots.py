@@ -144,13 +144,14 @@ def step_probabilities(steps, title: str = "Top-5 candidates at every step") -> 
                 text[j][r] = f"<b>[{text[j][r]}]</b>"
     y = pieces.labels([s.token for s in steps])
     fig = go.Figure(go.Heatmap(
-        z=z, x=[f"rank {r + 1}" for r in range(ranks)], y=y, text=text,  # not "#1": a shape there draws NaN
+        z=z, x=list(range(1, ranks + 1)), y=y, text=text,  # the rank as a number: "#1" drew NaN, "rank 1" turned
+        # its labels on a phone, into the title
         texttemplate="%{text}", textfont=dict(size=13),
         colorscale=SCALE, zmin=0, zmax=1, hovertemplate="step %{y}<br>%{text}: p = %{z:.3f}<extra></extra>",
         colorbar=dict(thickness=12),
     ))
     fig.update_yaxes(autorange="reversed", title_text="step (chosen piece)")
-    fig.update_xaxes(side="top")
+    fig.update_xaxes(side="top", dtick=1, tickangle=0)  # the columns: ranks 1-5 (the title says top-5)
     return _layout(fig, title, 110 + 26 * n)
 
 
