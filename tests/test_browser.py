@@ -559,8 +559,9 @@ HOSTILE = [
     "<script>alert(1)</script> A man rides a bike.",
     "</script><img src=x onerror=alert(2)> two dogs",
     "\"'><svg onload=alert(3)> a girl ' \" ` <!-- -->",
-    "<iframe srcdoc='<script>alert(4)</script>'></iframe>",
+    "<iframe srcdoc='<script>alert(4)</script>'></iframe> a cat",
 ]
+HOSTILE_MARKS = ["bike", "dogs", "girl", "cat"]  # a word of each, to know its own drawing is the one on screen
 
 
 def test_hostile_text_through_the_page_runs_no_script(page):
@@ -568,12 +569,13 @@ def test_hostile_text_through_the_page_runs_no_script(page):
 
     box = page.locator("#source-text textarea")
     open_view(page, "Attention", "bertviz")
-    for text in HOSTILE:
+    for text, mark in zip(HOSTILE, HOSTILE_MARKS):
         box.fill(text)
         click_translate(page)
         expect(page.locator("#translation textarea")).not_to_have_value("")
+        # the view redraws after the translation has landed: wait for this text's drawing, not the last one's
         frame = page.frame_locator("#bertviz iframe")
-        frame.locator("svg text").first.wait_for(state="attached", timeout=30_000)
+        frame.locator("svg text", has_text=mark).first.wait_for(state="attached", timeout=30_000)
         drawn = " ".join(frame.locator("svg text").all_text_contents())
         # the special pieces in words; "<", which the vocabulary spells in bytes, as its character: text, not parsed
         assert "end" in drawn and "<" in drawn and "0x" not in drawn
