@@ -84,7 +84,7 @@ def main() -> None:
     pair = out.name
     tr = translators[pair]
     print(f"{sum(p.numel() for p in tr.model.parameters()):,} parameters, {args.threads} thread(s)")
-    inputs = set(page.panel.controls) | {c for v in page.views.values() for c in v.reads} | {page.result, page.open_tab}
+    inputs = set(page.panel.controls) | {c for v in page.views.values() for c in v.reads} | {page.result, page.tabs.open}
     values = {c: c.value for c in inputs} | {page.panel.pair: pair, page.panel.text: TEXT}
 
     def fresh() -> None:

@@ -59,6 +59,11 @@ def copied(updates: dict) -> dict:
     return {c: dict(u) if isinstance(u, dict) else u for c, u in updates.items()}
 
 
+def shared(cache, key: tuple, make) -> dict:
+    """Updates made and serialized once for everyone (a SharedCache keeps successes only), copied for each user."""
+    return copied(cache.get(key, lambda: serialized(make())))
+
+
 def beside(drawn, value):
     """A focus's plain value where drawing already set an update (a menu's new choices): both, the value winning."""
     plain = not isinstance(value, dict) and not hasattr(value, "to_dict")  # not an update, not a figure

@@ -19,6 +19,7 @@ from .runtime import CHECK_JS, TRANSLATE_JS, Page
 from .views.api import register as register_api
 from .context import ROOT, Caches, Context
 from .panel import TranslatePanel
+from .tabs import Tabs
 from .views import CLASSES
 
 SCRIPT = ROOT / "assets" / "page.js"
@@ -73,7 +74,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                         for key in registry.members(group):
                             views[key] = CLASSES[key](registry.entry(key), ctx, panel)
                     group_tabs[group], group_tab[group] = inner, tab
-        page = Page(demo, ctx, panel, result, open_tab, group_open, views, top, group_tabs)
+        tabs = Tabs(top, group_tabs, open_tab, group_open)
+        page = Page(demo, ctx, panel, result, tabs, views)
 
         panel.wire(open_tab)
         for view in views.values():
@@ -91,9 +93,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             translated.then(None, open_tab, js=CHECK_JS)  # in the browser: no second event unless the tab changed
         listen(redraw.click, page.redraw_open, inputs, drawn, show_progress="hidden",
                trigger_mode="always_last")  # a click while one is pending still runs, after it: the newest wins
-        selects = {top, *group_tabs.values(), open_tab, *group_open.values()}  # the tabs, and what says which is open
         for link in (link for view in every for link in view.links):  # a glance box, the Lesson's "go deeper"
-            listen(link.open, page.show_part, inputs, drawn | selects, show_progress="hidden",
+            listen(link.open, page.show_part, inputs, drawn | tabs.components, show_progress="hidden",
                    trigger_mode="always_last")
 
         def on_select(tab: gr.Tab, handler, keys: list[str], reads: set, says: set) -> None:
@@ -117,7 +118,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             lesson = views["lesson"].number
             reads = set(panel.controls) | {c for v in first for c in v.reads} | {result, open_tab, lesson}
             opened = ({c for v in first for c in v.draws} | set(panel.outputs) | set(panel.decoding)
-                      | {result, panel.pair, panel.text, panel.present, lesson} | selects)
+                      | {result, panel.pair, panel.text, panel.present, lesson} | tabs.components)
             loaded = listen(demo.load, page.open, reads, opened, js=TRANSLATE_JS,
                             concurrency_limit=4)  # served from the caches: a class opening at once waits little
             loaded.then(None, open_tab, js=CHECK_JS)

@@ -1,7 +1,6 @@
 """The top of the page: language pair, text, decoding settings, the translation and the three-way comparison."""
 from __future__ import annotations
 
-import dataclasses
 import html
 import json
 from dataclasses import replace
@@ -10,7 +9,8 @@ import gradio as gr
 
 from transformer.decoding import MAX_BEAM, DecodeOptions
 
-from playground import checks, registry
+from playground import checks
+from playground.links import SHARE_JS
 from playground.results import MAX_SENTENCES
 
 from playground.context import ROOT, Context
@@ -19,11 +19,7 @@ from playground.views.common import cards
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
 PICK = "Pick an example sentence"  # the menu's first line: choosing a sentence translates it at once
-QUERY_FIELDS = tuple(f.name for f in dataclasses.fields(DecodeOptions))  # the URL names of the decoding controls
-
-# In the browser (assets/page.js): the shareable link, from the page's own address; presentation mode on or off
-SHARE_JS = f"(...values) => tp.shareLink({json.dumps(QUERY_FIELDS)}, {json.dumps(registry.FIRST)}, values)"
-PRESENT_JS = "(on) => tp.present(on)"
+PRESENT_JS = "(on) => tp.present(on)"  # in the browser (assets/page.js): presentation mode on or off
 
 
 class TranslatePanel:
@@ -127,31 +123,6 @@ class TranslatePanel:
                 "the views below show the first.")
         return {self.translation: " ".join([result.translation.text] + [t.text for t in rest]),
                 self.notice: " ".join(filter(None, [note, filled.get(self.notice, "")]))}
-
-    def from_query(self, values: dict, query: dict[str, str]) -> tuple[dict, list[str]]:
-        """The controls' values with a shared link's URL parameters applied; each bad one is left out and named,
-        and every other one is kept."""
-        values, problems = dict(values), []
-        pair = query.get("pair")
-        if pair is not None:
-            if pair in self.ctx.pairs:
-                values[self.pair] = pair
-            else:
-                problems.append(f"pair {pair!r} is not loaded here")
-        if "text" in query:
-            values[self.text] = query["text"][: self.text.max_length]
-        for name, control in zip(QUERY_FIELDS, self.decoding):
-            if name not in query:
-                continue
-            raw = query[name]
-            try:
-                value = raw if name == "strategy" else float(raw)
-                DecodeOptions(*(value if c is control else values[c] for c in self.decoding))  # checks this one
-                values[control] = value
-            except ValueError as e:
-                problems.append(f"{name}={raw!r} was left out ({e})" if "could not convert" not in str(e)
-                                else f"{name}={raw!r} is not a number")
-        return values, problems
 
     def strategy_controls(self, strategy: str) -> dict:
         sampling, beam = strategy == "sample", strategy == "beam"

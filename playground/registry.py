@@ -71,6 +71,12 @@ def tab_of(key: str) -> str:
     return entry(key).inside or key
 
 
+def open_tab(key: str | None) -> str:
+    """The tab that shows view `key` (as the page's hidden input says it, maybe empty or unknown): its tab, or the
+    first."""
+    return tab_of(key) if key in BY_KEY else FIRST
+
+
 def title(key: str) -> str:
     """A view's name in words: "Attention: Three families", or "Step by step" at the top level."""
     e = entry(key)

@@ -1,34 +1,25 @@
-"""The page's runtime: how a click becomes figures, read top-down.
-
-1. **An event starts in the browser** with the page's values. The open view's key is one of them: a hidden input
-   that each tab's select handler sets as it draws the tab (a group's: the view open in it, in its own input).
-2. **A handler** (Page's methods, each wired by `listen`) gets every input as a dict, and
-   - translates, or finds the same translation already made for anyone (`Context.caches.translations`), and
-   - draws the views of the open tab (`Page.draw`): each view's part for the pair and for the translation, once;
-     the view's `shown` state says what it shows, so opening its tab again sends nothing.
-3. **A view's updates** come from `Context.caches.views` when any user has drawn the same view of the same
-   translation with the same settings: they are made (and their figures serialized) once for a class.
-4. **Late answers are dropped** (`context.Newest`): a translation after which the same user asked for a newer one, or
-   a view drawn from an older translation than the user's newest, sends nothing.
-
-Every other tab draws itself when opened (its select event), once per translation. A link (a glance box, the
-Lesson's "go deeper", a shared ?view=) opens a view by its key: the server selects its tabs and sets the inputs.
+"""The page's runtime: how a click becomes figures. An event brings every input of the page as a dict, the open
+tab's key among them (set by the tabs' select handlers). A handler translates, or finds the same translation made for
+anyone (`Context.caches`), and draws what the open tab does not show yet (`Page.draw`): each view's part for the
+pair and for the translation, made once for everyone; its `shown` state says what it shows. Late answers are
+dropped (`context.Newest`). Every other tab draws itself when opened; a link opens a view by its key.
 """
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
 import gradio as gr
 
-from playground import registry, results
+from playground import links, registry, results
 from transformer.errors import InputError
 
 from .context import Context, Newest
-from .handlers import beside, copied, friendly, serialized
+from .handlers import beside, friendly, shared
 from .panel import TranslatePanel
+from .tabs import Tabs
+from .view import key_of, values_set
 
 EMPTY = "(Type an English sentence in the box above, then press Enter or Translate.)"
 TRANSLATE_JS = "(...args) => tp.translating(args)"  # marks the translation shown as old until the new one lands
@@ -41,70 +32,20 @@ class Page:
     ctx: Context
     panel: TranslatePanel
     result: gr.State  # per user: the current results.Result (shared with every user who asked the same)
-    open_tab: gr.Textbox  # hidden: the open view's key, set by each tab's select handler
-    group_open: dict  # group key -> a hidden Textbox: the view open inside that group
+    tabs: Tabs  # the tabs, and the inputs that say which view is open
     views: dict  # key -> View, in the registry's order
-    top: gr.Tabs  # the top level of tabs
-    group_tabs: dict  # group key -> the gr.Tabs holding its views
     newest: Newest = field(default_factory=Newest)
 
     # -- drawing what is seen -------------------------------------------------------------------------------------
 
     def draw(self, tab: str, result, values: dict) -> dict:
-        """What tab `tab` needs that it does not show yet: its views' part for the chosen pair and for the current
-        translation. Each view's state says what it shows; a part that fails is shown in its notice and is not
-        marked as shown, so the next visit tries it again."""
-        pair = values[self.panel.pair]
-        translator = self.ctx.translator(pair)
+        """What tab `tab` needs that it does not show yet: each of its views' part for the chosen pair and for the
+        current translation (View.show)."""
         out = {}
         for view in (self.views[key] for key in registry.tabs().get(tab, [])):
-            shown = dict(values.get(view.shown) or {})
-            problems, drew = [], False
-            if view.pair_outputs and shown.get("pair") != pair:
-                key = (view.name, pair, self.key_of(values, view.pair_inputs))
-                updates, problem = view.guarded(lambda: self.shared(key, lambda: view.on_pair(translator, pair, values)),
-                                                translator)
-                out |= updates
-                values = values | {c: u["value"] for c, u in updates.items() if isinstance(u, dict) and "value" in u}
-                problems += [problem] if problem else []
-                shown["pair"] = None if problem else pair
-                drew = True
-            if view.outputs and result is not None and shown.get("fill") != result.key:
-                key = (view.name, result.key, self.key_of(values, view.controls))
-                owner = self.ctx.translator(result.pair)
-                drawn, problem = view.guarded(lambda: self.shared(key, lambda: view.fill(result, values)), owner)
-                out |= {c: out[c] | u if isinstance(u, dict) and isinstance(out.get(c), dict) else u  # both: keep both
-                        for c, u in drawn.items()}
-                problems += [problem] if problem else []
-                shown["fill"] = None if problem else result.key
-                drew = True
-            if drew:
-                out |= view.notice_update(problems) | {view.shown: shown}
+            drawn = view.show(values[self.panel.pair], result, values)
+            out, values = out | drawn, values | values_set(drawn)  # a view reads what one drawn before it set
         return out
-
-    def shared(self, key: tuple, make) -> dict:
-        """A drawn view's updates from the shared cache (successes only); gr.update dicts are copied."""
-        return copied(self.ctx.caches.views.get(key, lambda: serialized(make())))
-
-    @staticmethod
-    def key_of(values: dict, controls: list) -> str:
-        return json.dumps([values.get(c) for c in controls], default=str)
-
-    def visible(self, values: dict) -> str:
-        """The tab open in the browser as the event started."""
-        key = values.get(self.open_tab) or registry.FIRST
-        return registry.tab_of(key) if key in registry.BY_KEY else registry.FIRST
-
-    def selected(self, key: str) -> dict:
-        """The tabs that show view `key`, selected by their ids, and the inputs that say it is open."""
-        entry = registry.entry(registry.tab_of(key))
-        out = {self.top: gr.Tabs(selected=entry.group or entry.key)} | self.says(entry.key)
-        return out | ({self.group_tabs[entry.group]: gr.Tabs(selected=entry.key)} if entry.group else {})
-
-    def says(self, tab: str) -> dict:
-        """The inputs that say tab `tab` is open: the open tab's, and its group's when it sits in one."""
-        group = registry.entry(tab).group
-        return {self.open_tab: tab} | ({self.group_open[group]: tab} if group else {})
 
     # -- the handlers ---------------------------------------------------------------------------------------------
 
@@ -124,12 +65,12 @@ class Page:
         parts = results.sentences(values[panel.text])  # the model learned single sentences: one at a time
         try:
             result = results.run(translator, pair, parts[0], panel.options(values), self.ctx.caches.translations)
-            key = ("panel", result.key, self.key_of(values, [panel.n_samples]))
-            out = self.shared(key, lambda: panel.fill(result, values)) | {self.result: result}
+            key = ("panel", result.key, key_of(values, [panel.n_samples]))
+            out = shared(self.ctx.caches.views, key, lambda: panel.fill(result, values)) | {self.result: result}
             out |= panel.joined(translator, result, parts, out)  # the views show the first sentence
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
             return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: ""}
-        out |= self.draw(self.visible(values), result, values)
+        out |= self.draw(registry.open_tab(values.get(self.tabs.open)), result, values)
         if self.newest.stale(request, ticket=ticket):
             return {}  # the user has asked for a newer translation since: this one would overwrite it
         self.newest.landed(request, ticket, result.key)
@@ -139,7 +80,7 @@ class Page:
     def redraw_open(self, values: dict, request: gr.Request | None = None) -> dict:
         """After a translation: the tab open now (the user may have switched while it ran) shows it."""
         result = values.get(self.result)
-        out = self.draw(self.visible(values), result, values)
+        out = self.draw(registry.open_tab(values.get(self.tabs.open)), result, values)
         return {} if result is not None and self.newest.stale(request, key=result.key) else out
 
     def opener(self, tab: str | None, group: str | None = None):
@@ -147,10 +88,10 @@ class Page:
         it draws what the tab lacks, and says which view is open (the open tab's input, and its group's)."""
         @friendly
         def select(values: dict, request: gr.Request | None = None) -> dict:
-            shown = tab or values.get(self.group_open[group])
+            shown = tab or values.get(self.tabs.group_open[group])
             if group is not None and shown not in registry.members(group):  # not one of the group's: its first
                 shown = registry.members(group)[0]
-            return self.redraw_open(values | {self.open_tab: shown}, request) | self.says(shown)
+            return self.redraw_open(values | {self.tabs.open: shown}, request) | self.tabs.says(shown)
         return select
 
     @friendly
@@ -158,7 +99,7 @@ class Page:
         """A link's view (link.view, a key) and the part of it asked for (link.focus, "view=attention&kind=cross&
         layer=1&step=4"): its tabs selected, the view drawn, then the part (View.focus), when that view is in the tab."""
         shown = registry.tab_of(link.view) if link.view in registry.BY_KEY else registry.FIRST
-        out = self.selected(shown) | self.redraw_open(values | {self.open_tab: shown}, request)
+        out = self.tabs.selected(shown) | self.redraw_open(values | {self.tabs.open: shown}, request)
         where = dict(parse_qsl(link.focus or ""))
         view, result = self.views.get(where.pop("view", "")), values.get(self.result)
         if view is not None and view.name in registry.tabs()[shown] and result is not None:
@@ -167,31 +108,18 @@ class Page:
 
     @friendly
     def open(self, values: dict, request: gr.Request) -> dict:
-        """Page load: apply a shared link's URL parameters, then show the translation (made once per server for
-        everyone who opens the same link) in the tab that opens first. A link's own tab (?lesson=N, ?view=key) is
-        selected here and drawn by the event the browser sends next (tp.translated)."""
-        panel = self.panel
-        query = dict(request.query_params) if request is not None else {}
-        values, problems = panel.from_query(values, query)
-        out = {c: values[c] for c in [panel.pair, panel.text] + panel.decoding}
-        out[panel.present] = query.get("present", "") in ("1", "true", "yes")
-        opened = registry.FIRST
-        if "lesson" in query:  # the Lesson, at that step
-            lesson = self.views["lesson"]
-            number, problem = lesson.number_from(query["lesson"])
-            values[lesson.number], out[lesson.number], opened = number, number, "lesson"
-            problems += [problem] if problem else []
-        elif query.get("view") in registry.BY_KEY:
-            opened = registry.tab_of(query["view"])
-        if "view" in query and query["view"] not in registry.BY_KEY:  # said beside a lesson=N too
-            problems.append(f"view={query['view']!r} is not a view of this page")
-        if opened != registry.FIRST:
-            out |= self.selected(opened)
+        """Page load: a shared link's settings applied (links.read), then the translation (made once per server for
+        everyone who opens the same link) in the tab that opens first. A link's own tab is selected here and drawn
+        by the event the browser sends next (tp.translated)."""
+        panel, lesson = self.panel, self.views["lesson"]
+        link = links.read(dict(request.query_params) if request is not None else {}, values, panel, lesson)
+        out = {c: link.values[c] for c in [panel.pair, panel.text, lesson.number] + panel.decoding}
+        out |= {panel.present: link.present} | (self.tabs.selected(link.opened) if link.opened != registry.FIRST else {})
         try:
-            out |= self.show_translation(values | {self.open_tab: registry.FIRST})
+            out |= self.show_translation(link.values | {self.tabs.open: registry.FIRST})
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
-            problems.append(str(e.message))
-        if problems:
-            note = "The link's settings were not all usable: " + "; ".join(problems) + "."
+            link.problems.append(str(e.message))
+        if link.problems:
+            note = "The link's settings were not all usable: " + "; ".join(link.problems) + "."
             out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))
         return out

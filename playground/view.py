@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 
 import gradio as gr
@@ -10,7 +11,7 @@ from transformer import Translator
 from transformer.errors import InputError
 
 from .context import ROOT, Context
-from .handlers import log, serialized
+from .handlers import log, serialized, shared
 from .words import EXPLAIN, explained
 
 
@@ -46,8 +47,8 @@ class View:
     - `focus(result, values, where)`: a part asked for by a click elsewhere (sets `focus_outputs` too);
     - `wire(result)`: the view's own events.
 
-    The page calls on_pair and fill when the view's tab is seen, once per pair and per translation, through
-    `guarded`: a view that fails says so in its own notice and the rest of the page goes on working. `shown` is the
+    The page calls on_pair and fill when the view's tab is seen, once per pair and per translation, through `show`
+    and `guarded`: a view that fails says so in its own notice and the rest of the page goes on working. `shown` is the
     view's per-user state, {"pair": ..., "fill": result key}: what it shows now. Handlers return dicts of updates,
     never positional tuples, and can be called directly in tests."""
 
@@ -103,6 +104,29 @@ class View:
         """Every component its fill and on_pair may set, its notice and its state included."""
         return self.outputs + self.pair_outputs + self.focus_outputs + [self.problem, self.shown]
 
+    def show(self, pair: str, result, values: dict) -> dict:
+        """What this view lacks (its `shown` state says what it shows) of the chosen pair and of `result` (None: no
+        translation yet), made once for everyone. A part that fails is said in the notice, not marked as shown,
+        so that the next visit tries it again. Nothing when it lacks nothing."""
+        shown, problems, out, drew = dict(values.get(self.shown) or {}), [], {}, False
+        views = self.ctx.caches.views
+        if self.pair_outputs and shown.get("pair") != pair:
+            translator = self.ctx.translator(pair)
+            key = (self.name, pair, key_of(values, self.pair_inputs))
+            out, problem = self.guarded(lambda: shared(views, key, lambda: self.on_pair(translator, pair, values)),
+                                        translator)
+            values = values | values_set(out)  # the fill reads what its pair's part set
+            problems, shown["pair"], drew = [problem] if problem else [], None if problem else pair, True
+        if self.outputs and result is not None and shown.get("fill") != result.key:
+            key = (self.name, result.key, key_of(values, self.controls))
+            drawn, problem = self.guarded(lambda: shared(views, key, lambda: self.fill(result, values)),
+                                          self.ctx.translator(result.pair))
+            out |= {c: out[c] | u if isinstance(u, dict) and isinstance(out.get(c), dict) else u  # both: keep both
+                    for c, u in drawn.items()}
+            problems += [problem] if problem else []
+            shown["fill"], drew = None if problem else result.key, True
+        return out | self.notice_update(problems) | {self.shown: shown} if drew else {}
+
     def guarded(self, make, translator: Translator | None = None) -> tuple[dict, str]:
         """(make()'s updates, "") or, if it fails, ({}, a sentence saying what went wrong): the caller shows it in
         the view's notice, and nothing that failed is kept as drawn."""
@@ -121,3 +145,13 @@ class View:
     def notice_update(self, problems: list[str]) -> dict:
         """The notice showing every part's failure (both of on_pair and fill), or hidden when none failed."""
         return {self.problem: gr.update(value=" ".join(problems), visible=bool(problems))}
+
+
+def key_of(values: dict, controls: list) -> str:
+    """The values of `controls`, as one key of a shared cache."""
+    return json.dumps([values.get(c) for c in controls], default=str)
+
+
+def values_set(updates: dict) -> dict:
+    """The values that `updates` sets, by component."""
+    return {c: u["value"] for c, u in updates.items() if isinstance(u, dict) and "value" in u}

@@ -17,7 +17,7 @@ from playground import registry
 from playground.views.card import model_card
 from playground.views.compare import model_choices
 from transformer import Translator, save_checkpoint
-from playground import checks, plots, results
+from playground import checks, links, plots, results
 from playground.maps import attention_figure, axis_tokens
 from playground.views.ablation import every_head
 from playground.views.common import token_changes
@@ -188,7 +188,7 @@ def page(translators):
 def defaults(page) -> dict:
     """What the page holds before anyone touches it: every input component's initial value, the states included."""
     inputs = set(page.panel.controls) | {c for v in page.views.values() for c in v.controls + v.pair_inputs}
-    return {c: c.value for c in inputs | {page.result, page.open_tab, *page.group_open.values()}}
+    return {c: c.value for c in inputs | {page.result, page.tabs.open, *page.tabs.group_open.values()}}
 
 
 def after(values: dict, out: dict) -> dict:
@@ -225,7 +225,7 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
         assert set(view.outputs) <= set(opened) and opened[view.shown]["fill"] == result.key, name
         below = set(page.views["beam_tree"].draws) if name == "steps" else set()  # drawn in the same tab
         group = registry.entry(name).group
-        says = {page.open_tab: name} | ({page.group_open[group]: name} if group else {})  # which view is open
+        says = {page.tabs.open: name} | ({page.tabs.group_open[group]: name} if group else {})  # which view is open
         assert {c: opened[c] for c in says} == says, name
         assert not set(opened) - set(view.draws) - below - set(says), name  # this tab's components, and state
         values = after(values, opened)
@@ -239,9 +239,9 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
     steps = page.views["steps"]
     assert "Step 2" in figure(steps.redraw(result, 2)[steps.detail]).layout.title.text
     fresh = defaults(page) | {page.result: result}
-    opened = page.opener(None, "looks")(fresh | {page.group_open["looks"]: "rollout"})  # as its input says
+    opened = page.opener(None, "looks")(fresh | {page.tabs.group_open["looks"]: "rollout"})  # as its input says
     assert page.views["rollout"].shown in opened and page.views["inside"].shown not in opened  # its open inner tab
-    assert opened[page.open_tab] == "rollout"
+    assert opened[page.tabs.open] == "rollout"
 
 
 def test_a_failure_is_shown_but_never_cached_and_the_view_draws_once_it_works(page, monkeypatch):
@@ -259,7 +259,7 @@ def test_a_failure_is_shown_but_never_cached_and_the_view_draws_once_it_works(pa
 
 
 def test_one_parts_failure_stays_visible_when_the_other_part_draws(page, monkeypatch):
-    values = defaults(page) | {page.panel.text: "Two girls sing on a stage.", page.open_tab: "attention"}
+    values = defaults(page) | {page.panel.text: "Two girls sing on a stage.", page.tabs.open: "attention"}
     attention = page.views["attention"]
     monkeypatch.setattr(page.ctx.caches, "views", SharedCache(64))  # nothing drawn yet for anyone
     monkeypatch.setattr(attention, "on_pair", lambda translator, pair, values: (_ for _ in ()).throw(
@@ -293,7 +293,7 @@ def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
     new = page.show_translation(values | {page.panel.text: "A cat sleeps."}, user)[page.result]
     stale_values = defaults(page) | {page.result: old}  # a tab opened before the newer translation came back
     late = page.opener("rollout", "looks")(stale_values, user)
-    assert late == {page.open_tab: "rollout", page.group_open["looks"]: "rollout"}  # nothing drawn; still open
+    assert late == {page.tabs.open: "rollout", page.tabs.group_open["looks"]: "rollout"}  # nothing drawn; still open
     fresh = page.opener("rollout", "looks")(defaults(page) | {page.result: new}, user)
     assert fresh[page.views["rollout"].shown]["fill"] == new.key
     assert page.opener("rollout", "looks")(stale_values, Session("someone else"))  # others unaffected
@@ -362,7 +362,7 @@ def test_choosing_a_pair_redraws_the_open_tab_and_the_others_when_opened(page, t
     pair = shipped_pairs()[-1]
     schedule = page.views["schedule"]
     values = defaults(page) | {page.panel.pair: pair, schedule.curves: [(512, 4000)],
-                               page.open_tab: "schedule"}
+                               page.tabs.open: "schedule"}
     out = page.show_translation(values)  # another pair translates again, and the open tab follows
     assert out[page.panel.translation] == translators[pair].translate(values[page.panel.text]).text
     names = [t["name"] for t in traces(out[schedule.noam])]
@@ -395,7 +395,7 @@ def test_the_load_event_reads_and_sets_only_what_the_first_tab_shows(page):
     read_by_load = {key for key, view in page.views.items() if inputs & set(view.reads)}
     assert set_by_load == set(registry.tabs()[registry.FIRST])
     assert read_by_load - set_by_load == {"lesson"} and page.views["lesson"].number in outputs  # ?lesson=N's step
-    assert set(page.panel.outputs) <= outputs and page.result in outputs and page.top in outputs
+    assert set(page.panel.outputs) <= outputs and page.result in outputs and page.tabs.top in outputs
     translate = next(fn for fn in page.demo.fns.values() if (page.panel.go._id, "click") in map(tuple, fn.targets))
     assert len(outputs) < len(translate.outputs) / 3  # a translation may draw any tab: it lists them all
 
@@ -433,9 +433,10 @@ def test_a_bad_shared_link_still_opens_the_page_and_says_why(page, query, says):
 
 
 def test_a_link_with_one_bad_parameter_keeps_every_other_one(page):
-    values, problems = page.panel.from_query(on_load(page), {"strategy": "beam", "beam_size": "99",
-                                                             "length_penalty": "1.5", "temperature": "hot"})
-    panel = page.panel
+    query = {"strategy": "beam", "beam_size": "99", "length_penalty": "1.5", "temperature": "hot", "view": "rollout"}
+    link = links.read(query, on_load(page), page.panel, page.views["lesson"])
+    values, problems, panel = link.values, link.problems, page.panel
+    assert link.opened == "rollout" and not link.present
     assert (values[panel.strategy], values[panel.length_penalty], values[panel.beam_size]) == ("beam", 1.5, 4)
     assert len(problems) == 2 and "temperature='hot' is not a number" in problems
     assert any(p.startswith("beam_size='99' was left out (beam_size must be a whole number") for p in problems)
@@ -599,7 +600,7 @@ def test_compare_models_draws_both_translations_and_the_difference_where_the_tok
     translators, _ = app.load_translators(with_imported, "cpu")
     page = app.build_page(translators)
     compare = page.views["compare"]
-    values = defaults(page) | {page.panel.text: "A dog runs in the park.", page.open_tab: "compare"}
+    values = defaults(page) | {page.panel.text: "A dog runs in the park.", page.tabs.open: "compare"}
     out = page.show_translation(values)  # the open tab is Compare models: drawn with the translation
     result = out[page.result]
     specs = [s for _, s in model_choices(page.ctx, "en-de")]
