@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
@@ -108,13 +109,16 @@ class Context:
 
 
 class Newest:
-    """Late answers, dropped: each session's newest translate request, so that an answer the user no longer waits
-    for sends nothing. It covers races between listeners (a translation and a tab's drawing) that gradio's
-    trigger_mode, which orders the events of one listener, does not."""
+    """Late answers, dropped or brought up to date: each session's newest translate request and the result it
+    landed with, so that an answer the user no longer waits for sends nothing, and a tab drawn from an older
+    translation draws the newest. It covers races between listeners (a translation and a tab's drawing) that
+    gradio's trigger_mode, which orders the events of one listener, does not."""
 
     def __init__(self, sessions: int = 10_000):
         self.sessions = sessions  # kept at most: the oldest are sessions long gone
-        self.requests: OrderedDict = OrderedDict()  # session -> (its newest translate request, its result's key)
+        # session -> (its newest translate request, a weak reference to the result it landed with): the result
+        # lives in the shared cache and the user's state, never kept alive here
+        self.requests: OrderedDict = OrderedDict()
 
     def asked(self, request) -> int | None:
         """A new translate request of this user's session: its number (None outside a browser session)."""
@@ -128,18 +132,22 @@ class Newest:
             self.requests.popitem(last=False)
         return ticket
 
-    def landed(self, request, ticket: int | None, key: str) -> None:
-        """Request `ticket` is answered with the result `key`: views drawn from another result are now late."""
+    def landed(self, request, ticket: int | None, result) -> None:
+        """Request `ticket` is answered with `result` (a results.Result): views drawn from another are now late."""
         if ticket is not None:
-            self.requests[request.session_hash] = (ticket, key)
+            self.requests[request.session_hash] = (ticket, weakref.ref(result))
 
-    def stale(self, request, ticket: int | None = None, key: str | None = None) -> bool:
-        """True for an answer the user no longer waits for: a translation after which a newer one was asked for,
-        or a view drawn from another translation than the session's newest finished one."""
+    def stale(self, request, ticket: int) -> bool:
+        """True for a translation after which the same user asked for a newer one."""
         session = getattr(request, "session_hash", None)
-        if session is None or session not in self.requests:
-            return False
-        newest_ticket, newest_key = self.requests[session]
-        if ticket is not None:
-            return ticket != newest_ticket
-        return key is not None and newest_key is not None and key != newest_key
+        return session in self.requests and ticket is not None and ticket != self.requests[session][0]
+
+    def result(self, request, shown):
+        """The translation a view should draw for this user: the session's newest that landed, when `shown` (the
+        one the event brought) is older and the newest is still kept; else `shown`. None: too late to draw."""
+        session = getattr(request, "session_hash", None)
+        landed = self.requests[session][1] if session in self.requests else None
+        if shown is None or landed is None:
+            return shown
+        newest = landed()
+        return shown if newest is not None and newest.key == shown.key else newest

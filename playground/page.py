@@ -89,7 +89,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         triggers = (functools.partial(gr.on, [panel.go.click, panel.text.submit, panel.pair.input]),
                     panel.picked.then, panel.reseeded.then, panel.compared.then)
         for trigger in triggers:
-            translated = listen(trigger, page.show_translation, inputs, outputs, js=TRANSLATE_JS)
+            translated = listen(trigger, page.show_translation, inputs, outputs, js=TRANSLATE_JS,
+                                trigger_mode="always_last")  # a click while one runs is kept: it runs next
             translated.then(None, open_tab, js=CHECK_JS)  # in the browser: no second event unless the tab changed
         listen(redraw.click, page.redraw_open, inputs, drawn, show_progress="hidden",
                trigger_mode="always_last")  # a click while one is pending still runs, after it: the newest wins

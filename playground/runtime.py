@@ -36,8 +36,6 @@ class Page:
     views: dict  # key -> View, in the registry's order
     newest: Newest = field(default_factory=Newest)
 
-    # -- drawing what is seen -------------------------------------------------------------------------------------
-
     def draw(self, tab: str, result, values: dict) -> dict:
         """What tab `tab` needs that it does not show yet: each of its views' part for the chosen pair and for the
         current translation (View.show)."""
@@ -46,8 +44,6 @@ class Page:
             drawn = view.show(values[self.panel.pair], result, values)
             out, values = out | drawn, values | values_set(drawn)  # a view reads what one drawn before it set
         return out
-
-    # -- the handlers ---------------------------------------------------------------------------------------------
 
     @friendly
     def show_translation(self, values: dict, request: gr.Request | None = None) -> dict:
@@ -71,17 +67,20 @@ class Page:
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
             return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: ""}
         out |= self.draw(registry.open_tab(values.get(self.tabs.open)), result, values)
-        if self.newest.stale(request, ticket=ticket):
+        if self.newest.stale(request, ticket):
             return {}  # the user has asked for a newer translation since: this one would overwrite it
-        self.newest.landed(request, ticket, result.key)
+        self.newest.landed(request, ticket, result)
         return out
 
     @friendly
     def redraw_open(self, values: dict, request: gr.Request | None = None) -> dict:
-        """After a translation: the tab open now (the user may have switched while it ran) shows it."""
-        result = values.get(self.result)
-        out = self.draw(registry.open_tab(values.get(self.tabs.open)), result, values)
-        return {} if result is not None and self.newest.stale(request, key=result.key) else out
+        """The tab open now shows the user's newest translation: after a translation (the user may have switched
+        tabs while it ran), as a tab opens, and again when a newer one landed while it drew (context.Newest)."""
+        tab, shown = registry.open_tab(values.get(self.tabs.open)), values.get(self.result)
+        result = self.newest.result(request, shown)  # None: a newer one landed, and is no longer kept
+        out = self.draw(tab, result, values) if result is not None or shown is None else {}
+        newest = self.newest.result(request, result)  # a newer one may have landed while this drew
+        return out if newest is result else self.draw(tab, newest, values) if newest is not None else {}
 
     def opener(self, tab: str | None, group: str | None = None):
         """The select handler of a view's tab (or of a group's, tab None: the view open in it, as its input says):

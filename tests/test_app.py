@@ -1,6 +1,7 @@
 """The app end to end: the UI builds, and the named API endpoints answer over HTTP (gradio_client)."""
 from __future__ import annotations
 
+import gc
 import html
 import json
 import re
@@ -25,7 +26,7 @@ from playground.views.steps import step_view
 from transformer.interpret.capture import parse_head
 from playground.pieces import METHOD_NAMES
 from transformer.interpret.attribution import METHODS
-from playground.context import SharedCache
+from playground.context import Newest, SharedCache
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
 
@@ -292,11 +293,42 @@ def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
     old = page.show_translation(values, user)[page.result]
     new = page.show_translation(values | {page.panel.text: "A cat sleeps."}, user)[page.result]
     stale_values = defaults(page) | {page.result: old}  # a tab opened before the newer translation came back
-    late = page.opener("rollout", "looks")(stale_values, user)
-    assert late == {page.tabs.open: "rollout", page.tabs.group_open["looks"]: "rollout"}  # nothing drawn; still open
+    late = page.opener("rollout", "looks")(stale_values, user)  # drawn from the newest, which the page now holds
+    assert late[page.views["rollout"].shown]["fill"] == new.key and late[page.tabs.open] == "rollout"
     fresh = page.opener("rollout", "looks")(defaults(page) | {page.result: new}, user)
     assert fresh[page.views["rollout"].shown]["fill"] == new.key
     assert page.opener("rollout", "looks")(stale_values, Session("someone else"))  # others unaffected
+
+
+def test_a_tab_opened_while_a_newer_translation_lands_draws_the_newer_one(page, monkeypatch):
+    user, text = Session("lands-meanwhile"), page.panel.text
+    old = page.show_translation(defaults(page) | {text: "A dog catches a ball."}, user)[page.result]
+    draw, landed = page.draw, []
+
+    def landing_meanwhile(tab, result, values):  # the user's newer translation lands while the tab draws the old one
+        if not landed:
+            monkeypatch.setattr(page, "draw", draw)
+            landed.append(page.show_translation(defaults(page) | {text: "A cat sleeps on a sofa."}, user)[page.result])
+            monkeypatch.setattr(page, "draw", landing_meanwhile)
+        return draw(tab, result, values)
+
+    monkeypatch.setattr(page, "draw", landing_meanwhile)
+    opened = page.opener("rollout", "looks")(defaults(page) | {page.result: old}, user)
+    assert landed and opened[page.views["rollout"].shown]["fill"] == landed[0].key != old.key
+
+
+def test_a_view_of_an_older_translation_draws_nothing_once_the_newest_is_gone():
+    class Drawn:  # what Newest reads of a results.Result
+        def __init__(self, key: str):
+            self.key = key
+
+    newest, user, old, new = Newest(), Session("gone"), Drawn("old"), Drawn("new")
+    newest.landed(user, newest.asked(user), new)
+    assert newest.result(user, old) is new and newest.result(user, new) is new
+    del new
+    gc.collect()
+    assert newest.result(user, old) is None  # too late, and the newest is no longer kept: nothing to draw
+    assert newest.result(Session("someone else"), old) is old and newest.result(user, None) is None
 
 
 def test_the_same_translation_is_computed_once_for_everyone(page):
