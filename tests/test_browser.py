@@ -80,8 +80,14 @@ WATCH_EVENT = """() => {
 }"""
 
 
+IDLE = "() => document.querySelector('#translation [data-testid=status-tracker]').classList.contains('hide')"
+
+
 def click_translate(page) -> str:
-    """Click Translate and wait until that translation has landed (the page already shows one); returns it."""
+    """Click Translate and wait until that translation has landed (the page already shows one); returns it. A
+    translation still running (another pair chosen just before) lands first, so that its end is not taken for this
+    one's."""
+    page.wait_for_function(IDLE, timeout=60_000)
     page.evaluate(WATCH_EVENT)
     page.click("#translate-button")
     page.wait_for_function("() => window.eventDone", timeout=60_000)
@@ -102,6 +108,7 @@ def pick_example(page, example: str) -> None:
 def translate_example(page, example: str) -> str:
     from playwright.sync_api import expect
 
+    page.wait_for_function(IDLE, timeout=60_000)
     page.evaluate(WATCH_EVENT)
     pick_example(page, example)
     expect(page.locator("#source-text textarea")).to_have_value(example)
