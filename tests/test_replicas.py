@@ -4,6 +4,7 @@ two replicas of the app on the shipped checkpoints, Debian's haproxy, and studen
 with their cookies kept (tools/classroom.py's Student, as a browser keeps them)."""
 from __future__ import annotations
 
+import collections
 import os
 import re
 import shutil
@@ -44,8 +45,13 @@ class Balanced:
             if serving or time.monotonic() > deadline:
                 break
         assert len(self.pids) == replicas and serving, "".join(said[-20:])
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()  # keep the pipe drained
+        self.said = collections.deque(said, maxlen=400)  # what the balancer and the replicas print (their logs)
+        threading.Thread(target=lambda: self.said.extend(self.process.stdout), daemon=True).start()  # the pipe drained
         self.url = f"http://127.0.0.1:{self.port}/"
+
+    def log(self) -> str:
+        """The servers' last lines: a handler's traceback, when one failed."""
+        return "".join(self.said)
 
     def stop(self) -> None:
         os.killpg(self.process.pid, signal.SIGTERM)
@@ -68,7 +74,7 @@ def test_twenty_students_each_stay_on_one_replica_and_the_class_uses_both(balanc
         return student.open_tab("Heatmaps")
 
     done, errors = together(students, lesson)
-    assert errors == [] and len(done) == 20
+    assert errors == [] and len(done) == 20, (errors, balanced.log())
     assert all(len(s.replicas) == 1 for s in students), [s.replicas for s in students]  # no session split
     on = [next(iter(s.replicas)) for s in students]
     assert set(on) == {"r1", "r2"} and min(on.count("r1"), on.count("r2")) >= 5  # spread by the cookie, not piled
@@ -77,18 +83,20 @@ def test_twenty_students_each_stay_on_one_replica_and_the_class_uses_both(balanc
 def test_a_replica_stopped_mid_class_leaves_the_other_sessions_going(balanced):
     students = [Student(balanced.url, timeout=120) for _ in range(10)]
     _, errors = together(students, lambda s, i: s.open_page())
-    assert errors == []
+    assert errors == [], (errors, balanced.log())
     os.kill(balanced.pids["r1"], signal.SIGKILL)  # the replica is gone, as after a crash
     on_r2 = [s for s in students if s.replicas == {"r2"}]
     on_r1 = [s for s in students if s.replicas == {"r1"}]
     assert on_r1 and on_r2
 
     done, errors = together(on_r2, lambda s, i: s.translate(SENTENCES[i]))
-    assert errors == [] and all(s.replicas == {"r2"} for s in on_r2)  # the other replica's sessions go on
+    assert errors == [], (errors, balanced.log())
+    assert all(s.replicas == {"r2"} for s in on_r2)  # the other replica's sessions go on
     # Those whose replica stopped: their next click reaches the one left (the balancer moves them); a hang would end
     # in the students' own time-out (120 s) and count as an error, so no timing is asserted here
     done, errors = together(on_r1, lambda s, i: s.translate(SENTENCES[i]))
-    assert errors == [] and all(s.replicas == {"r1", "r2"} for s in on_r1)
+    assert errors == [], (errors, balanced.log())
+    assert all(s.replicas == {"r1", "r2"} for s in on_r1)
     newcomer = Student(balanced.url, timeout=120)  # a new session opens on the replica left
     newcomer.open_page()
     newcomer.translate("Good morning!")
