@@ -78,9 +78,11 @@ class Page:
         tabs while it ran), as a tab opens, and again when a newer one landed while it drew (context.Newest)."""
         tab, shown = registry.open_tab(values.get(self.tabs.open)), values.get(self.result)
         result = self.newest.result(request, shown)  # None: a newer one landed, and is no longer kept
-        out = self.draw(tab, result, values) if result is not None or shown is None else {}
+        if result is None and shown is not None:
+            return {}
+        out = self.draw(tab, result, values)
         newest = self.newest.result(request, result)  # a newer one may have landed while this drew
-        return out if newest is result else self.draw(tab, newest, values) if newest is not None else {}
+        return out if newest is result else (self.draw(tab, newest, values) if newest is not None else {})
 
     def opener(self, tab: str | None, group: str | None = None):
         """The select handler of a view's tab (or of a group's, tab None: the view open in it, as its input says):
@@ -97,7 +99,7 @@ class Page:
     def show_part(self, values: dict, request: gr.Request, link: gr.EventData) -> dict:
         """A link's view (link.view, a key) and the part of it asked for (link.focus, "view=attention&kind=cross&
         layer=1&step=4"): its tabs selected, the view drawn, then the part (View.focus), when that view is in the tab."""
-        shown = registry.tab_of(link.view) if link.view in registry.BY_KEY else registry.FIRST
+        shown = registry.open_tab(link.view)
         out = self.tabs.selected(shown) | self.redraw_open(values | {self.tabs.open: shown}, request)
         where = dict(parse_qsl(link.focus or ""))
         view, result = self.views.get(where.pop("view", "")), values.get(self.result)
