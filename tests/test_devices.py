@@ -100,6 +100,22 @@ def test_training_steps_on_the_device_follow_the_cpu(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_bf16_training_steps_follow_float32_and_keep_the_weights_in_float32(device):
+    """tools/gpu_train.sh trains under bf16 autocast: the same losses within bfloat16's precision, fp32 masters."""
+    src, tgt = random_tokens(3, 7, 40).to(device), random_tokens(3, 6, 40, seed=1).to(device)
+    losses = {}
+    for bf16 in (False, True):
+        torch.manual_seed(0)
+        model = Transformer(tiny_config()).to(device).train()
+        opt = make_optimizer(model)
+        losses[bf16] = [train_step(model, opt, src, tgt, 1e-3, 0.1, 0, bf16=bf16)[0] for _ in range(5)]
+        assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert losses[True][-1] < losses[True][0]
+    assert losses[True] == pytest.approx(losses[False], rel=0.03)
+    assert losses[True] != losses[False]  # autocast did change the arithmetic
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_the_apps_paths_run_on_the_device(device):
     """What the page runs: sampling, the hooked pass with Q/K/V, results.run and the timeline's snapshots."""
     from playground import results

@@ -102,9 +102,14 @@ class TrainConfig:
     templates: float = 0.0  # template pairs (introductions, numbers) added each epoch, as a share of the pairs
     names: str = "data/names.json"  # the names drawn (tools/names.py)
     copies: float = 0.0  # copy pairs (a name, a code, a number on both sides) added each epoch, as a share
-    phrasebook: str = ""  # a phrasebook read beside the corpora (data/phrasebook.txt); oversample "phrasebook:k"
+    # phrasebooks read beside the corpora, comma-separated: files (all trained on) or folders (data/classroom/: topic
+    # phrasebooks and word lists, a share held out); oversample "phrasebook:k" (sentences) and "words:k" (frames)
+    phrasebook: str = ""
     new_vocab: bool = False  # with init_from: learn a new vocabulary and carry the weights over to it
     init_from: str = ""  # a checkpoint to start from (its vocabulary, sizes and weights): a second training stage
+    vocab_from: str = ""  # a checkpoint whose vocabulary a new model (not init_from) is trained with
+    bf16: bool = False  # autocast the matrix products to bfloat16 (a GPU's tensor cores); weights and Adam stay fp32
+    budget_s: float = 0.0  # >0: as many epochs (at most `epochs`) as fit in this many seconds, timed on the first
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

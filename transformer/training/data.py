@@ -106,6 +106,132 @@ def read_phrasebook(path: str | Path, lang: str) -> tuple[list[str], list[str]]:
     return src, tgt
 
 
+# The classroom corpus (data/classroom/): topic files in the phrasebook's format, and everyday words in short
+# frames. One English sentence in HELD_OUT of each topic file, and one word in HELD_OUT with all its frames,
+# never join the training: they are our own evaluation of what a class says (`split="heldout"`).
+HELD_OUT = 8
+
+
+def held_out(english: str) -> bool:
+    """True for the sentences (and words) kept out of training: a fixed share, by the SHA-1 of the text."""
+    return int(hashlib.sha1(english.encode("utf-8")).hexdigest(), 16) % HELD_OUT == 0
+
+
+def read_classroom(paths: str, lang: str, split: str = "train") -> dict[str, tuple[list[str], list[str]]]:
+    """{"phrasebook": pairs, "words": pairs}: the (English, translation) pairs of the phrasebooks in `paths`
+    (comma-separated files or folders), and of the word lists' frames (word_frames), each oversampled on its own.
+
+    A folder's *.txt files are topic phrasebooks and its *.tsv files word lists; a folder's sentences are split
+    into train and heldout (a word's frames go with the word), a file named alone is all training."""
+    parts: dict[str, tuple[list[str], list[str]]] = {"phrasebook": ([], []), "words": ([], [])}
+
+    def add(part: str, src: list[str], tgt: list[str], keys: list[str] | None) -> None:
+        keep = [i for i in range(len(src)) if keys is None or held_out(keys[i]) == (split == "heldout")]
+        parts[part][0].extend(src[i] for i in keep)
+        parts[part][1].extend(tgt[i] for i in keep)
+
+    for item in filter(None, (x.strip() for x in paths.split(","))):
+        path = Path(item)
+        if not path.is_dir():
+            if split == "train":
+                add("phrasebook", *read_phrasebook(path, lang), None)
+            continue
+        for file in sorted(path.glob("*.txt")):
+            src, tgt = read_phrasebook(file, lang)
+            add("phrasebook", src, tgt, src)
+        for file in sorted(path.glob("*.tsv")):
+            src, tgt, words = word_frames(file, lang)
+            add("words", src, tgt, words)
+    return parts
+
+
+# Frames: (English, German, French) with {w} for the word, {an} for "a" or "an", and {a} / {d} for its article
+# where German and French need one: a = indefinite, d = definite; German's accusative (a_acc, d_acc, w_acc) where
+# the frame's verb takes an object
+NOUN_FRAMES = [
+    ("This is {an} {w}.", "Das ist {a} {w}.", "C'est {a} {w}."),
+    ("I have {an} {w}.", "Ich habe {a_acc} {w_acc}.", "J'ai {a} {w}."),
+    ("Where is the {w}?", "Wo ist {d} {w}?", "Où est {d}{w} ?"),
+    ("I like the {w}.", "Ich mag {d_acc} {w_acc}.", "J'aime {d}{w}."),
+    ("The {w} is here.", "{D} {w} ist hier.", "{D}{w} est ici."),
+    ("I can see {an} {w}.", "Ich sehe {a_acc} {w_acc}.", "Je vois {a} {w}."),
+]
+MASS_FRAMES = [  # pasta, homework, music: no "a" (gender pl: a plural, "pl Nudeln", "pl pâtes")
+    ("I like {w}.", "Ich mag {w}.", "J'aime {d}{w}."),
+    ("Do you like {w}?", "Magst du {w}?", "Tu aimes {d}{w} ?"),
+    ("We need {w}.", "Wir brauchen {w}.", "Nous avons besoin {p}{w}."),
+]
+ADJECTIVE_FRAMES = [
+    ("It is {w}.", "Es ist {w}.", "C'est {w}."),
+    ("That is so {w}!", "Das ist so {w}!", "C'est tellement {w} !"),
+    ("The film was {w}.", "Der Film war {w}.", "Le film était {w}."),
+]
+VERB_FRAMES = [
+    ("I want to {w}.", "Ich will {w}.", "Je veux {w}."),
+    ("Can you {w}?", "Kannst du {w}?", "Tu peux {w} ?"),
+    ("I would like to {w}.", "Ich möchte {w}.", "Je voudrais {w}."),
+    ("Do you want to {w}?", "Willst du {w}?", "Tu veux {w} ?"),
+]
+GERMAN_ARTICLES = {"a": {"m": "ein", "f": "eine", "n": "ein"}, "a_acc": {"m": "einen", "f": "eine", "n": "ein"},
+                   "d": {"m": "der", "f": "die", "n": "das", "pl": "die"},
+                   "d_acc": {"m": "den", "f": "die", "n": "das", "pl": "die"}}
+
+
+def french_article(kind: str, gender: str, word: str) -> str:
+    """un / une; le / la / l' (before a vowel or a mute h: the word list writes an aspirated h as "'h")."""
+    if kind == "a":
+        return {"m": "un", "f": "une"}[gender]
+    if gender == "pl":
+        return "les "
+    if word[0].lower() in "aeiouyéèêàâîôûœh":
+        return "l'"
+    return {"m": "le ", "f": "la "}[gender]
+
+
+def word_frames(path: str | Path, lang: str) -> tuple[list[str], list[str], list[str]]:
+    """(English, translation, English word) of every word of a word list in each of its frames. A line is
+    `kind<TAB>English<TAB>German<TAB>French`: kind n (a noun: German and French written with their gender,
+    "m Hund", "m chien"), mass (a noun without "a": "f Pizza", "f pizza"), adj or verb (written as they stand in
+    the frame: "play football")."""
+    src, tgt, words = [], [], []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            kind, en, de, fr = line.split("\t")
+        except ValueError:
+            raise InputError(f"{path}:{n}: expected kind, English, German, French separated by tabs") from None
+        frames = {"n": NOUN_FRAMES, "mass": MASS_FRAMES, "adj": ADJECTIVE_FRAMES, "verb": VERB_FRAMES}[kind]
+        for frame in frames:
+            src.append(frame[0].format(w=en, an="an" if english_vowel(en) else "a"))
+            tgt.append(fill_frame(frame[1] if lang == "de" else frame[2], kind, de if lang == "de" else fr, lang))
+            words.append(en)
+    return src, tgt, words
+
+
+def english_vowel(word: str) -> bool:
+    """True where English says "an": a vowel sound first (an apple, an hour; a unicorn, a uniform)."""
+    w = word.lower()
+    return (w[0] in "aeiou" and not w.startswith(("uni", "use", "eu", "one"))) or w.startswith(("hour", "honest"))
+
+
+def fill_frame(frame: str, kind: str, word: str, lang: str) -> str:
+    """A target frame with the word in it; a noun is written with its gender ("m Löwe/Löwen": German's
+    accusative after the slash, where it differs)."""
+    if kind not in ("n", "mass"):
+        return frame.format(w=word)
+    gender, _, noun = word.partition(" ")
+    if lang == "de":
+        articles = {k: v.get(gender, "") for k, v in GERMAN_ARTICLES.items()}
+        noun, _, accusative = noun.partition("/")
+        return frame.format(w=noun, w_acc=accusative or noun, D=articles["d"].capitalize(), **articles)
+    definite, partitive = french_article("d", gender, noun), "d'" if noun[0].lower() in "aeiouyéèêàâîôûœh" else "de "
+    if noun.startswith("'"):  # "'haricot": an aspirated h takes "le", and is written without the mark
+        noun, definite, partitive = noun[1:], french_article("d", gender, "x"), "de "
+    indefinite = french_article("a", gender, noun) if gender != "pl" else "des"
+    return frame.format(w=noun, a=indefinite, d=definite, D=definite.capitalize(), p=partitive)
+
+
 def heldout_side(sources: list[str]) -> dict[str, str]:
     """Each distinct source sentence's side: "test", "val" or "train".
 

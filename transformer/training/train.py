@@ -33,7 +33,7 @@ from ..checkpoint import (TIMELINE, int8_rows, load_checkpoint, load_snapshot, s
 from ..files import atomic_write, write_json
 from ..metrics import Metrics
 from ..config import ModelConfig, TrainConfig
-from .data import bucket_batches, iterate_batches, make_example, open_corpora, read_phrasebook
+from .data import bucket_batches, iterate_batches, make_example, open_corpora, read_classroom
 from ..decoding import DecodeOptions
 from .evaluate import score_translations
 from ..model import Transformer, count_parameters
@@ -66,20 +66,25 @@ def label_smoothed_nll(log_probs: Tensor, target: Tensor, epsilon: float, pad_id
 
 
 def make_optimizer(model: Transformer, weight_decay: float = 0.0) -> torch.optim.Adam:
-    """Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (§5.3); train_step sets the rate before every update."""
-    return torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay)
+    """Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9 (§5.3); train_step sets the rate before every update.
+    On a GPU, one fused kernel updates every parameter (the same arithmetic, far fewer launches)."""
+    fused = next(model.parameters()).is_cuda
+    return torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9, weight_decay=weight_decay,
+                            fused=fused or None)
 
 
 def train_step(model, optimizer, src: Tensor, tgt: Tensor, lr: float, label_smoothing: float, pad_id: int,
-               clip_norm: float = 0.0) -> tuple[float, int]:
+               clip_norm: float = 0.0, bf16: bool = False) -> tuple[float, int]:
     """One update on a batch src (B, S), tgt (B, T) with <s> and </s>; returns (summed smoothed loss, target tokens).
 
     `model` may be a DistributedDataParallel wrapper; the gradient is of the mean loss per target token.
+    bf16: the forward pass under autocast (matrix products in bfloat16; log-softmax and the loss in float32).
     """
     for group in optimizer.param_groups:
         group["lr"] = lr
-    log_probs = model(src, tgt[:, :-1])  # (B, T-1, V): predict each next target token
-    loss, _, n_tokens = label_smoothed_nll(log_probs, tgt[:, 1:], label_smoothing, pad_id)
+    with torch.autocast(src.device.type, dtype=torch.bfloat16, enabled=bf16):
+        log_probs = model(src, tgt[:, :-1])  # (B, T-1, V): predict each next target token
+    loss, _, n_tokens = label_smoothed_nll(log_probs.float(), tgt[:, 1:], label_smoothing, pad_id)
     optimizer.zero_grad(set_to_none=True)
     (loss / n_tokens).backward()
     if clip_norm:
@@ -274,10 +279,11 @@ def read_corpora(data_dir: str | list[str], tcfg: TrainConfig, limit: int = 0):
         train_tgt += tgt * repeats.get(corpus.name, 1)
         val_src, val_tgt = val_src + vsrc, val_tgt + vtgt
         val_sets[corpus.name] = corpus.split("val") if not limit else (vsrc, [vtgt])
-    if tcfg.phrasebook:  # training pairs only: it has no val split of its own
-        src, tgt = read_phrasebook(project_path(tcfg.phrasebook), tcfg.pair.split("-")[1])
-        train_src += src * repeats.get("phrasebook", 1)
-        train_tgt += tgt * repeats.get("phrasebook", 1)
+    if tcfg.phrasebook:  # training pairs only: its held-out share is read by evaluate's classroom set
+        paths = ",".join(str(project_path(p.strip())) for p in tcfg.phrasebook.split(",") if p.strip())
+        for name, (src, tgt) in read_classroom(paths, tcfg.pair.split("-")[1]).items():
+            train_src += src * repeats.get(name, 1)
+            train_tgt += tgt * repeats.get(name, 1)
     return train_src, train_tgt, val_src, val_tgt, val_sets
 
 
@@ -337,6 +343,7 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
     device = torch.device(f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if torch.cuda.is_available() else "cpu")
     if tcfg.threads:
         torch.set_num_threads(tcfg.threads)
+    torch.backends.cuda.matmul.allow_tf32 = True  # what bf16 leaves in float32 (validation) on tensor cores too
     torch.manual_seed(tcfg.seed)
     out_dir, work = Path(out), Path(out) / "train"
     work.mkdir(parents=True, exist_ok=True)
@@ -352,7 +359,9 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
         if rank == 0 and not spm_path.exists():
             atomic_write(spm_path, (vocabulary(tcfg, train_src, train_tgt) if tcfg.new_vocab else tokenizer).save)
     elif rank == 0 and not spm_path.exists():
-        atomic_write(spm_path, vocabulary(tcfg, train_src, train_tgt).save)
+        tokenizer = (Tokenizer.load(project_path(tcfg.vocab_from) / "spm.model") if tcfg.vocab_from
+                     else vocabulary(tcfg, train_src, train_tgt))
+        atomic_write(spm_path, tokenizer.save)
     if distributed:
         dist.barrier()  # every rank reads the one vocabulary rank 0 wrote
     tokenizer = Tokenizer.load(spm_path)
@@ -459,6 +468,29 @@ def end_of_epoch(run: TrainingRun, epoch: int, loss_sum: float, tok_sum: int, lr
     save_state(run.work, model, run.optimizer, position)
 
 
+def evaluation_s(run: TrainingRun, epoch: int) -> float:
+    """Seconds an epoch's end takes on average for validation: the loss every epoch, BLEU every val_bleu_every."""
+    t0 = time.time()
+    validation_loss(run.model, run.val_ex, run.tcfg.max_tokens, run.device)
+    t1 = time.time()
+    for vsrc, vrefs in run.val_sets.values():
+        bleu_of(run.model, run.tokenizer, vsrc, vrefs, run.tcfg.val_beam, batch_size=256)
+    run.model.train()
+    return t1 - t0 + (time.time() - t1) / run.tcfg.val_bleu_every
+
+
+def fit_budget(run: TrainingRun, epoch_s: float) -> None:
+    """As many epochs as fit in tcfg.budget_s at the first epoch's pace (its end's validation included), at most
+    tcfg.epochs; the recipe (its cool-down counts from the last epoch) and the resumable position keep the count."""
+    tcfg = run.tcfg
+    tcfg.epochs = max(1, min(tcfg.epochs, int(tcfg.budget_s // epoch_s)))
+    run.last = run.first - 1 + tcfg.epochs
+    run.position["epochs"] = tcfg.epochs
+    run.metrics.train_config = tcfg.to_dict()
+    if run.rank == 0:
+        tqdm.write(f"budget {tcfg.budget_s:.0f} s at {epoch_s:.1f} s an epoch: {tcfg.epochs} epochs")
+
+
 def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool = False,
           limit: int = 0) -> Metrics:
     """Train a model and write the checkpoint directory `out`; returns the metrics it saved.
@@ -472,7 +504,12 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
     next_ex = drawer.submit(epoch_examples, run, position["epoch"]) if drawer else None
     model.train()
     last_save = time.time()
-    for epoch in range(position["epoch"], run.last + 1):
+    if "epochs" in position:  # a budgeted run, resumed: the count its first epoch set
+        tcfg.epochs = position["epochs"]
+        run.metrics.train_config = tcfg.to_dict()
+    run.last = run.first - 1 + tcfg.epochs
+    epoch = position["epoch"]
+    while epoch <= run.last:
         if drawer:
             train_ex = next_ex.result()
             next_ex = drawer.submit(epoch_examples, run, epoch + 1) if epoch < run.last else None
@@ -487,7 +524,7 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
             position["step"] += 1
             lr = learning_rate(position["step"], epoch - run.first + b / len(batches), run.mcfg.d_model, tcfg)
             loss, n_tokens = train_step(run.ddp_model, run.optimizer, src, tgt, lr, tcfg.label_smoothing,
-                                        run.mcfg.pad_id, tcfg.clip_norm)
+                                        run.mcfg.pad_id, tcfg.clip_norm, tcfg.bf16)
             loss_sum, tok_sum = loss_sum + loss, tok_sum + n_tokens
             bar.set_postfix(loss=f"{loss_sum / tok_sum:.3f}", lr=f"{lr:.2e}", refresh=False)
             if rank == 0 and time.time() - last_save > tcfg.save_every_s:  # resumable mid-epoch
@@ -497,11 +534,14 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
                 last_save = time.time()
         epoch_s = time.time() - t0
         position["elapsed_s"] += epoch_s
+        if tcfg.budget_s and "epochs" not in position:  # the first epoch, with its validation, sets the count
+            fit_budget(run, epoch_s + evaluation_s(run, epoch))
         if rank == 0:
             end_of_epoch(run, epoch, loss_sum, tok_sum, lr, epoch_s)
             last_save = time.time()
         else:
             position.update(epoch=epoch + 1, batch=0)
+        epoch += 1
 
     if drawer:
         drawer.shutdown()
