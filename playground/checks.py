@@ -96,6 +96,15 @@ def warnings(translator, source: str, translation: str) -> list[str]:
     return said
 
 
+def carried(translation) -> str:
+    """A sentence naming the symbols set aside from the source and put back as typed (Translation.carried), else ""."""
+    if not translation.carried:
+        return ""
+    them = "it" if len(translation.carried) == 1 and len(translation.carried[0]) == 1 else "them"
+    return (f"Carried over as typed: {' '.join(translation.carried)} (the model has no pieces for {them}, so it "
+            f"translated the words around {them}).")
+
+
 def unfamiliar(translator, text: str) -> str:
     """A plain sentence when `text` lies far outside what the model was trained on, else "" (Translator.familiarity)."""
     seen = translator.familiarity(text)

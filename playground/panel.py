@@ -22,6 +22,27 @@ PICK = "Pick an example sentence"  # the menu's first line: choosing a sentence 
 PRESENT_JS = "(on) => tp.present(on)"  # in the browser (assets/page.js): presentation mode on or off
 
 
+def marked(translations) -> str:
+    """The translations' words, each holding a piece the model was unsure of (Translation.unsure) marked, and the
+    legend; "" when it was sure of every piece. Pieces are joined into words as the vocabulary writes them (▁ starts
+    a word); symbols carried over are not the model's and are not shown here."""
+    words, any_unsure = [], False
+    for t in translations:
+        for i, piece in enumerate(t.target_tokens):
+            text, unsure = piece.replace("\u2581", " "), i in t.unsure
+            any_unsure |= unsure
+            if not words or text.startswith(" ") or not words[-1][0]:
+                words.append([text.strip(), unsure])
+            else:
+                words[-1][0] += text
+                words[-1][1] |= unsure
+    if not any_unsure:
+        return ""
+    line = " ".join(f'<mark class="unsure">{html.escape(w)}</mark>' if u else html.escape(w) for w, u in words if w)
+    return (f'<p class="unsure-line">{line}</p>'
+            '<p class="unsure-legend"><mark class="unsure">word</mark> the model was unsure here</p>')
+
+
 class TranslatePanel:
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -53,6 +74,7 @@ class TranslatePanel:
             self.present_share = gr.Button("Link to this", size="sm", scale=0, min_width=90)
             self.present_leave = gr.Button("Leave presentation mode", size="sm", scale=0, min_width=90)
         with gr.Column(elem_id="panel-out"):  # nothing to say: no room taken
+            self.unsure = gr.HTML(elem_id="unsure")  # the translation with the pieces the model was unsure of marked
             self.notice = gr.Markdown(elem_classes="notice")
             self.samples = gr.HTML()
             self.comparison = gr.HTML()
@@ -89,7 +111,7 @@ class TranslatePanel:
 
     @property
     def outputs(self) -> list:
-        return [self.translation, self.notice, self.samples]
+        return [self.translation, self.unsure, self.notice, self.samples]
 
     def options(self, values: dict):
         return DecodeOptions(*(values[c] for c in self.decoding))
@@ -99,8 +121,8 @@ class TranslatePanel:
         has a number or a name the translation changed, and more samples side by side when asked for."""
         translator = self.ctx.translator(result.pair)
         notices = ["The text was longer than the model's positions and was cut to fit."] if result.translation.truncated else []
-        notices += [checks.unfamiliar(translator, result.text)] + checks.warnings(translator, result.text,
-                                                                         result.translation.text)
+        notices += [checks.carried(result.translation), checks.unfamiliar(translator, result.text)]
+        notices += checks.warnings(translator, result.text, result.translation.text)
         notice = html.escape(" ".join(notices).strip())
         samples = ""
         n = int(values[self.n_samples] or 1)
@@ -109,7 +131,8 @@ class TranslatePanel:
             more = translator.translate_batch([result.text] * (n - 1), replace(result.options, seed=seed + 1)) if n > 1 else []
             names = [f"sample 1 of {n} (seed {seed}): the translation above"] + [f"sample {i}" for i in range(2, n + 1)]
             samples = cards(list(zip(names, [result.translation.text] + [s.text for s in more])))
-        return {self.translation: result.translation.text, self.notice: notice, self.samples: samples}
+        return {self.translation: result.translation.text, self.unsure: marked([result.translation]),
+                self.notice: notice, self.samples: samples}
 
     def joined(self, translator, result, parts: list[str], filled: dict) -> dict:
         """With several sentences, the box holds each one's translation (the first's is `result`'s), joined, and the
@@ -122,6 +145,7 @@ class TranslatePanel:
         note = (f"Translated as {len(parts)} sentences, one at a time (the model learned single sentences){left}; "
                 "the views below show the first.")
         return {self.translation: " ".join([result.translation.text] + [t.text for t in rest]),
+                self.unsure: marked([result.translation] + rest),
                 self.notice: " ".join(filter(None, [note, filled.get(self.notice, "")]))}
 
     def strategy_controls(self, strategy: str) -> dict:

@@ -72,6 +72,9 @@ def test_the_model_card_of_a_third_stage_names_every_run_in_order(translator):
                                 "split_digits": True}
     card = model_card(Translator(translator.model, translator.tokenizer, metrics, name="four"), "en-de")
     assert "classroom phrasebook" in card and "names and numbers drawn anew" in card and "digit by digit" in card
+    metrics["train_config"] |= {"phrasebook": "data/phrasebook.txt,data/classroom"}
+    card = model_card(Translator(translator.model, translator.tokenizer, metrics, name="five"), "en-de")
+    assert "classroom corpus" in card and "everyday words" in card and "classroom phrasebook" not in card
 
 
 def test_every_number_in_the_views_texts_comes_from_the_checkpoint_or_the_settings(page):

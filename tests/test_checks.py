@@ -44,3 +44,19 @@ def test_text_far_from_what_the_model_knows_is_said_in_plain_words(translator):
     assert "characters the model has never seen" in checks.unfamiliar(translator, "a man walks 東京 the park")
     assert "per word" in checks.unfamiliar(translator, "mwkbtp lrdgnh")
     assert checks.unfamiliar(translator, "a man walks in the park") == ""
+
+
+def test_symbols_carried_over_are_said_and_the_unsure_words_marked_with_a_legend():
+    from types import SimpleNamespace
+
+    from playground.panel import marked
+
+    t = SimpleNamespace(carried=["🐶❤️"], target_tokens=["▁Ich", "▁liebe", "▁mein", "en", "▁<b>", "."],
+                        unsure=[3, 4])
+    assert checks.carried(t) == ("Carried over as typed: 🐶❤️ (the model has no pieces for them, so it translated "
+                                 "the words around them).")
+    assert checks.carried(SimpleNamespace(carried=[])) == ""
+    html_ = marked([t])
+    assert 'Ich liebe <mark class="unsure">meinen</mark> <mark class="unsure">&lt;b&gt;.</mark>' in html_
+    assert "the model was unsure here" in html_ and "<b>" not in html_  # escaped: a piece is never markup
+    assert marked([SimpleNamespace(target_tokens=["▁Hallo", "!"], unsure=[])]) == ""  # sure of every piece: nothing

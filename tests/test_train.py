@@ -385,3 +385,107 @@ def test_a_compact_state_kept_in_git_resumes_with_the_same_weights_and_nearly_th
             assert sb[key].dtype == torch.float32  # back to the parameters' precision
             assert torch.allclose(sa[key], sb[key], rtol=1e-2, atol=1e-12)
             assert (sb[key] == 0).sum() <= (sa[key] == 0).sum()  # no second moment lost to underflow
+
+
+def test_the_classroom_corpus_keeps_an_eighth_out_of_training_and_every_frame_of_a_word_together(tmp_path):
+    from transformer.training.data import held_out, read_classroom
+
+    room = tmp_path / "room"
+    room.mkdir()
+    sentences = [f"Sentence number {i}." for i in range(64)]
+    (room / "topic.txt").write_text("".join(f"EN: {s}\nDE: Satz {i}.\nFR: Phrase {i}.\n\n"
+                                            for i, s in enumerate(sentences)), encoding="utf-8")
+    (room / "words.tsv").write_text("# kind, English, German, French\nn\tlion\tm Löwe/Löwen\tm lion\n"
+                                    "n\tapple\tm Apfel\tf pomme\nn\tegg\tn Ei\tm œuf\nmass\tpasta\tpl Nudeln\tpl pâtes\n"
+                                    "verb\tplay football\tFußball spielen\tjouer au football\n", encoding="utf-8")
+    train = read_classroom(str(room), "de")
+    heldout = read_classroom(str(room), "de", "heldout")
+    kept_out = {s for s in sentences if held_out(s)}
+    assert 0 < len(kept_out) < 20 and set(heldout["phrasebook"][0]) == kept_out  # about an eighth, by its text
+    assert not set(train["phrasebook"][0]) & set(heldout["phrasebook"][0])
+    assert len(train["phrasebook"][0]) + len(heldout["phrasebook"][0]) == 64
+    frames = dict(zip(*[a + b for a, b in zip(train["words"], heldout["words"])]))
+    assert frames["I have a lion."] == "Ich habe einen Löwen." and frames["The lion is here."] == "Der Löwe ist hier."
+    assert frames["This is an apple."] == "Das ist ein Apfel." and frames["I like pasta."] == "Ich mag Nudeln."
+    assert frames["Can you play football?"] == "Kannst du Fußball spielen?"
+    french = dict(zip(*read_classroom(str(room), "fr")["words"])) | dict(zip(*read_classroom(str(room), "fr", "heldout")["words"]))
+    assert french["Where is the egg?"] == "Où est l'œuf ?" and french["I like the apple."] == "J'aime la pomme."
+    assert french["We need pasta."] == "Nous avons besoin de pâtes."
+    for word in ("lion", "apple", "egg", "pasta", "play football"):  # a word's frames all on one side, by the word
+        in_train = any(word in s for s in train["words"][0])
+        in_heldout = any(word in s for s in heldout["words"][0])
+        assert in_train != in_heldout and in_heldout == held_out(word)
+    (room / "bad.tsv").write_text("n\tdog\tm Hund\n", encoding="utf-8")
+    with pytest.raises(InputError, match="bad.tsv:1"):
+        read_classroom(str(room), "de")
+
+
+def test_the_shipped_classroom_corpus_is_large_and_has_every_language():
+    from transformer.training.data import read_classroom, read_phrasebook
+
+    de = read_classroom("data/phrasebook.txt,data/classroom", "de")
+    fr = read_classroom("data/phrasebook.txt,data/classroom", "fr")
+    out = read_classroom("data/classroom", "de", "heldout")
+    sentences = set(de["phrasebook"][0]) | set(out["phrasebook"][0])
+    assert len(sentences) >= 1500 and set(de["phrasebook"][0]) == set(fr["phrasebook"][0])
+    assert len({line.split("\t")[1] for line in open("data/classroom/words.tsv", encoding="utf-8")
+                if line.strip() and not line.startswith("#")}) >= 1000
+    assert len(out["phrasebook"][0]) >= 100 and not set(out["phrasebook"][0]) & set(de["phrasebook"][0])
+    assert not set(out["phrasebook"][0]) & set(read_phrasebook("data/phrasebook.txt", "de")[0])
+    assert all(t.strip() and "|" not in t and "{" not in t for t in de["phrasebook"][1] + fr["words"][1])
+
+
+def test_a_time_budget_sets_the_epoch_count_from_the_second_epoch(data_dir, tmp_path):
+    from types import SimpleNamespace
+
+    from transformer.training.train import fit_budget
+
+    run = SimpleNamespace(tcfg=TrainConfig(epochs=30, budget_s=100.0), first=1, last=30, rank=1,
+                          position={"epoch": 3}, metrics=SimpleNamespace(train_config={}))
+    fit_budget(run, spent_s=40.0, epoch_s=10.0)  # two epochs took 40 s; 60 s left at 10 s each
+    assert run.tcfg.epochs == 8 and run.last == 8 and run.position["epochs"] == 8
+    assert run.metrics.train_config["epochs"] == 8  # the recipe the schedule plot reads
+    run.tcfg = TrainConfig(epochs=5, budget_s=1000.0)
+    fit_budget(run, spent_s=40.0, epoch_s=10.0)
+    assert run.tcfg.epochs == 5  # never more than asked
+    out = tmp_path / "ck"
+    tcfg = TrainConfig(epochs=50, budget_s=0.001, max_tokens=512, warmup=20, vocab_size=60, average_last=1,
+                       fp16_weights=False, threads=1, timeline="", snapshot_epochs="", bf16=True)
+    metrics = train(str(data_dir), str(out), tiny_config(max_len=32), tcfg)
+    assert [r["epoch"] for r in metrics.epochs] == [1, 2]  # a budget already spent: the two it measured
+    assert metrics.train_config["epochs"] == 2 and metrics.train_config["bf16"] is True
+
+
+def test_a_new_model_can_borrow_a_checkpoints_vocabulary(data_dir, tmp_path):
+    first = tmp_path / "first"
+    train(str(data_dir), str(first), tiny_config(max_len=32),
+          TrainConfig(epochs=1, max_tokens=512, warmup=20, vocab_size=60, average_last=1, threads=1, timeline="",
+                      snapshot_epochs="", split_digits=True))
+    second = tmp_path / "second"
+    metrics = train(str(data_dir), str(second), tiny_config(max_len=32, d_model=16, n_heads=2),
+                    TrainConfig(epochs=1, max_tokens=512, warmup=20, vocab_size=99, average_last=1, threads=1,
+                                timeline="", snapshot_epochs="", vocab_from=str(first)))
+    assert (second / "spm.model").read_bytes() == (first / "spm.model").read_bytes()
+    assert metrics.model_config["d_model"] == 16 and metrics.model_config["vocab_size"] == 60
+    assert metrics.train_config["split_digits"] is True  # what the borrowed vocabulary does, recorded
+
+
+def test_int4_snapshots_are_half_the_int8_size_and_within_half_a_step(data_dir, tmp_path):
+    from transformer.checkpoint import from_int8_rows, int4_rows, load_snapshot
+
+    torch.manual_seed(0)
+    state = {"w": torch.randn(6, 9), "b": torch.randn(4)}
+    back = from_int8_rows(int4_rows(state))
+    step = state["w"].abs().amax(dim=1, keepdim=True) / 7
+    assert back["w"].shape == (6, 9) and (back["w"] - state["w"]).abs().le(step / 2 + 1e-6).all()
+    assert int4_rows(state)["w"].numel() == 6 * 5  # two values a byte, the odd column padded
+    out = tmp_path / "ck"
+    tcfg = TrainConfig(epochs=1, max_tokens=512, warmup=20, vocab_size=60, average_last=1, fp16_weights=False,
+                       threads=1, timeline="", snapshot_epochs="1", snapshot_bits=4)
+    train(str(data_dir), str(out), tiny_config(max_len=32), tcfg)
+    model, _, _ = load_checkpoint(out)
+    snap = load_snapshot(out, 1)
+    for name, weight in model.state_dict().items():
+        if weight.dim() == 2:
+            half_step = weight.abs().amax(dim=-1, keepdim=True) / 14
+            assert (snap.state_dict()[name] - weight).abs().le(half_step + 1e-6).all(), name

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from transformer import DecodeOptions, InputError, Translator, save_checkpoint
-from transformer.translator import clean_text, column_major_embedding, quantize_int8
+from transformer.translator import Aside, clean_text, column_major_embedding, quantize_int8
 from transformer.interpret import analyses
 
 from conftest import ROOT
@@ -222,3 +222,36 @@ def test_a_character_spelled_in_bytes_counts_as_one_the_model_has_never_seen(tra
     seen = translator.familiarity("a З з b")
     assert seen.unknown == 1 and seen.far  # one run of bytes: one character the vocabulary lacks
 
+
+
+def test_symbols_the_vocabulary_lacks_are_set_aside_and_put_back_where_they_stood(translator):
+    from transformer.translator import put_back, set_aside
+
+    lacks = lambda c: c not in "★"  # noqa: E731  a vocabulary that has ★ and no emoji
+    assert set_aside("I love my dog 🐶❤️", lacks) == ("I love my dog", [Aside("🐶❤️", 1.0)])
+    assert set_aside("🎉 Happy birthday!", lacks) == ("Happy birthday!", [Aside("🎉", 0.0)])
+    assert set_aside("I love pizza 🍕!", lacks) == ("I love pizza!", [Aside("🍕", 1.0)])  # before the final "!"
+    assert set_aside("Hello 👋 my friends", lacks) == ("Hello my friends", [Aside("👋", 1 / 3)])
+    assert set_aside("Grade ★ good 👍🏽", lacks) == ("Grade ★ good", [Aside("👍🏽", 1.0)])  # a skin tone stays with it
+    assert set_aside("Grüße aus Köln, 你好", lacks)[1] == []  # letters are not symbols: they stay for the model
+    assert put_back("Ich liebe meinen Hund.", [Aside("🐶❤️", 1.0)]) == "Ich liebe meinen Hund. 🐶❤️"
+    assert put_back("Hallo meine Freunde", [Aside("👋", 1 / 3), Aside("🎉", 0.0)]) == "🎉 Hallo 👋 meine Freunde"
+
+    t = translator.translate("a man runs 🏃‍♂️ 🐶")
+    assert t.carried == ["🏃‍♂️ 🐶"] and t.text.endswith(" 🏃‍♂️ 🐶")
+    assert translator.translate("a man runs").target_ids == t.target_ids  # the model read the words alone
+    assert "<unk>" not in t.source_tokens
+    with pytest.raises(InputError, match="nothing here the model can read"):
+        translator.translate("🐶🐶")
+
+
+def test_the_pieces_the_model_was_unsure_of_are_those_under_the_threshold(translator):
+    from transformer.metrics import Metrics
+
+    t = translator.translate("the dog sits in the park")
+    probs = [s.prob for s in t.steps[: len(t.target_ids)]]
+    assert t.unsure == [i for i, p in enumerate(probs) if p < translator.unsure_below]
+    translator.metrics = Metrics(unsure={"below": 1.01})  # a calibrated threshold, as metrics.json keeps it
+    assert translator.translate("the dog sits in the park").unsure == list(range(len(t.target_ids)))
+    translator.metrics = Metrics(unsure={"below": 0.0})
+    assert translator.translate("the dog sits in the park").unsure == []

@@ -53,9 +53,35 @@ def int8_rows(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return out
 
 
+def int4_rows(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Each matrix row as 4-bit integers (-7..7, two to a byte) times one scale (its largest |value| / 7); vectors
+    in fp16: half the int8 size, for a timeline's early snapshots (a model that has learned little loses little)."""
+    out = {}
+    for k, v in untied(state).items():
+        v = v.float().cpu()
+        if v.dim() != 2:
+            out[k] = v.half()
+            continue
+        scale = v.abs().amax(dim=1, keepdim=True).clamp_min(1e-12) / 7  # (rows, 1)
+        q = ((v / scale).round().clamp(-7, 7) + 8).to(torch.uint8)  # (rows, cols), 1..15
+        q = torch.nn.functional.pad(q, (0, q.shape[1] % 2), value=8)  # (rows, cols rounded up to even)
+        out[k] = q[:, 0::2] | (q[:, 1::2] << 4)  # (rows, cols / 2): two values a byte
+        out[k + ".scale4"], out[k + ".cols"] = scale, torch.tensor(v.shape[1])
+    return out
+
+
 def from_int8_rows(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    return {k: v.float() * tensors[k + ".scale"] if k + ".scale" in tensors else v.float()
-            for k, v in tensors.items() if not k.endswith(".scale")}
+    """The float weights of int8_rows or int4_rows."""
+    out = {}
+    for k, v in tensors.items():
+        if k.endswith((".scale", ".scale4", ".cols")):
+            continue
+        if k + ".scale4" in tensors:
+            q = torch.stack([v & 15, v >> 4], dim=-1).flatten(1)  # (rows, cols rounded up): the two halves in order
+            out[k] = (q[:, : int(tensors[k + ".cols"])].float() - 8) * tensors[k + ".scale4"]
+        else:
+            out[k] = v.float() * tensors[k + ".scale"] if k + ".scale" in tensors else v.float()
+    return out
 
 
 TIMELINE = "timeline"  # <checkpoint>/timeline/epoch{N}.safetensors

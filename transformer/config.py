@@ -97,6 +97,7 @@ class TrainConfig:
     val_bleu_every: int = 1  # the per-epoch val BLEU only every k epochs (val loss is always measured)
     timeline: str = "assets/examples.json"  # sentences translated (greedy) after every epoch; "": none
     snapshot_epochs: str = "1,2,4,8,16"  # epochs whose weights are kept (int8) under <out>/timeline/; "": none
+    snapshot_bits: int = 8  # those weights as int8 rows, or 4: int4 rows (half the size: checkpoint.int4_rows)
     oversample: str = ""  # "multi30k:2": that corpus's pairs appear twice in every epoch (others once)
     swap_names: float = 0.0  # share of pairs whose names and numbers are drawn anew each epoch (augment.py)
     templates: float = 0.0  # template pairs (introductions, numbers) added each epoch, as a share of the pairs

@@ -33,6 +33,7 @@ class Metrics:
     val_bleu_averaged_greedy: float | None = None
     test: dict[str, dict] = field(default_factory=dict)  # evaluate --record NAME: scores and how they were made
     class_sets: dict[str, dict] = field(default_factory=dict)  # evaluate --class-sets --record: first minute, names, numbers
+    unsure: dict = field(default_factory=dict)  # tools/calibrate_unsure.py: the probability under which a piece is marked
     imported: dict | None = None  # an imported OPUS-MT model: its source and licence, instead of a training run
     extra: dict = field(default_factory=dict)  # keys this schema does not know, kept as they were
 

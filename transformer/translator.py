@@ -1,9 +1,10 @@
 """Translator: a loaded checkpoint with text in and text, tokens, steps and attention maps out."""
 from __future__ import annotations
 
+import re
 import unicodedata
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from .metrics import Metrics
 from .model import Transformer
 from .tokenizer import BYTE_PIECE, Tokenizer
 
+UNSURE_BELOW = 0.5  # a piece the model gave less than this probability is marked unsure, until calibrated
 CHARS_PER_POSITION = 16  # more characters than any subword needs; the rest cannot fit in the positions
 FAR_PIECES_PER_WORD = 4.0  # held-out Tatoeba: 99 % of sentences under 3.7 pieces a word; nonsense words 4.5-6
 
@@ -40,6 +42,8 @@ class Translation:
     score: float = 0.0
     truncated: bool = False  # the source was cut to the model's positions
     beam_tree: decoding.BeamTree | None = None  # beam search with record_tree=True: the search, step by step
+    carried: list[str] = field(default_factory=list)  # symbols set aside from the source and put back (set_aside)
+    unsure: list[int] = field(default_factory=list)  # indices into target_tokens the model was unsure of (Translator.unsure_below)
 
 
 def resolve_device(device: str) -> torch.device:
@@ -61,9 +65,17 @@ def clean_text(text: str) -> str:
     no control or invisible format characters."""
     text = text.encode("utf-8", "replace").decode("utf-8")  # lone surrogates become '?'
     text = unicodedata.normalize("NFKC", text).translate(QUOTES)  # full-width letters, ligatures; ’ “ ” « »
-    # Cc (NUL, newlines, escapes) becomes a space; Cf (zero-width spaces, bidi overrides) carries no words
-    chars = (" " if unicodedata.category(c) == "Cc" else c for c in text if unicodedata.category(c) != "Cf")
+    # Cc (NUL, newlines, escapes) becomes a space; Cf (zero-width spaces, bidi overrides) carries no words, but for
+    # the joiner inside an emoji sequence (👨‍👩‍👧: one family, not three people), which set_aside carries over whole
+    chars = (" " if unicodedata.category(c) == "Cc" else c for i, c in enumerate(text)
+             if unicodedata.category(c) != "Cf" or (c == "\u200d" and emoji_joiner(text, i)))
     return " ".join("".join(chars).split())
+
+
+def emoji_joiner(text: str, i: int) -> bool:
+    """True when the zero-width joiner at text[i] joins two symbols (a variation selector may follow the first)."""
+    before, after = text[i - 1: i].replace("\ufe0f", "") or text[i - 2: i - 1], text[i + 1: i + 2]
+    return bool(before and after) and unicodedata.category(before)[0] == "S" and unicodedata.category(after)[0] == "S"
 
 
 def fold_shouting(text: str) -> str:
@@ -99,6 +111,59 @@ def quantize_int8(model: Transformer) -> Transformer:
         return torch.ao.quantization.quantize_dynamic(model, names, dtype=torch.qint8)
 
 
+# -----------------------------------------------------------------------------
+# Symbols the vocabulary lacks (emoji, ❤, ★): set aside before the model reads the text, put back where they stood.
+# Spelled byte by byte, a single emoji is four or more pieces the model never saw together, and they set it writing
+# nonsense; set aside, the words around them are translated as if they were not there.
+
+JOINERS = {"\u200d", "\ufe0e", "\ufe0f", "\u20e3"}  # zero-width joiner, text / emoji presentation, keycap
+
+
+@dataclass(frozen=True)
+class Aside:
+    text: str  # the run of symbols, as typed
+    at: float  # where it stood: the share of the source's words before it (0: the start, 1: the end)
+
+
+def set_aside(text: str, lacks: Callable[[str], bool]) -> tuple[str, list[Aside]]:
+    """The text without its runs of symbols the vocabulary lacks (`lacks(char)`), and each run with where it stood.
+
+    Only symbols are set aside (Unicode categories S*: emoji, arrows, ❤), with what binds them (joiners, skin
+    tones, variation selectors); letters of a script the model never saw stay, and the page says it never saw them."""
+    def carried(c: str) -> bool:
+        return c in JOINERS or (unicodedata.category(c)[0] == "S" and lacks(c))
+
+    kept, runs, run = [], [], ""
+    for c in text + " ":
+        if carried(c):
+            run += c
+            continue
+        if run:
+            runs.append((len("".join(kept).split()), run))
+            kept.append(" ")
+            run = ""
+        kept.append(c)
+    rest = " ".join(re.sub(r"\s+([.!?,;:])", r"\1", "".join(kept)).split())
+    words = max(1, len(rest.split()))
+    asides = []
+    for before, symbols in runs:
+        tail = " ".join("".join(kept).split()[before:])
+        at = 1.0 if not re.sub(r"[\W_]", "", tail) else before / words
+        if asides and asides[-1].at == at:  # "🐶 ❤️": one run, as typed
+            asides[-1] = Aside(asides[-1].text + " " + symbols.strip(), at)
+        else:
+            asides.append(Aside(symbols.strip(), at))
+    return rest, [a for a in asides if a.text]
+
+
+def put_back(text: str, asides: list[Aside]) -> str:
+    """The translation with each set-aside run where it stood: first, last, or after the same share of its words."""
+    words = text.split()
+    for aside in sorted(asides, key=lambda a: a.at, reverse=True):
+        words.insert(round(aside.at * len(words)), aside.text)
+    return " ".join(words)
+
+
 @dataclass(frozen=True)
 class Familiarity:
     unknown: int  # runs of characters the vocabulary lacks (each one <unk>, or spelled byte by byte)
@@ -120,6 +185,7 @@ class Translator:
         self.name = name
         self.path: Path | None = None  # the checkpoint directory, when loaded from one (its timeline lives there)
         self.device = next(model.parameters()).device
+        self._lacks: dict[str, bool] = {}  # character -> the vocabulary spells it in bytes or as <unk>
 
     @classmethod
     def load(cls, path: str | Path, device: str = "auto", int8: bool = False) -> "Translator":
@@ -140,6 +206,12 @@ class Translator:
     def cfg(self):
         return self.model.cfg
 
+    @property
+    def unsure_below(self) -> float:
+        """The probability under which a chosen piece is marked unsure: the checkpoint's calibrated threshold
+        (metrics.unsure, tools/calibrate_unsure.py), else UNSURE_BELOW."""
+        return float(self.metrics.unsure.get("below", UNSURE_BELOW))
+
     # -- input checks ---------------------------------------------------------------
 
     def _bounded_ids(self, text: str, limit: int, source: bool = False) -> tuple[list[int], bool]:
@@ -152,12 +224,28 @@ class Translator:
         ids = self.tokenizer.encode(text[:max_chars])
         return ids[:limit], len(ids) > limit or len(text) > max_chars
 
-    def source_ids(self, text: str) -> tuple[list[int], bool]:
-        """The encoder's input for `text` (cleaned, cut to the model's positions, then </s>), and whether it was cut:
-        the one way every caller builds source ids."""
+    def lacks(self, char: str) -> bool:
+        """True when the vocabulary has no piece for `char` (it spells it in bytes, or reads it as <unk>)."""
+        if char not in self._lacks:
+            ids = self.tokenizer.encode(char)
+            self._lacks[char] = any(i == self.cfg.unk_id or BYTE_PIECE.fullmatch(p) is not None
+                                    for i, p in zip(ids, self.tokenizer.source_pieces(ids)))
+        return self._lacks[char]
+
+    def set_aside(self, text: str) -> tuple[str, list[Aside]]:
+        """`text` cleaned, without the symbols the vocabulary lacks, and those symbols with where they stood."""
         if not isinstance(text, str):
             raise InputError(f"the text to translate must be a string, not {type(text).__name__}")
-        ids, cut = self._bounded_ids(text, self.cfg.max_len - 1, source=True)  # one position is kept for </s>
+        return set_aside(clean_text(text[: 2 * CHARS_PER_POSITION * self.cfg.max_len]), self.lacks)
+
+    def source_ids(self, text: str) -> tuple[list[int], bool]:
+        """The encoder's input for `text` (cleaned, symbols the vocabulary lacks set aside, cut to the model's
+        positions, then </s>), and whether it was cut: the one way every caller builds source ids."""
+        rest, asides = self.set_aside(text)
+        ids, cut = self._bounded_ids(rest, self.cfg.max_len - 1, source=True)  # one position is kept for </s>
+        if not ids and asides:
+            raise InputError(f"there is nothing here the model can read: it has no pieces for "
+                             f"{' '.join(a.text for a in asides)}; type a sentence with words")
         if not ids:
             raise InputError("there is no text to translate: type a sentence first")
         return ids + [self.cfg.eos_id], cut
@@ -165,7 +253,7 @@ class Translator:
     def familiarity(self, text: str) -> Familiarity:
         """How far `text` lies from what the model was trained on: runs of characters its vocabulary has never seen,
         and pieces per word (words broken into many small pieces are far from its training data)."""
-        ids = self.tokenizer.encode(fold_shouting(clean_text(text)))
+        ids = self.tokenizer.encode(fold_shouting(self.set_aside(text)[0]))
         lacking = [i == self.cfg.unk_id or BYTE_PIECE.fullmatch(p) is not None
                    for i, p in zip(ids, self.tokenizer.source_pieces(ids))]
         runs = sum(now and not before for before, now in zip([False] + lacking, lacking))
@@ -198,22 +286,24 @@ class Translator:
             raise InputError("options is a DecodeOptions; give a strategy by name as strategy=\"beam\"")
         opts = replace(options or DecodeOptions(), **overrides)
         sources = [self.source_ids(t) for t in texts]
+        asides = [self.set_aside(t)[1] for t in texts]
         rng = torch.Generator(device=self.device).manual_seed(opts.seed)
         results: list[Translation | None] = [None] * len(texts)
         with ablate_heads(self.model, ablate):
             for chunk in length_sorted_batches([ids for ids, _ in sources], batch_size):
                 src = pad_batch([sources[i][0] for i in chunk], self.cfg.pad_id).to(self.device)  # (B, S)
                 for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, rng, record_tree)):
-                    results[i] = self.to_translation(sources[i], hyp)
+                    results[i] = self.to_translation(sources[i], hyp, asides[i])
         return results
 
-    def to_translation(self, source: tuple[list[int], bool], hyp: decoding.Hypothesis) -> Translation:
+    def to_translation(self, source: tuple[list[int], bool], hyp: decoding.Hypothesis,
+                       asides: Sequence[Aside] = ()) -> Translation:
         piece = self.tokenizer.id_to_piece
         steps = [
             TokenStep(piece(s.token), s.prob, [(piece(a), p) for a, p in s.alternatives]) for s in hyp.steps
         ]
         return Translation(
-            text=self.tokenizer.decode(hyp.tokens),
+            text=put_back(self.tokenizer.decode(hyp.tokens), list(asides)),
             source_tokens=self.tokenizer.source_pieces(source[0]),
             target_tokens=self.tokenizer.pieces(hyp.tokens),
             target_ids=hyp.tokens,
@@ -221,6 +311,8 @@ class Translator:
             score=hyp.score,
             truncated=source[1],
             beam_tree=hyp.tree,
+            carried=[a.text for a in asides],
+            unsure=[i for i, s in enumerate(hyp.steps[: len(hyp.tokens)]) if s.prob < self.unsure_below],
         )
 
     # -- teacher forcing: what the analyses (transformer.interpret.analyses) run the model on ---------------

@@ -33,7 +33,7 @@ def register(ctx: Context) -> None:
         options = DecodeOptions(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len)
         out = ctx.translator(pair).translate(text, options, ablate=heads_off(ablate))
         return out.text, {"source_tokens": out.source_tokens, "target_tokens": out.target_tokens,
-                          "truncated": out.truncated,
+                          "truncated": out.truncated, "unsure": out.unsure, "carried": out.carried,
                           "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives} for s in out.steps]}
 
     @friendly

@@ -17,10 +17,16 @@ def knows(metrics: Metrics) -> str:
     def used(key: str) -> bool:  # a training option some stage set
         return any(stage.train_config.get(key) for stage in metrics.stages())
 
+    def used_value(key: str) -> str:  # what the stages set it to, joined
+        return " ".join(str(stage.train_config.get(key) or "") for stage in metrics.stages())
+
     if "tatoeba" in metrics.trained_on():
         return ("**What it knows:** Multi30k's picture captions and Tatoeba's everyday sentences"
                 + (", also typed without capitals or full stops" if used("source_noise") else "")
-                + (", and this project's classroom phrasebook (greetings, introductions, school, wishes: "
+                + (", and this project's classroom corpus (what a class says: greetings, school, family, "
+                   "hobbies, food, plans, festivals, questions to a machine, and a thousand everyday words: "
+                   "`data/phrasebook.txt`, `data/classroom/`)" if "classroom" in used_value("phrasebook")
+                   else ", and this project's classroom phrasebook (greetings, introductions, school, wishes: "
                    "`data/phrasebook.txt`)" if used("phrasebook") else "")
                 + (", with names and numbers drawn anew" if used("swap_names") else "") + ". It translates "
                 "short, plain sentences well (what people do, say and ask, what a picture shows); long, technical "

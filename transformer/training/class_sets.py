@@ -1,9 +1,11 @@
-"""What a class types in its first minute: three sets of our own, held out from training, and their measures.
+"""What a class types: sets of our own, held out from training, and their measures.
 
 - first minute (data/first_minute.json): greetings, introductions, school, family, ...; right when equal to a
   reference ignoring case and punctuation; chrF; and the stutters (a piece of letters repeated in a row).
 - names (held-out names of data/names.json in NAME_FRAMES): the share where the name comes out unchanged.
 - numbers (data/numbers.json): the share where the translation holds the source's digits, in order, and no other.
+- classroom (data/classroom/, the eighth held out of training): its sentences and its everyday words in their
+  frames, right as the first minute's are.
 
     python -m transformer evaluate --checkpoint checkpoints/en-de --class-sets [--record]
 """
@@ -18,10 +20,12 @@ from sacrebleu.metrics import CHRF
 
 from ..decoding import DecodeOptions
 from .augment import Names
+from .data import read_classroom
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_MINUTE = ROOT / "data" / "first_minute.json"
 NUMBERS = ROOT / "data" / "numbers.json"
+CLASSROOM = ROOT / "data" / "classroom"
 NAMES = ROOT / "data" / "names.json"
 NAME_FRAMES = (  # none of them is a training template (augment.TEMPLATES)
     "I met {name} at the station.",
@@ -99,11 +103,41 @@ def numbers_kept(translator, options: DecodeOptions = DecodeOptions()) -> dict:
             "share": 1 - len(changed) / len(sources), "changed": changed}
 
 
+def labelled(lang: str) -> list[tuple[str, list[str]]]:
+    """(English, its references) of the held-out sets a translation is right or wrong on: the first minute, then the
+    classroom corpus's held-out sentences, then its held-out words in their frames."""
+    items = [(it["en"], it[lang]) for it in json.loads(FIRST_MINUTE.read_text(encoding="utf-8"))["sentences"]]
+    for part in ("phrasebook", "words"):
+        src, tgt = read_classroom(str(CLASSROOM), lang, "heldout")[part]
+        refs: dict[str, list[str]] = {}
+        for s, t in zip(src, tgt):
+            refs.setdefault(s, []).append(t)
+        items += list(refs.items())
+    return items
+
+
+def classroom(translator, lang: str, options: DecodeOptions = DecodeOptions()) -> dict:
+    """The classroom corpus's held-out sentences and words (in their frames): how many come out right."""
+    out = {}
+    for part, name in (("phrasebook", "sentences"), ("words", "words")):
+        src, tgt = read_classroom(str(CLASSROOM), lang, "heldout")[part]
+        refs: dict[str, list[str]] = {}
+        for s, t in zip(src, tgt):
+            refs.setdefault(s, []).append(t)
+        hyps = [t.text for t in translator.translate_batch(list(refs), options)]
+        wrong = [(s, h) for (s, r), h in zip(refs.items(), hyps) if not is_right(h, r)]
+        out[name] = {"right": len(refs) - len(wrong), "sentences": len(refs),
+                     "stutters": sum(stutters(h) for h in hyps), "wrong": wrong}
+    return out
+
+
 def class_sets(translator, options: DecodeOptions = DecodeOptions(), lang: str = "") -> dict:
-    """All three, for `lang` (default: the translator's target language)."""
+    """All four, for `lang` (default: the translator's target language)."""
     lang = lang or translator.metrics.pair.split("-")[1]
+    room = classroom(translator, lang, options)
     return {"first_minute": first_minute(translator, lang, options), "names": names_kept(translator, options),
-            "numbers": numbers_kept(translator, options)}
+            "numbers": numbers_kept(translator, options), "classroom": room["sentences"],
+            "everyday_words": room["words"]}
 
 
 def report(result: dict) -> str:
@@ -113,7 +147,12 @@ def report(result: dict) -> str:
              f"names kept    {nm['kept']} of {nm['sentences']} ({100 * nm['share']:.1f} %, {nm['names']} names), "
              f"{nm['stutters']} stutters",
              f"numbers kept  {nb['kept']} of {nb['sentences']} ({100 * nb['share']:.1f} %)"]
+    for name in ("classroom", "everyday_words"):
+        if name in result:
+            r = result[name]
+            lines.append(f"{name.replace('_', ' '):14s}{r['right']} of {r['sentences']} right, {r['stutters']} stutters")
     lines += [f"  wrong: {s!r} -> {h!r}" for s, h in fm["wrong"][:12]]
+    lines += [f"  classroom wrong: {s!r} -> {h!r}" for s, h in result.get("classroom", {}).get("wrong", [])[:12]]
     lines += [f"  name lost: {s!r} -> {h!r}" for s, h in nm["lost"][:6]]
     lines += [f"  number changed: {s!r} -> {h!r}" for s, h in nb["changed"][:6]]
     return "\n".join(lines)

@@ -28,8 +28,8 @@ from safetensors.torch import load_file
 from torch import Tensor
 from tqdm import tqdm
 
-from ..checkpoint import (TIMELINE, int8_rows, load_checkpoint, load_snapshot, save_checkpoint, save_weights,
-                         snapshot_epochs)
+from ..checkpoint import (TIMELINE, int4_rows, int8_rows, load_checkpoint, load_snapshot, save_checkpoint,
+                         save_weights, snapshot_epochs)
 from ..files import atomic_write, write_json
 from ..metrics import Metrics
 from ..config import ModelConfig, TrainConfig
@@ -362,6 +362,9 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
         tokenizer = (Tokenizer.load(project_path(tcfg.vocab_from) / "spm.model") if tcfg.vocab_from
                      else vocabulary(tcfg, train_src, train_tgt))
         atomic_write(spm_path, tokenizer.save)
+    if tcfg.vocab_from:  # what the borrowed vocabulary does (the model card says it), as its own run recorded
+        made = Metrics.load(project_path(tcfg.vocab_from)).train_config
+        tcfg.byte_fallback, tcfg.split_digits = made.get("byte_fallback", False), made.get("split_digits", False)
     if distributed:
         dist.barrier()  # every rank reads the one vocabulary rank 0 wrote
     tokenizer = Tokenizer.load(spm_path)
@@ -383,7 +386,7 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
                 atomic_write(out_dir / TIMELINE / f"epoch{e}.safetensors",
                              lambda tmp, e=e: Path(tmp).write_bytes((Path(tcfg.init_from) / TIMELINE / f"epoch{e}.safetensors").read_bytes()))
             if history:
-                save_weights(out_dir / TIMELINE / f"epoch{first - 1}.safetensors", int8_rows(init_model.state_dict()))
+                save_weights(out_dir / TIMELINE / f"epoch{first - 1}.safetensors", snapshot_rows(tcfg, init_model))
     optimizer = make_optimizer(model, tcfg.weight_decay)
     position = {"epoch": first, "batch": 0, "step": 0, "elapsed_s": 0.0}
     metrics = Metrics(command="python -m transformer " + shlex.join(sys.argv[1:]), hardware=hardware(),
@@ -434,12 +437,17 @@ def epoch_examples(run: TrainingRun, epoch: int) -> list[tuple[list[int], list[i
     return [make_example(s, t, run.mcfg) for s, t in zip(src_ids, tgt_ids)]
 
 
+def snapshot_rows(tcfg: TrainConfig, model: Transformer) -> dict[str, Tensor]:
+    """A timeline snapshot's tensors: the weights as int8 rows, or int4 rows (tcfg.snapshot_bits)."""
+    return (int4_rows if tcfg.snapshot_bits == 4 else int8_rows)(model.state_dict())
+
+
 def end_of_epoch(run: TrainingRun, epoch: int, loss_sum: float, tok_sum: int, lr: float, epoch_s: float) -> None:
     """Snapshot, validation, the epoch's row in the metrics, the resumable state (rank 0)."""
     model, tcfg, position = run.model, run.tcfg, run.position
     save_weights(run.work / f"epoch{epoch}.safetensors", model.state_dict())
     if epoch in {int(e) for e in tcfg.snapshot_epochs.split(",") if e.strip()}:
-        save_weights(run.out_dir / TIMELINE / f"epoch{epoch}.safetensors", int8_rows(model.state_dict()))
+        save_weights(run.out_dir / TIMELINE / f"epoch{epoch}.safetensors", snapshot_rows(tcfg, model))
     val_loss = validation_loss(model, run.val_ex, tcfg.max_tokens, run.device)
     val_bleu = {}  # per corpus, measured every val_bleu_every epochs, and at the last
     if (epoch - run.first + 1) % tcfg.val_bleu_every == 0 or epoch == run.last:
@@ -468,7 +476,7 @@ def end_of_epoch(run: TrainingRun, epoch: int, loss_sum: float, tok_sum: int, lr
     save_state(run.work, model, run.optimizer, position)
 
 
-def evaluation_s(run: TrainingRun, epoch: int) -> float:
+def evaluation_s(run: TrainingRun) -> float:
     """Seconds an epoch's end takes on average for validation: the loss every epoch, BLEU every val_bleu_every."""
     t0 = time.time()
     validation_loss(run.model, run.val_ex, run.tcfg.max_tokens, run.device)
@@ -479,16 +487,19 @@ def evaluation_s(run: TrainingRun, epoch: int) -> float:
     return t1 - t0 + (time.time() - t1) / run.tcfg.val_bleu_every
 
 
-def fit_budget(run: TrainingRun, epoch_s: float) -> None:
-    """As many epochs as fit in tcfg.budget_s at the first epoch's pace (its end's validation included), at most
-    tcfg.epochs; the recipe (its cool-down counts from the last epoch) and the resumable position keep the count."""
+def fit_budget(run: TrainingRun, spent_s: float, epoch_s: float) -> None:
+    """As many epochs as fit in tcfg.budget_s (at most tcfg.epochs): the two done in spent_s, then the rest at
+    epoch_s each (the second epoch's pace, its validation included: the first is slower, a GPU warming up and an
+    untrained model writing every translation to the maximum length). The recipe (its cool-down counts from the last
+    epoch) and the resumable position keep the count."""
     tcfg = run.tcfg
-    tcfg.epochs = max(1, min(tcfg.epochs, int(tcfg.budget_s // epoch_s)))
+    tcfg.epochs = max(2, min(tcfg.epochs, 2 + int((tcfg.budget_s - spent_s) // epoch_s)))
     run.last = run.first - 1 + tcfg.epochs
     run.position["epochs"] = tcfg.epochs
     run.metrics.train_config = tcfg.to_dict()
     if run.rank == 0:
-        tqdm.write(f"budget {tcfg.budget_s:.0f} s at {epoch_s:.1f} s an epoch: {tcfg.epochs} epochs")
+        tqdm.write(f"budget {tcfg.budget_s:.0f} s, {spent_s:.0f} s for two epochs, then {epoch_s:.1f} s an epoch: "
+                   f"{tcfg.epochs} epochs")
 
 
 def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainConfig, resume: bool = False,
@@ -503,7 +514,7 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
     drawer = ThreadPoolExecutor(1) if redraw else None  # draws the next epoch's examples meanwhile
     next_ex = drawer.submit(epoch_examples, run, position["epoch"]) if drawer else None
     model.train()
-    last_save = time.time()
+    last_save = started = time.time()
     if "epochs" in position:  # a budgeted run, resumed: the count its first epoch set
         tcfg.epochs = position["epochs"]
         run.metrics.train_config = tcfg.to_dict()
@@ -534,8 +545,9 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
                 last_save = time.time()
         epoch_s = time.time() - t0
         position["elapsed_s"] += epoch_s
-        if tcfg.budget_s and "epochs" not in position:  # the first epoch, with its validation, sets the count
-            fit_budget(run, epoch_s + evaluation_s(run, epoch))
+        if tcfg.budget_s and "epochs" not in position and epoch == run.first + 1:  # the second epoch sets the count
+            validation = evaluation_s(run)
+            fit_budget(run, time.time() - started + validation, epoch_s + validation)
         if rank == 0:
             end_of_epoch(run, epoch, loss_sum, tok_sum, lr, epoch_s)
             last_save = time.time()

@@ -1,0 +1,115 @@
+"""Calibrate a checkpoint's unsure marks on our labelled sets, and say how well they separate right from wrong.
+
+    python tools/calibrate_unsure.py --checkpoint checkpoints/en-de [--record] [--data-dir ../shared/data]
+
+The labelled set (transformer/training/class_sets.labelled): the first minute, the classroom corpus's held-out
+sentences and one in four of its held-out word frames, translated greedily; a translation is right when it equals
+a reference ignoring case and punctuation. A piece is marked when the model gave it a probability under the
+threshold; a translation is flagged when a piece is marked or the page warns about it (checks: numbers, names,
+language, symbols carried over, far from its training data). The threshold kept is the highest whose marks flag
+at most --right-share of the right translations. Printed: the share of wrong and right translations flagged,
+and the area under the ROC curve of each signal measured (the lowest piece probability, the lowest margin to the
+runner-up, the mean log-probability). --record stores the threshold and the figures in metrics.json (unsure),
+where Translator.unsure_below reads it. --data-dir also counts the translations of sentences that appear in none
+of the training files (the corpora's training pairs, the phrasebooks), right and wrong.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from playground import checks  # noqa: E402
+from transformer import Translator  # noqa: E402
+from transformer.metrics import Metrics  # noqa: E402
+from transformer.training.class_sets import is_right, labelled  # noqa: E402
+from transformer.training.data import open_corpora, read_classroom  # noqa: E402
+
+
+def auc(wrong: list[float], right: list[float]) -> float:
+    """The chance that a wrong translation scores lower than a right one (ties count half): 0.5 is no separation."""
+    pairs = sum((w < r) + 0.5 * (w == r) for w in wrong for r in right)
+    return pairs / max(1, len(wrong) * len(right))
+
+
+def signals(translation) -> dict[str, float]:
+    steps = translation.steps[: len(translation.target_ids)] or translation.steps
+    probs = [s.prob for s in steps] or [1.0]
+    margins = [s.prob - next((p for tok, p in s.alternatives if tok != s.token), 0.0) for s in steps] or [1.0]
+    return {"lowest probability": min(probs), "lowest margin": min(margins),
+            "mean log-probability": sum(math.log(max(p, 1e-9)) for p in probs) / len(probs)}
+
+
+def training_sources(data: Path, pair: str) -> set[str]:
+    seen = set()
+    for corpus in open_corpora([data / "multi30k", data / "tatoeba"], pair):
+        seen |= set(corpus.pairs("train")[0])
+    lang = pair.split("-")[1]
+    for part in read_classroom(f"{ROOT / 'data' / 'phrasebook.txt'},{ROOT / 'data' / 'classroom'}", lang).values():
+        seen |= set(part[0])
+    return seen
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--checkpoint", required=True)
+    ap.add_argument("--right-share", type=float, default=0.12, help="the most of the right translations flagged")
+    ap.add_argument("--record", action="store_true")
+    ap.add_argument("--data-dir", type=Path)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    tr = Translator.load(args.checkpoint, device="cpu")
+    lang = tr.metrics.pair.split("-")[1]
+    frames = set(read_classroom(str(ROOT / "data" / "classroom"), lang, "heldout")["words"][0])
+    items = [it for i, it in enumerate(labelled(lang)) if it[0] not in frames or i % 4 == 0]  # frames: one in four
+    translations = tr.translate_batch([en for en, _ in items])
+    right = [is_right(t.text, refs) for t, (_, refs) in zip(translations, items)]
+    warned = [bool(checks.carried(t) or checks.unfamiliar(tr, en) or checks.warnings(tr, en, t.text))
+              for t, (en, _) in zip(translations, items)]
+    sig = [signals(t) for t in translations]
+    n_right, n_wrong = sum(right), len(right) - sum(right)
+    print(f"{args.checkpoint}: {len(items)} labelled translations, {n_right} right, {n_wrong} wrong")
+    for name in sig[0]:
+        a = auc([s[name] for s, r in zip(sig, right) if not r], [s[name] for s, r in zip(sig, right) if r])
+        print(f"  AUC {name}: {a:.3f}")
+
+    def flagged(below: float) -> tuple[float, float]:
+        marks = [s["lowest probability"] < below or w for s, w in zip(sig, warned)]
+        return (sum(m for m, r in zip(marks, right) if not r) / max(1, n_wrong),
+                sum(m for m, r in zip(marks, right) if r) / max(1, n_right))
+
+    below = max((b / 100 for b in range(1, 100) if flagged(b / 100)[1] <= args.right_share), default=0.01)
+    wrong_share, right_share = flagged(below)
+    only_marks = [s["lowest probability"] < below for s in sig]
+    print(f"  marked below p = {below:.2f}: {100 * wrong_share:.0f} % of the wrong translations flagged, "
+          f"{100 * right_share:.0f} % of the right ones (warnings alone: "
+          f"{100 * sum(w for w, r in zip(warned, right) if not r) / max(1, n_wrong):.0f} % / "
+          f"{100 * sum(w for w, r in zip(warned, right) if r) / max(1, n_right):.0f} %; marks alone: "
+          f"{100 * sum(m for m, r in zip(only_marks, right) if not r) / max(1, n_wrong):.0f} % / "
+          f"{100 * sum(m for m, r in zip(only_marks, right) if r) / max(1, n_right):.0f} %)")
+    figures = {"below": below, "signal": "the probability of each chosen piece", "translations": len(items),
+               "right": n_right, "wrong": n_wrong, "wrong_flagged": wrong_share, "right_flagged": right_share,
+               "auc_lowest_probability": auc([s["lowest probability"] for s, r in zip(sig, right) if not r],
+                                             [s["lowest probability"] for s, r in zip(sig, right) if r])}
+    if args.data_dir:
+        seen = training_sources(args.data_dir, tr.metrics.pair)
+        unseen = [r for (en, _), r in zip(items, right) if en not in seen]
+        figures |= {"unseen": len(unseen), "unseen_right": sum(unseen)}
+        print(f"  in no training file: {sum(unseen)} of {len(unseen)} right ({100 * sum(unseen) / max(1, len(unseen)):.0f} %)")
+    if args.record:
+        metrics = Metrics.load(args.checkpoint)
+        metrics.unsure = figures
+        metrics.save(args.checkpoint)
+        print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
