@@ -76,3 +76,4 @@ def test_the_shipped_models_on_the_class_sets_stay_above_their_floors(translator
     assert result["first_minute"]["right"] >= floor["first_minute_right"], result["first_minute"]["wrong"]
     assert result["names"]["share"] >= floor["names_kept"], result["names"]["lost"][:10]
     assert result["numbers"]["share"] >= floor["numbers_kept"], result["numbers"]["changed"]
+    assert result["classroom"]["right"] >= floor["classroom_right"], result["classroom"]["wrong"]

@@ -128,10 +128,12 @@ class Aside:
 def set_aside(text: str, lacks: Callable[[str], bool]) -> tuple[str, list[Aside]]:
     """The text without its runs of symbols the vocabulary lacks (`lacks(char)`), and each run with where it stood.
 
-    Only symbols are set aside (Unicode categories S*: emoji, arrows, ❤), with what binds them (joiners, skin
-    tones, variation selectors); letters of a script the model never saw stay, and the page says it never saw them."""
+    Only pictures are set aside (Unicode's "other symbols", So: emoji, ❤, ★, ☺), with what binds them (joiners,
+    skin tones, variation selectors); math signs (< = +), currencies and letters of a script the model never saw
+    stay where they are, for the model to read, and the page says when it never saw them."""
     def carried(c: str) -> bool:
-        return c in JOINERS or (unicodedata.category(c)[0] == "S" and lacks(c))
+        kind = unicodedata.category(c)
+        return c in JOINERS or (kind == "So" or (kind == "Sk" and ord(c) >= 0x1F000)) and lacks(c)
 
     kept, runs, run = [], [], ""
     for c in text + " ":
@@ -236,7 +238,7 @@ class Translator:
         """`text` cleaned, without the symbols the vocabulary lacks, and those symbols with where they stood."""
         if not isinstance(text, str):
             raise InputError(f"the text to translate must be a string, not {type(text).__name__}")
-        return set_aside(clean_text(text[: 2 * CHARS_PER_POSITION * self.cfg.max_len]), self.lacks)
+        return set_aside(clean_text(text[: 2 * CHARS_PER_POSITION * (self.cfg.max_len - 1)]), self.lacks)
 
     def source_ids(self, text: str) -> tuple[list[int], bool]:
         """The encoder's input for `text` (cleaned, symbols the vocabulary lacks set aside, cut to the model's

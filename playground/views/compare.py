@@ -33,10 +33,11 @@ def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
 
 
 def opening_choice(choices: list[tuple[str, str]]) -> str | None:
-    """What Compare opens on: the same pair earlier in its training (from epoch 4: the first epochs say little), else
-    its int8 copy, else another pair (whose diff would be all red)."""
+    """What Compare opens on: the same pair earlier in its training (from epoch 4 where it keeps one: the first
+    epochs say little; else its earliest), else its int8 copy, else another pair (whose diff would be all red)."""
     specs = [s for _, s in choices]
-    early = [s for s in specs if s.startswith("epoch:") and int(s.rsplit(":", 1)[1]) >= 4]
+    epochs = [s for s in specs if s.startswith("epoch:")]
+    early = [s for s in epochs if int(s.rsplit(":", 1)[1]) >= 4] or epochs
     return next(iter(early + [s for s in specs if s.startswith("int8:")] + specs), None)
 
 

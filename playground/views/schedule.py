@@ -23,9 +23,11 @@ def schedule_text(metrics) -> str:
     for stage, start, end in metrics.stage_epochs():
         c = TrainConfig.from_dict(stage.train_config)
         peak = noam_lr(c.warmup, d_model, c.warmup, c.lr_scale)
-        words = (f"epochs {start}-{end}: a warm-up over {c.warmup:,} steps to {peak:.1e}, "
+        epochs = f"epoch {start}" if start == end else f"epochs {start}-{end}"
+        words = (f"{epochs}: a warm-up over {c.warmup:,} steps to {peak:.1e}, "
                  + ("held" if c.hold_peak else "then decaying as 1/sqrt(step)")
-                 + (f", then falling linearly to 0 over the last {c.cooldown_epochs} epochs" if c.cooldown_epochs else ""))
+                 + (f", then falling linearly to 0 over the last {c.cooldown_epochs} epoch{'s' if c.cooldown_epochs > 1 else ''}"
+               if c.cooldown_epochs else ""))
         rates = [r["lr"] for r in metrics.epochs if start <= r["epoch"] <= end and r.get("lr") is not None]
         # the rate back up after it had fallen below half its peak so far: the run went on with a new cycle
         cycles = 1 + sum(b > 1.5 * a and a < 0.5 * max(rates[: i + 1]) for i, (a, b) in enumerate(zip(rates, rates[1:])))

@@ -85,7 +85,8 @@ def checkpoint_schedule(metrics: Metrics, points: int = 400) -> tuple[list[int],
             return learning_rate(s, e - 1 + (s - ends[e - 1]) / max(1, ends[e] - ends[e - 1]), d_model, recipe)
 
         recorded = [(row["step"], row["lr"]) for row in rows if row.get("lr") is not None]
-        peak = max((lr for _, lr in recorded), default=0.0)
+        # the scale of a mismatch: the recipe's own peak (a one-epoch stage records only its last, near-0 rate)
+        peak = max([lr for _, lr in recorded] + [noam_lr(recipe.warmup, d_model, recipe.warmup, recipe.lr_scale)])
         if any(abs(rate(s) - lr) > 0.02 * peak for s, lr in recorded):  # the recipe changed during the stage
             xs += [offset + s for s, _ in recorded]
             rates += [lr for _, lr in recorded]
