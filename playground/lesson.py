@@ -284,7 +284,7 @@ def learned(translator, result: Result) -> LessonStep:
     epochs = timeline.snapshots(translator)
     text = ("The model began knowing nothing: its numbers were random. It learned by translating the training "
             "sentences again and again (each pass is an **epoch**) and nudging its numbers after every mistake.")
-    if len(epochs) < 2:
+    if not epochs:
         return LessonStep(9, "How it learned", text + " This model keeps no snapshots of its training (an imported model, "
                     "or one trained without a timeline), so this step cannot show it.",
                     deeper="timeline")

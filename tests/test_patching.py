@@ -132,13 +132,13 @@ def test_on_the_copy_task_only_the_changed_position_carries_the_change():
 @pytest.mark.parametrize("pair", ["en-de", "en-fr"])
 def test_on_the_shipped_models_whole_layers_restore_all_and_the_lens_ends_at_the_translation(translators, pair):
     tr: Translator = translators[pair]
-    out = analyses.patch(tr, "He is a doctor.", "She is a doctor.")
+    out = analyses.patch(tr, "He is tall.", "She is tall.")  # both pairs write the pronoun (Er/Sie, Il/Elle)
     assert out.labels["first_piece"] != out.labels["second_piece"]
     assert out.first_measure > 0 > out.second_measure  # on the shared prefix each run prefers its own piece
     enc = out.scores["encoder"]
     assert enc.shape == (tr.cfg.n_encoder_layers, len(out.labels["first_source"])) and torch.isfinite(enc).all()
-    src_a = torch.tensor([tr.source_ids("He is a doctor.")[0]])
-    src_b = torch.tensor([tr.source_ids("She is a doctor.")[0]])
+    src_a = torch.tensor([tr.source_ids("He is tall.")[0]])
+    src_b = torch.tensor([tr.source_ids("She is tall.")[0]])
     tgt_in = torch.tensor([out.prefix])
     a, b = out.first_token, out.second_token
     first, second = patching.run_on_prefix(tr.model, src_a, tgt_in, a, b), patching.run_on_prefix(tr.model, src_b, tgt_in, a, b)

@@ -489,3 +489,17 @@ def test_int4_snapshots_are_half_the_int8_size_and_within_half_a_step(data_dir, 
         if weight.dim() == 2:
             half_step = weight.abs().amax(dim=-1, keepdim=True) / 14
             assert (snap.state_dict()[name] - weight).abs().le(half_step + 1e-6).all(), name
+
+
+def test_a_second_stage_on_the_same_vocabulary_keeps_the_first_stages_recorded_translations(data_dir, tmp_path):
+    sources = ["a man runs", "the dog sits in the park"]
+    (tmp_path / "timeline.json").write_text(json.dumps(sources))
+    common = dict(max_tokens=512, warmup=20, vocab_size=60, average_last=1, threads=1,
+                  timeline=str(tmp_path / "timeline.json"), snapshot_epochs="")
+    first = tmp_path / "first"
+    made = train(str(data_dir), str(first), tiny_config(max_len=32), TrainConfig(epochs=2, **common))
+    second = train(str(data_dir), str(tmp_path / "second"), tiny_config(max_len=32),
+                   TrainConfig(epochs=1, init_from=str(first), **common))
+    assert [r["epoch"] for r in second.epochs] == [1, 2, 3]
+    assert [r["translations"] for r in second.epochs[:2]] == [r["translations"] for r in made.epochs]  # as recorded
+    assert all(len(r["translations"]) == 2 for r in second.epochs)

@@ -86,6 +86,9 @@ def main() -> None:
         return (sum(m for m, r in zip(marks, right) if not r) / max(1, n_wrong),
                 sum(m for m, r in zip(marks, right) if r) / max(1, n_right))
 
+    print("  | marked below p | wrong flagged | right flagged |\n  | ---: | ---: | ---: |")
+    for b in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
+        print(f"  | {b:.1f} | {100 * flagged(b)[0]:.0f} % | {100 * flagged(b)[1]:.0f} % |")
     below = max((b / 100 for b in range(1, 100) if flagged(b / 100)[1] <= args.right_share), default=0.01)
     wrong_share, right_share = flagged(below)
     only_marks = [s["lowest probability"] < below for s in sig]

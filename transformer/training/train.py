@@ -217,12 +217,16 @@ def oversampling(spec: str) -> dict[str, int]:
     return out
 
 
-def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transformer, Tokenizer, Metrics, list[dict]]:
+def first_stage(init_from: str, timeline_src: list[str], device,
+                same_vocab: bool = False) -> tuple[Transformer, Tokenizer, Metrics, list[dict]]:
     """The checkpoint a second stage starts from: (model, tokenizer, its summary, its epoch rows).
 
-    Its rows keep their curves; their translations are redone for this run's timeline sentences from the
-    snapshots it kept (other epochs lose theirs), and its last row gets the shipped model's own."""
+    Its rows keep their curves. Their translations stay when the stage goes on with its vocabulary and timeline
+    sentences (same_vocab); else they are redone for this run's timeline sentences from the snapshots it kept
+    (other epochs lose theirs), and its last row gets the shipped model's own."""
     model, tokenizer, metrics = load_checkpoint(init_from, device)
+    if same_vocab and metrics.timeline_sources == timeline_src:
+        return model, tokenizer, stage_summary(init_from, metrics), [dict(row) for row in metrics.epochs]
     rows = [dict(row, translations=[]) for row in metrics.epochs]
     kept = set(snapshot_epochs(init_from))
     for row in rows:
@@ -231,10 +235,14 @@ def first_stage(init_from: str, timeline_src: list[str], device) -> tuple[Transf
             row["translations"] = translate_all(snap, tokenizer, timeline_src, 1)
     if rows and timeline_src:
         rows[-1]["translations"] = translate_all(model, tokenizer, timeline_src, 1)
-    summary = Metrics(command=metrics.command, hardware=metrics.hardware, train_config=metrics.train_config,
-                      data=metrics.data, first_stage=metrics.first_stage, train_wall_s=metrics.train_wall_s,
-                      averaged_epochs=metrics.averaged_epochs, test=metrics.test, extra={"from": str(init_from)})
-    return model, tokenizer, summary, rows  # the stage before, without its rows (they are this run's too)
+    return model, tokenizer, stage_summary(init_from, metrics), rows
+
+
+def stage_summary(init_from: str, metrics: Metrics) -> Metrics:
+    """The stage before, without its rows (they are this run's too)."""
+    return Metrics(command=metrics.command, hardware=metrics.hardware, train_config=metrics.train_config,
+                   data=metrics.data, first_stage=metrics.first_stage, train_wall_s=metrics.train_wall_s,
+                   averaged_epochs=metrics.averaged_epochs, test=metrics.test, extra={"from": str(init_from)})
 
 
 @dataclass
@@ -354,7 +362,7 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
     spm_path = work / "spm.model"
     init_model, stage, history = None, None, []
     if tcfg.init_from:
-        init_model, tokenizer, stage, history = first_stage(tcfg.init_from, timeline_src, device)
+        init_model, tokenizer, stage, history = first_stage(tcfg.init_from, timeline_src, device, not tcfg.new_vocab)
         mcfg = ModelConfig.from_dict({**init_model.cfg.to_dict(), **{k: getattr(mcfg, k) for k in DROPOUTS}})
         if rank == 0 and not spm_path.exists():
             atomic_write(spm_path, (vocabulary(tcfg, train_src, train_tgt) if tcfg.new_vocab else tokenizer).save)
