@@ -255,3 +255,13 @@ def test_the_pieces_the_model_was_unsure_of_are_those_under_the_threshold(transl
     assert translator.translate("the dog sits in the park").unsure == list(range(len(t.target_ids)))
     translator.metrics = Metrics(unsure={"below": 0.0})
     assert translator.translate("the dog sits in the park").unsure == []
+
+
+def test_a_british_spelling_is_read_as_its_american_twin(translator):
+    from transformer.spelling import american
+
+    assert american("My favourite colour, Mum!") == "My favorite color, Mom!"
+    assert american("THE CENTRE") == "THE CENTER" and american("a theatre's metres") == "a theater's meters"
+    assert american("Sizes colourful") == "Sizes colorful" and american("organise") == "organise"  # whole words only
+    british, us = translator.source_ids("the neighbour sits"), translator.source_ids("the neighbor sits")
+    assert british == us  # the model reads the same pieces

@@ -60,7 +60,7 @@ def training_sources(data: Path, pair: str) -> set[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkpoint", required=True)
-    ap.add_argument("--right-share", type=float, default=0.12, help="the most of the right translations flagged")
+    ap.add_argument("--right-share", type=float, default=0.14, help="the most of the right translations flagged")
     ap.add_argument("--record", action="store_true")
     ap.add_argument("--data-dir", type=Path)
     ap.add_argument("--threads", type=int, default=2)

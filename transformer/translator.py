@@ -18,6 +18,7 @@ from .decoding import DecodeOptions
 from .errors import InputError
 from .metrics import Metrics
 from .model import Transformer
+from .spelling import american
 from .tokenizer import BYTE_PIECE, Tokenizer
 
 UNSURE_BELOW = 0.5  # a piece the model gave less than this probability is marked unsure, until calibrated
@@ -219,10 +220,10 @@ class Translator:
     def _bounded_ids(self, text: str, limit: int, source: bool = False) -> tuple[list[int], bool]:
         """At most `limit` token ids of `text`, and whether it was cut. The text is cut before any per-character
         work (cleaning, sentencepiece), so a megabyte costs no more than a sentence. A source is also read in
-        lowercase when it is shouted (fold_shouting)."""
+        lowercase when it is shouted (fold_shouting), and in American spelling (spelling.american)."""
         max_chars = CHARS_PER_POSITION * limit  # more than `limit` pieces ever need
         text = clean_text(text[: 2 * max_chars])
-        text = fold_shouting(text) if source else text
+        text = american(fold_shouting(text)) if source else text
         ids = self.tokenizer.encode(text[:max_chars])
         return ids[:limit], len(ids) > limit or len(text) > max_chars
 
@@ -255,7 +256,7 @@ class Translator:
     def familiarity(self, text: str) -> Familiarity:
         """How far `text` lies from what the model was trained on: runs of characters its vocabulary has never seen,
         and pieces per word (words broken into many small pieces are far from its training data)."""
-        ids = self.tokenizer.encode(fold_shouting(self.set_aside(text)[0]))
+        ids = self.tokenizer.encode(american(fold_shouting(self.set_aside(text)[0])))
         lacking = [i == self.cfg.unk_id or BYTE_PIECE.fullmatch(p) is not None
                    for i, p in zip(ids, self.tokenizer.source_pieces(ids))]
         runs = sum(now and not before for before, now in zip([False] + lacking, lacking))

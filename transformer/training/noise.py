@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 import re
 
+from ..spelling import BRITISH, american
+
 FINAL_PUNCT = re.compile(r"[\s.!?…。]+$")
 
 
@@ -23,17 +25,6 @@ def no_apostrophes(text: str) -> str:
     return APOSTROPHE.sub("", text)
 
 
-# American -> British spellings a class types (the corpora write American): whole words, and -ize / -yze verbs
-BRITISH = {
-    "color": "colour", "colors": "colours", "colorful": "colourful", "favorite": "favourite",
-    "favorites": "favourites", "flavor": "flavour", "honor": "honour", "humor": "humour", "neighbor": "neighbour",
-    "neighbors": "neighbours", "neighborhood": "neighbourhood", "behavior": "behaviour", "labor": "labour",
-    "center": "centre", "centers": "centres", "theater": "theatre", "meter": "metre", "meters": "metres",
-    "liter": "litre", "kilometer": "kilometre", "kilometers": "kilometres", "traveled": "travelled",
-    "traveling": "travelling", "canceled": "cancelled", "jewelry": "jewellery", "gray": "grey", "mom": "mum",
-    "moms": "mums", "defense": "defence", "license": "licence", "catalog": "catalogue",
-    "dialog": "dialogue", "pajamas": "pyjamas",
-}
 IZE = re.compile(r"\b(\w{3,})(iz|yz)(e|es|ed|ing|ation|ations)\b")
 IZE_KEEP = {"size", "sizes", "sized", "prize", "prizes", "seize", "seized", "citizen"}
 
@@ -52,12 +43,6 @@ def british(text: str) -> str:
     return IZE.sub(lambda m: m.group(0) if m.group(0).lower() in IZE_KEEP
                    else m.group(1) + m.group(2)[0] + "s" + m.group(3), text)
 
-
-def american(text: str) -> str:
-    """The other way ("colour" -> "color"): a sentence written British reaches the data too."""
-    back = {b: a for a, b in BRITISH.items()}
-    return re.sub(r"[A-Za-z]+", lambda m: (back.get(m.group(0).lower(), m.group(0)).capitalize()
-                                           if m.group(0)[0].isupper() else back.get(m.group(0), m.group(0))), text)
 
 
 def lower_names(text: str) -> str:
