@@ -20,8 +20,9 @@ sizes=${SIZES:-"a:256:4:1024:4:4 b:256:4:1024:6:4"}  # name:d_model:heads:d_ff:e
 threads=${THREADS:-3}
 
 if [ "${1:-}" = unpack ]; then  # here, after the parts came back: checkpoints/PAIR replaced by the chosen run
-  cat "${2:-$out}"/pack.tar.* | tar -x -C checkpoints
-  exit 0
+  tmp=$(mktemp -d) && cat "${2:-$out}"/pack.tar.* | tar -x -C "$tmp"
+  for pair in "$tmp"/*; do rm -rf "checkpoints/$(basename "$pair")" && mv "$pair" checkpoints/; done
+  rmdir "$tmp"; exit 0
 fi
 
 mkdir -p "$out"

@@ -502,6 +502,10 @@ def fit_budget(run: TrainingRun, spent_s: float, epoch_s: float) -> None:
     epoch) and the resumable position keep the count."""
     tcfg = run.tcfg
     tcfg.epochs = max(2, min(tcfg.epochs, 2 + int((tcfg.budget_s - spent_s) // epoch_s)))
+    if dist.is_initialized():  # every rank runs rank 0's count, or the all-reduce of a rank that stopped would hang
+        count = torch.tensor([tcfg.epochs], device=run.device)
+        dist.broadcast(count, 0)
+        tcfg.epochs = int(count)
     run.last = run.first - 1 + tcfg.epochs
     run.position["epochs"] = tcfg.epochs
     run.metrics.train_config = tcfg.to_dict()
