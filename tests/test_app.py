@@ -89,7 +89,8 @@ def test_every_number_in_the_views_texts_comes_from_the_checkpoint_or_the_settin
     view = page.views["timeline"]
     text = view.on_pair(tr, pair, values)[view.about]
     assert f"the {len(tr.metrics.timeline_sources)} examples" in text and "ten examples" not in text
-    assert f"after epochs {listed(timeline.snapshots(tr))}." in text
+    kept = timeline.snapshots(tr)
+    assert f"after epoch{'s' if len(kept) > 1 else ''} {listed(kept)}." in text
     view = page.views["schedule"]
     text = view.on_pair(tr, pair, values)[view.about]
     for stage, start, end in tr.metrics.stage_epochs():

@@ -32,7 +32,8 @@ def timeline_text(translator, template: str) -> str:
     recorded = timeline.recorded_epochs(translator.metrics)
     snapshots = timeline.snapshots(translator)
     return template.format(examples=len(translator.metrics.timeline_sources), recorded=listed(recorded),
-                           snapshots=listed(snapshots) if snapshots else "none")
+                           snapshots=(f"epoch{'s' if len(snapshots) > 1 else ''} {listed(snapshots)}" if snapshots
+                                      else "no epoch"))
 
 
 class TimelineView(View):
