@@ -418,6 +418,9 @@ def test_the_classroom_corpus_keeps_an_eighth_out_of_training_and_every_frame_of
     (room / "bad.tsv").write_text("n\tdog\tm Hund\n", encoding="utf-8")
     with pytest.raises(InputError, match="bad.tsv:1"):
         read_classroom(str(room), "de")
+    (room / "bad.tsv").write_text("# a word\nnoun\tdog\tm Hund\tm chien\n", encoding="utf-8")
+    with pytest.raises(InputError, match="bad.tsv:2: the kind is n, mass, adj or verb"):
+        read_classroom(str(room), "de")
 
 
 def test_the_shipped_classroom_corpus_is_large_and_has_every_language():

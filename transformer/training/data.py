@@ -201,7 +201,9 @@ def word_frames(path: str | Path, lang: str) -> tuple[list[str], list[str], list
             kind, en, de, fr = line.split("\t")
         except ValueError:
             raise InputError(f"{path}:{n}: expected kind, English, German, French separated by tabs") from None
-        frames = {"n": NOUN_FRAMES, "mass": MASS_FRAMES, "adj": ADJECTIVE_FRAMES, "verb": VERB_FRAMES}[kind]
+        frames = {"n": NOUN_FRAMES, "mass": MASS_FRAMES, "adj": ADJECTIVE_FRAMES, "verb": VERB_FRAMES}.get(kind)
+        if frames is None:
+            raise InputError(f"{path}:{n}: the kind is n, mass, adj or verb, not {kind!r}")
         for frame in frames:
             src.append(frame[0].format(w=en, an="an" if english_vowel(en) else "a"))
             tgt.append(fill_frame(frame[1] if lang == "de" else frame[2], kind, de if lang == "de" else fr, lang))
