@@ -244,6 +244,11 @@ class Translator:
     def source_ids(self, text: str) -> tuple[list[int], bool]:
         """The encoder's input for `text` (cleaned, symbols the vocabulary lacks set aside, cut to the model's
         positions, then </s>), and whether it was cut: the one way every caller builds source ids."""
+        ids, cut, _ = self.source(text)
+        return ids, cut
+
+    def source(self, text: str) -> tuple[list[int], bool, list[Aside]]:
+        """source_ids, and the symbols set aside (to be put back into the translation)."""
         rest, asides = self.set_aside(text)
         ids, cut = self._bounded_ids(rest, self.cfg.max_len - 1, source=True)  # one position is kept for </s>
         if not ids and asides:
@@ -251,7 +256,7 @@ class Translator:
                              f"{' '.join(a.text for a in asides)}; type a sentence with words")
         if not ids:
             raise InputError("there is no text to translate: type a sentence first")
-        return ids + [self.cfg.eos_id], cut
+        return ids + [self.cfg.eos_id], cut, asides
 
     def familiarity(self, text: str) -> Familiarity:
         """How far `text` lies from what the model was trained on: runs of characters its vocabulary has never seen,
@@ -288,8 +293,8 @@ class Translator:
         if options is not None and not isinstance(options, DecodeOptions):
             raise InputError("options is a DecodeOptions; give a strategy by name as strategy=\"beam\"")
         opts = replace(options or DecodeOptions(), **overrides)
-        sources = [self.source_ids(t) for t in texts]
-        asides = [self.set_aside(t)[1] for t in texts]
+        read = [self.source(t) for t in texts]
+        sources, asides = [(ids, cut) for ids, cut, _ in read], [a for _, _, a in read]
         rng = torch.Generator(device=self.device).manual_seed(opts.seed)
         results: list[Translation | None] = [None] * len(texts)
         with ablate_heads(self.model, ablate):
