@@ -1,5 +1,5 @@
-"""The server's state that every user shares: the loaded checkpoints, where downloads go, the caches (each value
-computed once for everyone, failures never kept), and each session's newest translate request."""
+"""The server's state: what every user shares (the loaded checkpoints, where downloads go, the caches: each value
+computed once for everyone, failures never kept) and each browser session's page (`Session`)."""
 from __future__ import annotations
 
 import itertools
@@ -108,46 +108,63 @@ class Context:
         return self.translators[pair]
 
 
-class Newest:
-    """Late answers, dropped or brought up to date: each session's newest translate request and the result it
-    landed with, so that an answer the user no longer waits for sends nothing, and a tab drawn from an older
-    translation draws the newest. It covers races between listeners (a translation and a tab's drawing) that
-    gradio's trigger_mode, which orders the events of one listener, does not."""
+@dataclass
+class Session:
+    """One browser session's page, kept on the server: which view is open (and in each group), the newest translate
+    request and the translation it landed with, what each view shows, and the part a link asked for. Set by the
+    handlers that change it, read by those that need it; nothing of it travels with the page's events."""
 
-    def __init__(self, sessions: int = 10_000):
-        self.sessions = sessions  # kept at most: the oldest are sessions long gone
-        # session -> (its newest translate request, a weak reference to the result it landed with): the result
-        # lives in the shared cache and the user's state, never kept alive here
-        self.requests: OrderedDict = OrderedDict()
+    open: str  # the open tab's view key
+    group_open: dict = field(default_factory=dict)  # group key -> the view open inside it
+    ticket: int | None = None  # the newest translate request
+    landed: weakref.ref | None = None  # the translation it landed with: the result lives in the shared cache and the
+    # user's gr.State, never kept alive here
+    shown: dict = field(default_factory=dict)  # view key -> {"pair": ..., "fill": result key}: what it shows now
+    focus: tuple[str, dict] | None = None  # a link's (view key, part), drawn with its view
 
-    def asked(self, request) -> int | None:
-        """A new translate request of this user's session: its number (None outside a browser session)."""
-        session = getattr(request, "session_hash", None)
-        if session is None:
-            return None
-        ticket = next(TICKETS)
-        self.requests[session] = (ticket, None)
-        self.requests.move_to_end(session)
-        while len(self.requests) > self.sessions:
-            self.requests.popitem(last=False)
-        return ticket
+    def ask(self) -> int:
+        """A new translate request: its number."""
+        self.ticket = next(TICKETS)
+        return self.ticket
 
-    def landed(self, request, ticket: int | None, result) -> None:
+    def stale(self, ticket: int) -> bool:
+        """True for a translate request after which the user asked for a newer one."""
+        return ticket != self.ticket
+
+    def land(self, ticket: int, result) -> None:
         """Request `ticket` is answered with `result` (a results.Result): views drawn from another are now late."""
-        if ticket is not None:
-            self.requests[request.session_hash] = (ticket, weakref.ref(result))
+        if not self.stale(ticket):
+            self.landed = weakref.ref(result)
 
-    def stale(self, request, ticket: int) -> bool:
-        """True for a translation after which the same user asked for a newer one."""
-        session = getattr(request, "session_hash", None)
-        return session in self.requests and ticket is not None and ticket != self.requests[session][0]
-
-    def result(self, request, shown):
-        """The translation a view should draw for this user: the session's newest that landed, when `shown` (the
-        one the event brought) is older and the newest is still kept; else `shown`. None: too late to draw."""
-        session = getattr(request, "session_hash", None)
-        landed = self.requests[session][1] if session in self.requests else None
-        if shown is None or landed is None:
+    def newest(self, shown):
+        """The translation a view should draw: the newest that landed, when `shown` (the one the event brought) is
+        older and the newest is still kept; else `shown`. None: too late to draw."""
+        newest = self.landed() if self.landed is not None else None
+        if shown is None or self.landed is None:
             return shown
-        newest = landed()
         return shown if newest is not None and newest.key == shown.key else newest
+
+
+class Sessions:
+    """Every browser session's `Session`, by Gradio's session hash; the least recently used go first (sessions long
+    gone). Late answers are dropped or brought up to date through it: it covers races between listeners (a
+    translation and a tab's drawing) that gradio's trigger_mode, which orders the events of one listener, does not."""
+
+    def __init__(self, first: str, size: int = 10_000):
+        self.first, self.size = first, size
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def of(self, request) -> Session:
+        """The session of `request` (gr.Request); outside a browser session (a direct call), a new one each time."""
+        key = getattr(request, "session_hash", None)
+        if key is None:
+            return Session(self.first)
+        with self.lock:
+            session = self.sessions.get(key)
+            if session is None:
+                session = self.sessions[key] = Session(self.first)
+                while len(self.sessions) > self.size:
+                    self.sessions.popitem(last=False)
+            self.sessions.move_to_end(key)
+            return session

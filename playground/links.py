@@ -1,18 +1,19 @@
 """A shared link: ?pair=&text=&strategy=… (the panel's settings), present=1, and the tab it opens (lesson=N: the
-Lesson at step N; view=KEY). The browser writes it from the page's own address (SHARE_JS, tp.shareLink in
-assets/page.js); the page reads it as it opens (`read`). A bad parameter is left out and named; the others are kept."""
+Lesson at step N; view=KEY). The server writes it (`write`) on the page's own address, which the browser gives it
+(ADDRESS_JS: right behind any proxy, offline too); the page reads it as it opens (`read`). A bad parameter is left
+out and named; the others are kept."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from transformer.decoding import DecodeOptions
 
 from playground import registry
 
 QUERY_FIELDS = tuple(f.name for f in dataclasses.fields(DecodeOptions))  # the URL names of the decoding controls
-SHARE_JS = f"(...values) => tp.shareLink({json.dumps(QUERY_FIELDS)}, {json.dumps(registry.FIRST)}, values)"
+ADDRESS_JS = "() => window.location.href"  # into the link's box, for the server to write the link on
 
 
 @dataclass
@@ -38,6 +39,20 @@ def read(query: dict[str, str], values: dict, panel, lesson) -> Link:
     return Link(values, opened, query.get("present", "") in ("1", "true", "yes"), problems)
 
 
+def write(address: str, values: dict, panel, opened: str, step: int) -> str:
+    """The link to this page (`address`, its query and fragment dropped) with the panel's settings, presentation
+    mode, and the open view (the Lesson at its step)."""
+    query = {"pair": values[panel.pair], "text": values[panel.text]}
+    query |= {name: values[control] for name, control in zip(QUERY_FIELDS, panel.decoding)}
+    query |= {"present": "1"} if values[panel.present] else {}
+    if opened == "lesson":
+        query["lesson"] = int(step or 1)
+    elif opened != registry.FIRST:
+        query["view"] = opened
+    scheme, host, path, _, _ = urlsplit(address or "")
+    return urlunsplit((scheme, host, path, urlencode(query), ""))
+
+
 def settings(query: dict[str, str], values: dict, panel) -> tuple[dict, list[str]]:
     """The panel's controls with the link's pair, text and decoding settings applied, and the problems found."""
     values, problems = dict(values), []
@@ -61,3 +76,16 @@ def settings(query: dict[str, str], values: dict, panel) -> tuple[dict, list[str
             problems.append(f"{name}={raw!r} was left out ({e})" if "could not convert" not in str(e)
                             else f"{name}={raw!r} is not a number")
     return values, problems
+
+
+def wire(page, event) -> None:
+    """The page's links: a glance box or the Lesson's "go deeper" (a gr.HTML's own `open` event) selects its view's
+    tabs and signals the tab to draw; "Link to this" writes the shareable link."""
+    for link in (link for view in page.views.values() for link in view.links):
+        event(link.open, page.show_part, [], draws=page.tabs.components | set(page.tabs.signals.values()),
+              show_progress="hidden")
+    panel, lesson = page.panel, page.views["lesson"]
+    for share in (panel.share, panel.present_share):
+        addressed = share.click(None, None, panel.link, js=ADDRESS_JS)  # in the browser: no event on the server
+        event(addressed.then, page.share, [], [panel.link, panel.text, panel.present, lesson.number, *panel.decoding],
+              [panel.link], show_progress="hidden")

@@ -10,7 +10,6 @@ import gradio as gr
 from transformer.decoding import MAX_BEAM, DecodeOptions
 
 from playground import checks
-from playground.links import SHARE_JS
 from playground.results import MAX_SENTENCES
 
 from playground.context import ROOT, Context
@@ -165,8 +164,8 @@ class TranslatePanel:
         return {self.comparison: said + cards([(name, t.translate(text, replace(opts, strategy=s)).text)
                                                for name, s in rows])}
 
-    def wire(self, open_tab: gr.Textbox) -> None:
-        """The panel's own events; open_tab (the open view's key) goes into a shared link."""
+    def wire(self) -> None:
+        """The panel's own events (the page translates after some of them; links.py writes the shareable link)."""
         self.strategy.change(self.strategy_controls, self.strategy,
                              [self.temperature, self.top_k, self.top_p, self.seed, self.n_samples, self.new_sample,
                               self.beam_size, self.length_penalty], api_visibility="private")
@@ -178,9 +177,5 @@ class TranslatePanel:
         # an example from the menu goes into the box (the page then translates it); the menu's first line picks none
         self.picked = self.examples.input(lambda example: example or gr.skip(), self.examples, self.text, queue=False,
                                           api_visibility="private")
-        for share in (self.share, self.present_share):
-            shared = [self.pair, self.text, self.present, open_tab] + self.decoding
-            share.click(None, shared, self.link, js=SHARE_JS).then(
-                lambda: gr.update(visible=True), None, self.link, queue=False, api_visibility="private")
         self.present.change(None, self.present, None, js=PRESENT_JS)
         self.present_leave.click(lambda: False, None, self.present, queue=False, api_visibility="private")

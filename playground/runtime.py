@@ -1,8 +1,11 @@
-"""The page's runtime: how a click becomes figures. An event brings every input of the page as a dict, the open
-tab's key among them (set by the tabs' select handlers). A handler translates, or finds the same translation made for
-anyone (`Context.caches`), and draws what the open tab does not show yet (`Page.draw`): each view's part for the
-pair and for the translation, made once for everyone; its `shown` state says what it shows. Late answers are
-dropped (`context.Newest`). Every other tab draws itself when opened; a link opens a view by its key.
+"""The page's runtime: how a click becomes figures. Each browser session's page lives on the server
+(`context.Session`): which view is open, the newest translate request, what each view shows. An event brings only
+the inputs it reads, as a dict, and returns only what changed.
+
+- Translate draws the panel and, when the first tab is open, that tab; another open tab is told to draw itself
+  (its signal, a gr.State: its change event is that tab's drawing, with that tab's inputs and outputs only).
+- A tab draws what it lacks when it is selected or signalled (`Page.redraw`); switching back sends nothing.
+- Late answers are dropped, and a tab drawn from an older translation than the newest draws the newest (`Session`).
 """
 from __future__ import annotations
 
@@ -15,15 +18,13 @@ import gradio as gr
 from playground import links, registry, results
 from transformer.errors import InputError
 
-from .context import Context, Newest
+from .context import TICKETS, Context, Session, Sessions
 from .handlers import beside, friendly, shared
 from .panel import TranslatePanel
 from .tabs import Tabs
 from .view import key_of, values_set
 
 EMPTY = "(Type an English sentence in the box above, then press Enter or Translate.)"
-TRANSLATE_JS = "(...args) => tp.translating(args)"  # marks the translation shown as old until the new one lands
-CHECK_JS = "(open) => tp.translated(open)"  # after a translation: the tab opened meanwhile, if any, asks to be drawn
 
 
 @dataclass
@@ -32,24 +33,26 @@ class Page:
     ctx: Context
     panel: TranslatePanel
     result: gr.State  # per user: the current results.Result (shared with every user who asked the same)
-    tabs: Tabs  # the tabs, and the inputs that say which view is open
+    tabs: Tabs  # the tabs, and each tab's signal
     views: dict  # key -> View, in the registry's order
-    newest: Newest = field(default_factory=Newest)
+    sessions: Sessions = field(default_factory=lambda: Sessions(registry.FIRST))
 
-    def draw(self, tab: str, result, values: dict) -> dict:
-        """What tab `tab` needs that it does not show yet: each of its views' part for the chosen pair and for the
-        current translation (View.show)."""
-        out = {}
-        for view in (self.views[key] for key in registry.tabs().get(tab, [])):
-            drawn = view.show(values[self.panel.pair], result, values)
+    def draw(self, session: Session, tab: str, result, values: dict) -> tuple[dict, dict]:
+        """(updates, marks): what tab `tab` needs that it does not show yet, each of its views' part for the chosen
+        pair and for `result` (View.show), and what each view then shows (committed by the caller once the updates
+        are sure to be sent)."""
+        out, marks = {}, {}
+        for view in (self.views[key] for key in registry.tabs()[tab]):
+            drawn, marks[view.name] = view.show(values[self.panel.pair], result, values, session.shown.get(view.name, {}))
             out, values = out | drawn, values | values_set(drawn)  # a view reads what one drawn before it set
-        return out
+        return out, marks
 
     @friendly
     def show_translation(self, values: dict, request: gr.Request | None = None) -> dict:
-        """Translate with the panel's settings (or find the same translation already made for anyone) and draw the
-        tab that is open; the other tabs draw themselves when opened. values maps each input to its value."""
-        ticket = self.newest.asked(request)
+        """Translate with the panel's settings (or find the same translation already made for anyone); the first
+        tab, when open, is drawn here, and any other open tab is signalled to draw itself."""
+        session = self.sessions.of(request)
+        ticket = session.ask()
         panel = self.panel
         if not values[panel.text].strip():  # said where the translation goes; the views keep what they show, and say so
             previous = values.get(self.result)
@@ -66,61 +69,94 @@ class Page:
             out |= panel.joined(translator, result, parts, out)  # the views show the first sentence
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
             return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: ""}
-        out |= self.draw(registry.open_tab(values.get(self.tabs.open)), result, values)
-        if self.newest.stale(request, ticket):
+        drawn, marks = {self.tabs.signals[session.open]: ticket}, {}
+        if session.open == registry.FIRST:  # where a class is: drawn with the translation, one event
+            drawn, marks = self.draw(session, registry.FIRST, result, values)
+        if session.stale(ticket):
             return {}  # the user has asked for a newer translation since: this one would overwrite it
-        self.newest.landed(request, ticket, result)
-        return out
+        session.land(ticket, result)
+        session.shown.update(marks)
+        return out | drawn
 
-    @friendly
-    def redraw_open(self, values: dict, request: gr.Request | None = None) -> dict:
-        """The tab open now shows the user's newest translation: after a translation (the user may have switched
-        tabs while it ran), as a tab opens, and again when a newer one landed while it drew (context.Newest)."""
-        tab, shown = registry.open_tab(values.get(self.tabs.open)), values.get(self.result)
-        result = self.newest.result(request, shown)  # None: a newer one landed, and is no longer kept
+    def redraw(self, session: Session, tab: str, values: dict) -> dict:
+        """Tab `tab` shows the user's newest translation, and the part a link asked for: as it opens, when signalled
+        after a translation, and again when a newer translation landed while it drew."""
+        shown = values.get(self.result)
+        result = session.newest(shown)  # None: a newer one landed, and is no longer kept
         if result is None and shown is not None:
             return {}
-        out = self.draw(tab, result, values)
-        newest = self.newest.result(request, result)  # a newer one may have landed while this drew
-        return out if newest is result else (self.draw(tab, newest, values) if newest is not None else {})
+        out, marks = self.draw(session, tab, result, values)
+        newest = session.newest(result)  # a newer one may have landed while this drew
+        if newest is not result:
+            if newest is None:
+                return {}
+            (out, marks), result = self.draw(session, tab, newest, values), newest
+        session.shown.update(marks)
+        return out | self.focused(session, tab, result, values, out)
+
+    def focused(self, session: Session, tab: str, result, values: dict, drawn: dict) -> dict:
+        """The part a link asked for (Session.focus: "kind=cross&layer=1&step=4" of a view), when its view is in
+        this tab and there is a translation to show it for."""
+        key, where = session.focus or ("", {})
+        view = self.views.get(key)
+        if view is None or key not in registry.tabs()[tab] or result is None:
+            return {}
+        session.focus = None
+        return {c: beside(drawn.get(c), value) for c, value in view.focus(result, values, where).items()}
 
     def opener(self, tab: str | None, group: str | None = None):
-        """The select handler of a view's tab (or of a group's, tab None: the view open in it, as its input says):
-        it draws what the tab lacks, and says which view is open (the open tab's input, and its group's)."""
+        """The drawing of a view's tab (tab None: a group's tab, which shows the view open in it): on its select event
+        and on its signal. It says which view is open (Session.open, and its group's)."""
         @friendly
         def select(values: dict, request: gr.Request | None = None) -> dict:
-            shown = tab or values.get(self.tabs.group_open[group])
-            if group is not None and shown not in registry.members(group):  # not one of the group's: its first
-                shown = registry.members(group)[0]
-            return self.redraw_open(values | {self.tabs.open: shown}, request) | self.tabs.says(shown)
+            session = self.sessions.of(request)
+            shown = tab or session.group_open.get(group, registry.members(group)[0])
+            self.opened(session, shown)
+            return self.redraw(session, shown, values)
         return select
+
+    @staticmethod
+    def opened(session: Session, tab: str) -> None:
+        session.open = tab
+        group = registry.entry(tab).group
+        if group is not None:
+            session.group_open[group] = tab
 
     @friendly
     def show_part(self, values: dict, request: gr.Request, link: gr.EventData) -> dict:
         """A link's view (link.view, a key) and the part of it asked for (link.focus, "view=attention&kind=cross&
-        layer=1&step=4"): its tabs selected, the view drawn, then the part (View.focus), when that view is in the tab."""
-        shown = registry.open_tab(link.view)
-        out = self.tabs.selected(shown) | self.redraw_open(values | {self.tabs.open: shown}, request)
+        layer=1&step=4"): its tabs selected, and the tab signalled to draw it with that part."""
+        session, tab = self.sessions.of(request), registry.open_tab(link.view)
         where = dict(parse_qsl(link.focus or ""))
-        view, result = self.views.get(where.pop("view", "")), values.get(self.result)
-        if view is not None and view.name in registry.tabs()[shown] and result is not None:
-            out |= {c: beside(out.get(c), value) for c, value in view.focus(result, values, where).items()}
-        return out
+        session.focus = (where.pop("view", ""), where)
+        self.opened(session, tab)
+        return self.tabs.selected(tab) | {self.tabs.signals[tab]: next(TICKETS)}
 
     @friendly
     def open(self, values: dict, request: gr.Request) -> dict:
         """Page load: a shared link's settings applied (links.read), then the translation (made once per server for
-        everyone who opens the same link) in the tab that opens first. A link's own tab is selected here and drawn
-        by the event the browser sends next (tp.translated)."""
+        everyone who opens the same link) in the first tab. A link's own tab is selected and signalled to draw."""
         panel, lesson = self.panel, self.views["lesson"]
         link = links.read(dict(request.query_params) if request is not None else {}, values, panel, lesson)
         out = {c: link.values[c] for c in [panel.pair, panel.text, lesson.number] + panel.decoding}
-        out |= {panel.present: link.present} | (self.tabs.selected(link.opened) if link.opened != registry.FIRST else {})
+        out |= {panel.present: link.present}
         try:
-            out |= self.show_translation(link.values | {self.tabs.open: registry.FIRST})
+            out |= self.show_translation(link.values, request)
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
             link.problems.append(str(e.message))
+        if link.opened != registry.FIRST:
+            self.opened(self.sessions.of(request), link.opened)
+            out |= self.tabs.selected(link.opened) | {self.tabs.signals[link.opened]: next(TICKETS)}
         if link.problems:
             note = "The link's settings were not all usable: " + "; ".join(link.problems) + "."
             out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))
         return out
+
+    @friendly
+    def share(self, values: dict, request: gr.Request | None = None) -> dict:
+        """The shareable link: the page's address (the browser's, right behind any proxy), the panel's settings, the
+        open view and the Lesson's step."""
+        lesson = self.views["lesson"]
+        address = links.write(values[self.panel.link], values, self.panel, self.sessions.of(request).open,
+                              values[lesson.number])
+        return {self.panel.link: gr.update(value=address, visible=True)}

@@ -1,5 +1,5 @@
-"""The page's tabs as components: the top level, each group's tabs, and the hidden inputs that say which view is
-open (the open tab's key, set by each tab's select handler, and each group's view open inside it)."""
+"""The page's tabs as components: the top level, each group's tabs, and each view tab's signal (a gr.State that an
+event sets to a new number when that tab should draw itself: its change event is the tab's drawing)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,21 +13,26 @@ from playground import registry
 class Tabs:
     top: gr.Tabs  # the top level of tabs
     groups: dict  # group key -> the gr.Tabs holding its views
-    open: gr.Textbox  # hidden: the open view's key
-    group_open: dict  # group key -> a hidden Textbox: the view open inside that group
+    group_tabs: dict  # group key -> its gr.Tab at the top level
+    signals: dict  # tab key -> gr.State: set, that tab draws itself
 
     @property
     def components(self) -> set:
-        """What selecting a view sets: the tabs, and the inputs that say which is open."""
-        return {self.top, *self.groups.values(), self.open, *self.group_open.values()}
+        """What selecting a view sets: the tabs."""
+        return {self.top, *self.groups.values()}
 
     def selected(self, key: str) -> dict:
-        """The tabs that show view `key`, selected by their ids, and the inputs that say it is open."""
+        """The tabs that show view `key`, selected by their ids."""
         entry = registry.entry(registry.tab_of(key))
-        out = {self.top: gr.Tabs(selected=entry.group or entry.key)} | self.says(entry.key)
+        out = {self.top: gr.Tabs(selected=entry.group or entry.key)}
         return out | ({self.groups[entry.group]: gr.Tabs(selected=entry.key)} if entry.group else {})
 
-    def says(self, tab: str) -> dict:
-        """The inputs that say tab `tab` is open: the open tab's, and its group's when it sits in one."""
-        group = registry.entry(tab).group
-        return {self.open: tab} | ({self.group_open[group]: tab} if group else {})
+    def wire(self, page, event) -> None:
+        """Every view's tab draws itself when selected or signalled, and a group's tab the view open inside it;
+        event(triggers, handler, views) wires a handler to the inputs and outputs of the views it may draw."""
+        for key in registry.tabs():
+            event([page.views[key].tab.select, self.signals[key].change], page.opener(key, registry.entry(key).group),
+                  [page.views[k] for k in registry.tabs()[key]])
+        for group, tab in self.group_tabs.items():
+            event([tab.select], page.opener(None, group),
+                  [page.views[k] for key in registry.members(group) for k in registry.tabs()[key]])

@@ -48,9 +48,9 @@ class View:
     - `wire(result)`: the view's own events.
 
     The page calls on_pair and fill when the view's tab is seen, once per pair and per translation, through `show`
-    and `guarded`: a view that fails says so in its own notice and the rest of the page goes on working. `shown` is the
-    view's per-user state, {"pair": ..., "fill": result key}: what it shows now. Handlers return dicts of updates,
-    never positional tuples, and can be called directly in tests."""
+    and `guarded`: a view that fails says so in its own notice and the rest of the page goes on working. What it shows
+    now ({"pair": ..., "fill": result key}) is kept in the user's `context.Session`. Handlers return dicts of
+    updates, never positional tuples, and can be called directly in tests."""
 
     explained_below = False  # the glance: its picture first, its words under it
 
@@ -66,7 +66,6 @@ class View:
             if words is not None and not self.explained_below:
                 self.about = gr.Markdown(heading + words, elem_classes="plain")
             self.problem = gr.Markdown(visible=False, elem_classes="problem")  # hidden until something fails
-            self.shown = gr.State(None)
             self.build()
             if words is not None and self.explained_below:
                 self.about = gr.Markdown(words, elem_classes="plain")
@@ -96,19 +95,19 @@ class View:
 
     @property
     def reads(self) -> list:
-        """Every component its fill and on_pair read, its own state included."""
-        return self.controls + self.pair_inputs + [self.shown]
+        """Every component its fill and on_pair read."""
+        return self.controls + self.pair_inputs
 
     @property
     def draws(self) -> list:
-        """Every component its fill and on_pair may set, its notice and its state included."""
-        return self.outputs + self.pair_outputs + self.focus_outputs + [self.problem, self.shown]
+        """Every component its fill and on_pair may set, its notice included."""
+        return self.outputs + self.pair_outputs + self.focus_outputs + [self.problem]
 
-    def show(self, pair: str, result, values: dict) -> dict:
-        """What this view lacks (its `shown` state says what it shows) of the chosen pair and of `result` (None: no
-        translation yet), made once for everyone. A part that fails is said in the notice, not marked as shown,
-        so that the next visit tries it again. Nothing when it lacks nothing."""
-        shown, problems, out, drew = dict(values.get(self.shown) or {}), [], {}, False
+    def show(self, pair: str, result, values: dict, shown: dict) -> tuple[dict, dict]:
+        """(updates, what it shows then): what this view lacks (`shown` says what it shows) of the chosen pair and of
+        `result` (None: no translation yet), made once for everyone. A part that fails is said in the notice, not
+        marked as shown, so that the next visit tries it again. No updates when it lacks nothing."""
+        shown, problems, out, drew = dict(shown), [], {}, False
         views = self.ctx.caches.views
         if self.pair_outputs and shown.get("pair") != pair:
             translator = self.ctx.translator(pair)
@@ -125,7 +124,7 @@ class View:
                     for c, u in drawn.items()}
             problems += [problem] if problem else []
             shown["fill"], drew = None if problem else result.key, True
-        return out | self.notice_update(problems) | {self.shown: shown} if drew else {}
+        return (out | self.notice_update(problems) if drew else {}), shown
 
     def guarded(self, make, translator: Translator | None = None) -> tuple[dict, str]:
         """(make()'s updates, "") or, if it fails, ({}, a sentence saying what went wrong): the caller shows it in

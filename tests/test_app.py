@@ -27,7 +27,7 @@ from playground.views.steps import step_view
 from transformer.interpret.capture import parse_head
 from playground.pieces import METHOD_NAMES
 from transformer.interpret.attribution import METHODS
-from playground.context import Newest, SharedCache
+from playground.context import Session, SharedCache
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
 
@@ -196,7 +196,7 @@ def page(translators):
 def defaults(page) -> dict:
     """What the page holds before anyone touches it: every input component's initial value, the states included."""
     inputs = set(page.panel.controls) | {c for v in page.views.values() for c in v.controls + v.pair_inputs}
-    return {c: c.value for c in inputs | {page.result, page.tabs.open, *page.tabs.group_open.values()}}
+    return {c: c.value for c in inputs | {page.result}}
 
 
 def after(values: dict, out: dict) -> dict:
@@ -211,8 +211,16 @@ def traces(value) -> list[dict]:
     return json.loads(value.plot)["data"] if hasattr(value, "plot") else value.to_plotly_json()["data"]
 
 
-def open_tab(page, name: str, values: dict) -> dict:
-    return page.opener(name, registry.entry(name).group)(values)
+class User:
+    """What the handlers read of gr.Request: the browser session (its page lives on the server, page.sessions)."""
+
+    def __init__(self, session_hash: str):
+        self.session_hash = session_hash
+
+
+def open_tab(page, name: str, values: dict, user: User | None = None) -> dict:
+    """What the tab's select event (or its signal, after a translation) sends."""
+    return page.opener(name, registry.entry(name).group)(values, user)
 
 
 DRAWN_BY_TRANSLATION = {"glance", "lesson", "steps", "attention", "inside", "families", "rollout", "used", "bertviz", "ablation",
@@ -220,25 +228,24 @@ DRAWN_BY_TRANSLATION = {"glance", "lesson", "steps", "attention", "inside", "fam
 
 
 def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(page):
+    user = User("every-tab")
     values = defaults(page) | {page.panel.strategy: "beam", page.panel.text: "A girl in a red coat feeds a dog."}
-    out = page.show_translation(values)
+    out = page.show_translation(values, user)
     glance = set(page.views["glance"].draws)
     assert set(out) == set(page.panel.outputs) | {page.result} | glance  # the open tab, nothing else
-    result = out[page.result]
+    result, session = out[page.result], page.sessions.of(user)
     assert out[page.panel.translation] == result.translation.text and result.options.strategy == "beam"
     values = after(values, out)
     for name in DRAWN_BY_TRANSLATION - {"glance"}:
         view = page.views[name]
-        opened = open_tab(page, name, values)
-        assert set(view.outputs) <= set(opened) and opened[view.shown]["fill"] == result.key, name
+        opened = open_tab(page, name, values, user)
+        assert set(view.outputs) <= set(opened) and session.shown[name]["fill"] == result.key, name
         below = set(page.views["beam_tree"].draws) if name == "steps" else set()  # drawn in the same tab
         group = registry.entry(name).group
-        says = {page.tabs.open: name} | ({page.tabs.group_open[group]: name} if group else {})  # which view is open
-        assert {c: opened[c] for c in says} == says, name
-        assert not set(opened) - set(view.draws) - below - set(says), name  # this tab's components, and state
+        assert session.open == name and (group is None or session.group_open[group] == name)  # which view is open
+        assert not set(opened) - set(view.draws) - below, name  # this tab's components only
         values = after(values, opened)
-        again = open_tab(page, name, values)
-        assert again == says, name  # seen before: nothing is drawn or sent again, but which view is open
+        assert open_tab(page, name, values, user) == {}, name  # seen before: nothing is drawn or sent again
     assert "srcdoc" in after(values, open_tab(page, "bertviz", defaults(page) | {page.result: result}))[
         page.views["bertviz"].html]
     attention = page.views["attention"]
@@ -246,52 +253,50 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
     assert len(fig.data) == page.ctx.translator(result.pair).cfg.n_heads
     steps = page.views["steps"]
     assert "Step 2" in figure(steps.redraw(result, 2)[steps.detail]).layout.title.text
-    fresh = defaults(page) | {page.result: result}
-    opened = page.opener(None, "looks")(fresh | {page.tabs.group_open["looks"]: "rollout"})  # as its input says
-    assert page.views["rollout"].shown in opened and page.views["inside"].shown not in opened  # its open inner tab
-    assert opened[page.tabs.open] == "rollout"
+    other = User("group-tab")
+    page.sessions.of(other).group_open["looks"] = "rollout"  # the view the user last opened in the group
+    opened = page.opener(None, "looks")(defaults(page) | {page.result: result}, other)
+    assert page.views["rollout"].plot in opened and page.views["inside"].plot not in opened  # its open inner tab
+    assert page.sessions.of(other).open == "rollout"
 
 
 def test_a_failure_is_shown_but_never_cached_and_the_view_draws_once_it_works(page, monkeypatch):
+    user = User("a-failure")
     values = defaults(page) | {page.panel.text: "A man rides a horse on the beach."}
-    values = after(values, page.show_translation(values))
+    values = after(values, page.show_translation(values, user))
     families = page.views["families"]
     original = families.fill
     monkeypatch.setattr(families, "fill", lambda result, values: (_ for _ in ()).throw(OSError("disk gone")))
-    broken = open_tab(page, "families", values)
+    broken = open_tab(page, "families", values, user)
     assert broken[families.problem]["visible"] and "OSError" in broken[families.problem]["value"]
-    assert broken[families.shown]["fill"] is None
+    assert page.sessions.of(user).shown["families"]["fill"] is None
     monkeypatch.setattr(families, "fill", original)  # the file is back: the next look draws the view
-    mended = open_tab(page, "families", after(values, broken))
+    mended = open_tab(page, "families", after(values, broken), user)
     assert mended[families.problem]["visible"] is False and families.plot in mended
 
 
 def test_one_parts_failure_stays_visible_when_the_other_part_draws(page, monkeypatch):
-    values = defaults(page) | {page.panel.text: "Two girls sing on a stage.", page.tabs.open: "attention"}
+    user, values = User("one-part-fails"), defaults(page) | {page.panel.text: "Two girls sing on a stage."}
     attention = page.views["attention"]
     monkeypatch.setattr(page.ctx.caches, "views", SharedCache(64))  # nothing drawn yet for anyone
     monkeypatch.setattr(attention, "on_pair", lambda translator, pair, values: (_ for _ in ()).throw(
         InputError("the layer list is broken")))
-    out = page.show_translation(values)
+    page.sessions.of(user).open = "attention"  # the open tab: signalled by the translation, then drawn
+    translated = page.show_translation(values, user)
+    assert page.tabs.signals["attention"] in translated and attention.plot not in translated
+    out = open_tab(page, "attention", after(values, translated), user)
     assert attention.plot in out  # the map drew
     assert out[attention.problem]["visible"] and "the layer list is broken" in out[attention.problem]["value"]
-    assert out[attention.shown] == {"pair": None, "fill": out[page.result].key}
-
-
-class Session:
-    """What the handlers read of gr.Request: the browser session."""
-
-    def __init__(self, session_hash: str):
-        self.session_hash = session_hash
+    assert page.sessions.of(user).shown["attention"] == {"pair": None, "fill": translated[page.result].key}
 
 
 def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
-    user = Session("late-answers")
+    user = User("late-answers")
     values = defaults(page) | {page.panel.text: "A dog catches a ball."}
     run = results.run
 
     def newer_asked_meanwhile(*args, **kwargs):  # the user clicks Translate again while this one runs
-        page.newest.asked(user)
+        page.sessions.of(user).ask()
         return run(*args, **kwargs)
 
     monkeypatch.setattr(results, "run", newer_asked_meanwhile)
@@ -301,27 +306,29 @@ def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
     new = page.show_translation(values | {page.panel.text: "A cat sleeps."}, user)[page.result]
     stale_values = defaults(page) | {page.result: old}  # a tab opened before the newer translation came back
     late = page.opener("rollout", "looks")(stale_values, user)  # drawn from the newest, which the page now holds
-    assert late[page.views["rollout"].shown]["fill"] == new.key and late[page.tabs.open] == "rollout"
-    fresh = page.opener("rollout", "looks")(defaults(page) | {page.result: new}, user)
-    assert fresh[page.views["rollout"].shown]["fill"] == new.key
-    assert page.opener("rollout", "looks")(stale_values, Session("someone else"))  # others unaffected
+    session = page.sessions.of(user)
+    assert late and session.shown["rollout"]["fill"] == new.key and session.open == "rollout"
+    assert page.opener("rollout", "looks")(defaults(page) | {page.result: new}, user) == {}  # shown already
+    other = User("someone else")
+    assert page.opener("rollout", "looks")(stale_values, other)  # others unaffected
+    assert page.sessions.of(other).shown["rollout"]["fill"] == old.key
 
 
 def test_a_tab_opened_while_a_newer_translation_lands_draws_the_newer_one(page, monkeypatch):
-    user, text = Session("lands-meanwhile"), page.panel.text
+    user, text = User("lands-meanwhile"), page.panel.text
     old = page.show_translation(defaults(page) | {text: "A dog catches a ball."}, user)[page.result]
     draw, landed = page.draw, []
 
-    def landing_meanwhile(tab, result, values):  # the user's newer translation lands while the tab draws the old one
+    def landing_meanwhile(session, tab, result, values):  # the user's newer translation lands while the tab draws
         if not landed:
             monkeypatch.setattr(page, "draw", draw)
             landed.append(page.show_translation(defaults(page) | {text: "A cat sleeps on a sofa."}, user)[page.result])
             monkeypatch.setattr(page, "draw", landing_meanwhile)
-        return draw(tab, result, values)
+        return draw(session, tab, result, values)
 
     monkeypatch.setattr(page, "draw", landing_meanwhile)
     opened = page.opener("rollout", "looks")(defaults(page) | {page.result: old}, user)
-    assert landed and opened[page.views["rollout"].shown]["fill"] == landed[0].key != old.key
+    assert landed and opened and page.sessions.of(user).shown["rollout"]["fill"] == landed[0].key != old.key
 
 
 def test_a_view_of_an_older_translation_draws_nothing_once_the_newest_is_gone():
@@ -329,13 +336,13 @@ def test_a_view_of_an_older_translation_draws_nothing_once_the_newest_is_gone():
         def __init__(self, key: str):
             self.key = key
 
-    newest, user, old, new = Newest(), Session("gone"), Drawn("old"), Drawn("new")
-    newest.landed(user, newest.asked(user), new)
-    assert newest.result(user, old) is new and newest.result(user, new) is new
+    session, old, new = Session("glance"), Drawn("old"), Drawn("new")
+    session.land(session.ask(), new)
+    assert session.newest(old) is new and session.newest(new) is new
     del new
     gc.collect()
-    assert newest.result(user, old) is None  # too late, and the newest is no longer kept: nothing to draw
-    assert newest.result(Session("someone else"), old) is old and newest.result(user, None) is None
+    assert session.newest(old) is None  # too late, and the newest is no longer kept: nothing to draw
+    assert Session("glance").newest(old) is old and session.newest(None) is None  # another user: their own
 
 
 def test_the_same_translation_is_computed_once_for_everyone(page):
@@ -400,23 +407,26 @@ def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_in_a_sentenc
 def test_choosing_a_pair_redraws_the_open_tab_and_the_others_when_opened(page, translators):
     pair = shipped_pairs()[-1]
     schedule = page.views["schedule"]
-    values = defaults(page) | {page.panel.pair: pair, schedule.curves: [(512, 4000)],
-                               page.tabs.open: "schedule"}
-    out = page.show_translation(values)  # another pair translates again, and the open tab follows
+    user, values = User("another-pair"), defaults(page) | {page.panel.pair: pair, schedule.curves: [(512, 4000)]}
+    page.sessions.of(user).open = "schedule"
+    out = page.show_translation(values, user)  # another pair translates again, and the open tab follows
     assert out[page.panel.translation] == translators[pair].translate(values[page.panel.text]).text
+    assert page.tabs.signals["schedule"] in out  # the open tab is told to draw itself: the event it runs
+    out = open_tab(page, "schedule", after(values, out), user)
     names = [t["name"] for t in traces(out[schedule.noam])]
     assert names == ["d_model=512, warmup=4000", f"this checkpoint ({pair}): as trained"]
     assert page.views["card"].card not in out  # not open: drawn when it is
-    card = open_tab(page, "card", after(values, out))
+    card = open_tab(page, "card", after(values, out), user)
     assert f"{pair.upper()} checkpoint" in card[page.views["card"].card]
     added = schedule.add_curve(pair, [(512, 4000)], 256, 800)
     assert added[schedule.curves] == [(512, 4000), (256, 800)] and len(figure(added[schedule.noam]).data) == 3
 
 
-class Request:
-    """What page.open reads from gr.Request: the page URL's query parameters."""
+class Request(User):
+    """What page.open reads from gr.Request: the page URL's query parameters, and its session."""
 
     def __init__(self, **query):
+        super().__init__(f"opened-{id(self)}")
         self.query_params = query
 
 
@@ -436,22 +446,27 @@ def test_the_load_event_reads_and_sets_only_what_the_first_tab_shows(page):
     assert read_by_load - set_by_load == {"lesson"} and page.views["lesson"].number in outputs  # ?lesson=N's step
     assert set(page.panel.outputs) <= outputs and page.result in outputs and page.tabs.top in outputs
     translate = next(fn for fn in page.demo.fns.values() if (page.panel.go._id, "click") in map(tuple, fn.targets))
-    assert len(outputs) < len(translate.outputs) / 3  # a translation may draw any tab: it lists them all
+    first = {c for key in registry.tabs()[registry.FIRST] for c in page.views[key].draws}
+    signals = set(page.tabs.signals.values())  # any other open tab is signalled, and draws itself
+    assert set(translate.outputs) == set(page.panel.outputs) | {page.result} | first | signals
+    assert set(translate.inputs) == set(page.panel.controls) | {page.result}
 
 
 def test_the_page_opens_translated_with_a_shared_links_settings(page):
     pair = shipped_pairs()[-1]
     panel = page.panel
-    out = page.open(on_load(page), Request(pair=pair, text="Two dogs run on the beach.", strategy="beam",
-                                            beam_size="3", length_penalty="0.6", present="1"))
+    request = Request(pair=pair, text="Two dogs run on the beach.", strategy="beam", beam_size="3",
+                      length_penalty="0.6", present="1")
+    out = page.open(on_load(page), request)
     assert out[panel.pair] == pair and out[panel.text] == "Two dogs run on the beach." and out[panel.present] is True
     result = out[page.result]
     assert result.pair == pair and result.options.beam_size == 3 and result.options.length_penalty == 0.6
     assert out[panel.translation] == result.translation.text != ""
-    assert out[page.views["glance"].shown]["fill"] == result.key and "<svg" in out[page.views["glance"].picture]
-    tree = open_tab(page, "steps", after(on_load(page), out))
+    assert page.sessions.of(request).shown["glance"]["fill"] == result.key
+    assert "<svg" in out[page.views["glance"].picture]
+    tree = open_tab(page, "steps", after(on_load(page), out), request)
     assert traces(tree[page.views["beam_tree"].plot]) and tree[page.views["beam_tree"].note] == ""
-    heads = open_tab(page, "ablation", after(on_load(page), out))[page.views["ablation"].heads]
+    heads = open_tab(page, "ablation", after(on_load(page), out), request)[page.views["ablation"].heads]
     assert heads["choices"] == every_head(page.ctx.translator(pair))  # the link's pair's heads
     plain = page.open(on_load(page), Request())  # no link: the first example, greedy
     assert plain[page.result].text == defaults(page)[panel.text] and plain[page.result].options.strategy == "greedy"
@@ -566,7 +581,7 @@ def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp
             compare = page.views["compare"]
             opened = open_tab(page, "compare", values)
             assert opened[compare.problem]["visible"] and says in opened[compare.problem]["value"]
-        assert drawn[used.shown]["fill"] is None  # not marked as drawn: opening it again tries the snapshots again
+        assert open_tab(page, "used", values)[used.attributions] is not None  # not marked as drawn: tried again
 
 
 def test_what_the_model_used_draws_every_method_the_lens_and_a_download_of_every_number(page):
@@ -646,9 +661,10 @@ def test_compare_models_draws_both_translations_and_the_difference_where_the_tok
     translators, _ = app.load_translators(with_imported, "cpu")
     page = app.build_page(translators)
     compare = page.views["compare"]
-    values = defaults(page) | {page.panel.text: "A dog runs in the park.", page.tabs.open: "compare"}
-    out = page.show_translation(values)  # the open tab is Compare models: drawn with the translation
-    result = out[page.result]
+    user, values = User("compare"), defaults(page) | {page.panel.text: "A dog runs in the park."}
+    page.sessions.of(user).open = "compare"
+    translated = page.show_translation(values, user)  # the open tab is Compare models: drawn after the translation
+    out, result = open_tab(page, "compare", after(values, translated), user), translated[page.result]
     specs = [s for _, s in model_choices(page.ctx, "en-de")]
     assert specs[:2] == ["pair:en-de-opus-mt", "int8:en-de"] and any(s.startswith("epoch:en-de:") for s in specs)
     epochs = [s for s in specs if s.startswith("epoch:en-de:")]
@@ -700,14 +716,23 @@ def test_a_glance_box_opens_the_part_clicked(page):
     result = values[page.result]
     attention, steps = page.views["attention"], page.views["steps"]
     value = lambda u: u["value"] if isinstance(u, dict) else u  # noqa: E731  (a menu's new choices come with it)
-    out = page.show_part(values, None, link("attention", "view=attention&kind=cross&layer=2&step=4"))
+
+    def follow(user: User, values: dict, view: str, focus: str) -> dict:
+        """The link's event (its tabs selected, the tab signalled), then the tab's drawing that the signal runs."""
+        selected = page.show_part(values, user, link(view, focus))
+        tab = registry.tab_of(view)
+        assert page.tabs.signals[tab] in selected and page.sessions.of(user).open == tab
+        return open_tab(page, tab, values, user)
+
+    user = User("glance-box")
+    out = follow(user, values, "attention", "view=attention&kind=cross&layer=2&step=4")
     assert [value(out[c]) for c in (attention.kind, attention.layer, attention.head)] == ["cross", 2, "average"]
     assert out[attention.layer]["choices"][2] == ("3", 2)  # drawn for the first time: the menu shows layers from 1
     assert html.unescape(figure(out[attention.plot]).layout.title.text).endswith("layer 3, mean of heads")
-    again = page.show_part(after(values, out), None, link("attention", "view=attention&kind=encoder&layer=1"))
+    again = follow(user, after(values, out), "attention", "view=attention&kind=encoder&layer=1")
     assert (again[attention.kind], again[attention.layer]) == ("encoder", 1)  # drawn before: only the part
-    out = page.show_part(values, None, link("steps", "view=steps&step=4"))
+    out = follow(User("glance-step"), values, "steps", "view=steps&step=4")
     assert value(out[steps.index]) == 5 and figure(out[steps.detail]).layout.title.text.startswith("Step 5: chose")
-    elsewhere = page.show_part(values, None, link("inside", "view=attention&kind=cross&layer=0"))
+    elsewhere = follow(User("elsewhere"), values, "inside", "view=attention&kind=cross&layer=0")
     assert attention.kind not in elsewhere  # a part of a view that is not open is not drawn
     assert len(result.translation.steps) > 5

@@ -3,6 +3,7 @@
     python tools/classroom.py --students 30 [--tabs Attention bertviz] [--port 7861] [--json out.json]
     python tools/classroom.py --students 30 60 100 --setups 1 2     one process against two replicas, alternating
     python tools/classroom.py --students 30 --url http://127.0.0.1:8080/        a server already running
+    python tools/classroom.py --students 30 --no-training --profile      where the server's CPU goes (py-spy)
 
 Starts `python app.py` on this machine (setup 1, the default), or N replicas of it behind HAProxy (setup N,
 deploy/serve.py, one thread each), then every student (a session of its own, its cookies kept as a browser keeps
@@ -26,6 +27,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -137,7 +139,14 @@ class Student:
             raise RuntimeError(f"event {dependency['id']} failed: {str(done.get('output'))[:300]}")
         self.apply(dependency, done["output"].get("data", []))
         received = len(joined.content) + sum(n for _, n in got) + self.follow(dependency)
+        received += self.changed(done["output"].get("changed_state_ids") or [])
         return time.perf_counter() - t0, received
+
+    def changed(self, states: list[int]) -> int:
+        """The events a browser runs when an event changed a state that has change listeners (a tab told to draw
+        itself); returns the bytes they brought."""
+        return sum(self.event(after, state)[1] for state in states for after in self.config["dependencies"]
+                   if [state, "change"] in after["targets"] and after.get("backend_fn", True))
 
     def apply(self, dependency: dict, data: list) -> None:
         for component, value in zip(dependency["outputs"], data):
@@ -249,7 +258,9 @@ def together(students: list[Student], step) -> tuple[list[tuple[float, int]], li
     return results, errors
 
 
-def classroom(url: str, n: int, tabs: list[str], timeout: float, training: bool = True) -> dict:
+def classroom(url: str, n: int, tabs: list[str], timeout: float, training: bool = True,
+              profile: int | None = None) -> dict:
+    """profile: the server's process id, profiled while the class translates (`profiled`)."""
     students = [Student(url, timeout) for _ in range(n)]
     report, errors = {}, []
     steps = {"open the link": lambda s, i: s.open_page(),
@@ -257,7 +268,10 @@ def classroom(url: str, n: int, tabs: list[str], timeout: float, training: bool 
     for label in tabs:
         steps[f"open the {label} tab"] = lambda s, i, label=label: s.open_tab(label)
     for name, step in steps.items():
-        samples, failed = together(students, step)
+        if profile and name == "translate their own sentence":
+            (samples, failed), report["profile"] = profiled(profile, lambda: together(students, step))
+        else:
+            samples, failed = together(students, step)
         report[name] = summary(samples) if samples else None
         errors += [f"{name}: {e}" for e in failed]
     served = [s.replicas for s in students]
@@ -297,6 +311,47 @@ def beside_training(url: str, timeout: float, sentences: int = 8) -> dict:
 
 
 # -----------------------------------------------------------------------------
+# Where the server's CPU goes while the class translates
+
+IDLE = ("select (selectors.py", "Condition.wait", "Event.wait", "sleep", "Queue.get (queue.py")  # a thread waiting
+SHARES = {  # the innermost frame's package decides: a stack is counted once
+    "the model and our code": ("(torch/", "(playground/", "(transformer/", "(plotly/", "(_plotly_utils/", "(numpy/",
+                               "(sentencepiece", "(py3langid/", "(narwhals/", "(bertviz/", "(pysbd/"),
+    "Gradio and the web server": ("(gradio/", "(gradio_client/", "(starlette/", "(uvicorn/", "(anyio/", "(fastapi/",
+                                  "(h11/", "(pydantic", "(orjson", "(brotli", "(jinja2/", "(asyncio/", "(httpx/",
+                                  "(httpcore/", "(safehttpx/"),
+}
+
+
+def profiled(pid: int, step) -> tuple[object, dict]:
+    """(step(), the server's busy CPU while it ran): py-spy samples every thread of process `pid` 50 times a second
+    without pausing it; waiting threads are left out, and each busy sample is counted for the innermost package of
+    SHARES it is in. Also the share of samples inside Gradio's postprocessing and session set-up."""
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "raw.txt"
+        spy = subprocess.Popen(["py-spy", "record", "-p", str(pid), "-r", "50", "-f", "raw", "-o", str(raw),
+                                "--nonblocking"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(2.0)  # attached
+        try:
+            out = step()
+        finally:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(timeout=60)
+        stacks = [(line.rsplit(" ", 1)[0].split(";"), int(line.rsplit(" ", 1)[1]))
+                  for line in raw.read_text().splitlines() if line.strip()] if raw.exists() else []
+    busy = [(frames, n) for frames, n in stacks if not any(w in frames[-1] for w in IDLE)]
+    total = sum(n for _, n in busy) or 1
+    shares = dict.fromkeys([*SHARES, "other"], 0)
+    for frames, n in busy:
+        share = next((k for f in reversed(frames) for k, packages in SHARES.items()
+                      if any(p in f for p in packages)), "other")
+        shares[share] += n
+    within = lambda name: sum(n for frames, n in busy if any(name in f for f in frames)) / total  # noqa: E731
+    return out, {"busy_s": total / 50} | {k: v / total for k, v in shares.items()} | {
+        "gradio postprocess_data": within("Blocks.postprocess_data"), "gradio SessionState": within("SessionState.__init__")}
+
+
+# -----------------------------------------------------------------------------
 # Serving the app for the class, and the table
 
 
@@ -328,7 +383,7 @@ def free_port() -> int:
 
 
 def table(runs: dict[str, dict]) -> str:
-    steps = [k for k in next(iter(runs.values())) if k not in ("training", "errors", "replicas")]
+    steps = [k for k in next(iter(runs.values())) if k not in ("training", "errors", "replicas", "profile")]
     head = "| step | " + " | ".join(runs) + " |"
     lines = [head, "| --- |" + " --- |" * len(runs)]
     for step in steps:
@@ -343,6 +398,10 @@ def table(runs: dict[str, dict]) -> str:
         lines.append("| sessions per replica (split) | " + " | ".join(
             " / ".join(map(str, r["replicas"]["sessions"].values())) + f" ({r['replicas']['split']})"
             if "replicas" in r else "—" for r in runs.values()) + " |")
+    if any("profile" in r for r in runs.values()):  # while the class translated
+        lines.append("| server CPU while translating (busy s: " + ", ".join(SHARES) + ", other) | " + " | ".join(
+            f"{r['profile']['busy_s']:.1f} s: " + ", ".join(f"{100 * r['profile'][k]:.0f} %" for k in [*SHARES, "other"])
+            if "profile" in r else "—" for r in runs.values()) + " |")
     trained = {name: r["training"] for name, r in runs.items() if "training" in r}
     if trained:  # measured after each class, on the same server
         lines.append("\nOne user's translation while a toy training runs, p50 against idle: " + "; ".join(
@@ -380,6 +439,8 @@ def main() -> None:
                         help="1: one app.py; N: N replicas behind HAProxy; several alternate for each class size")
     parser.add_argument("--url", help="a server already running (on this machine): no server is started")
     parser.add_argument("--no-training", action="store_true", help="skip the translation beside a toy training")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile the server (py-spy) while the class translates: where its CPU goes (setup 1)")
     args = parser.parse_args()
     if any(not 1 <= n <= 100 for n in args.students):
         raise SystemExit("--students: from 1 to 100")
@@ -394,7 +455,8 @@ def main() -> None:
             app = None if args.url else serve(port, args.code.resolve(), setup)
             try:
                 url = args.url.rstrip("/") + "/" if args.url else f"http://127.0.0.1:{port}/"
-                runs[name] = classroom(url, n, args.tabs, args.timeout, training=not args.no_training)
+                pid = app.pid if app and args.profile and setup == 1 else None
+                runs[name] = classroom(url, n, args.tabs, args.timeout, training=not args.no_training, profile=pid)
             finally:
                 if app:
                     os.killpg(app.pid, signal.SIGTERM)
