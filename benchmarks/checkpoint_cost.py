@@ -1,5 +1,5 @@
 """What a checkpoint costs the page against another one: a translation with its hooked pass and the glance, as the
-page's Translate makes them (playground.results.run, then glance.figure), on one thread, side by side in one run.
+page's Translate makes them (playground.context.run, then glance.figure), on one thread, side by side in one run.
 
     python benchmarks/checkpoint_cost.py --before b0e78b9 [--pair en-de] [--repeats 5]
 
@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from playground import glance, results  # noqa: E402
+from playground import context  # noqa: E402
+from playground.figures import glance  # noqa: E402
 from transformer import Translator  # noqa: E402
 
 
@@ -38,7 +39,7 @@ def from_git(commit: str, pair: str, into: Path) -> Path:
 
 def once(translator: Translator, pair: str, text: str) -> float:
     t0 = time.perf_counter()
-    glance.figure(results.run(translator, pair, text))
+    glance.figure(context.run(translator, pair, text))
     return time.perf_counter() - t0
 
 

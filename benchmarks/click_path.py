@@ -52,7 +52,6 @@ def main() -> None:
     translators = {p: Translator.load(ROOT / "checkpoints" / p, device="cpu") for p in ("en-de", "en-fr")}
     page = app.build_page(translators)
     values = {c: getattr(c, "value", None) for c in page.demo.blocks.values()}
-    values[page.tabs.open] = "glance"
     page.show_translation(values | {page.panel.text: "Two girls play."})  # imports and first calls, out of the way
     path = path_of(lambda: page.show_translation(values | {page.panel.text: args.text}))
     for module, entries in path:

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from transformer import Transformer, Translator, decoding  # noqa: E402
-from transformer.batching import pad_batch  # noqa: E402
+from transformer.tokenizer import pad_batch  # noqa: E402
 from benchmarks.decoding import (clock, decoding_latency, latency, step_limit, throughput,  # noqa: E402
                                train_speed, training_batches, workload)
 from transformer.interop.marian import marian_copy  # noqa: E402

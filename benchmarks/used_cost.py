@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import app  # noqa: E402
-from playground import results  # noqa: E402
+from playground import context  # noqa: E402
 from transformer.interpret.attribution import contributions, integrated_gradients  # noqa: E402
 from transformer.interpret import analyses  # noqa: E402
 
@@ -38,7 +38,7 @@ def main() -> None:
     translators, _ = app.load_translators(ROOT / "checkpoints", "cpu")
     view = app.build_page(translators).views["used"]
     tr = translators["en-de"]
-    first, second = (results.run(tr, "en-de", text) for text in (FIRST, SECOND))
+    first, second = (context.run(tr, "en-de", text) for text in (FIRST, SECOND))
     print(f"open the tab, first time after start-up: {timed(lambda: view.fill(first, {view.ig_steps: 64})):.2f} s")
     print(f"open the tab, a new translation ({len(second.translation.target_tokens) + 1} output tokens): "
           f"{timed(lambda: view.fill(second, {view.ig_steps: 64})):.2f} s")

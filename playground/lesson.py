@@ -17,11 +17,17 @@ import plotly.graph_objects as go
 from transformer.decoding import DecodeOptions
 from transformer.training import timeline
 
-from . import glance, plots, results
-from .attributions import attribution_figure, explanation
-from .maps import attention_figure, families_figure
+from . import context
+from .figures import glance
+from .figures.attributions import attribution_figure, explanation
+from .figures.maps import attention_figure, families_figure
 from .pieces import METHOD_NAMES, named, piece as piece_shown, shown as shown_piece
-from .results import Result
+from .context import Result
+from .figures.base import wrapped
+from .figures.beam_tree import beam_tree
+from .figures.positional import embedding_inputs
+from .figures.schedule import training_curves
+from .figures.steps import step_probabilities
 
 STEPS = 10
 HEIGHT = 430  # the most a step's figure takes, so that a whole step fits a 1280 x 720 projector
@@ -88,7 +94,7 @@ def marked_cells(fig: go.Figure) -> list[tuple[str, str, str]]:
 def note(fig: go.Figure, text: str) -> go.Figure:
     """The answer written under the figure's title, in orange (never over the figure or a panel's title)."""
     title = fig.layout.title.text or ""
-    lines, n = plots.wrapped(text)
+    lines, n = wrapped(text)
     more = 6 + 20 * n
     answer = "<br>".join(f"<span style='color:{ORANGE}'>{line}</span>" for line in lines.split("<br>"))
     return fig.update_layout(title_text=f"{title}<br>{answer}",
@@ -145,7 +151,7 @@ def pieces(translator, result: Result) -> LessonStep:
 def embeddings(translator, result: Result) -> LessonStep:
     ins, src = result.inspection, result.maps.source_tokens
     scale = math.sqrt(translator.cfg.d_model)
-    fig = plots.embedding_inputs(ins.source_embedded, ins.source_input, src,
+    fig = embedding_inputs(ins.source_embedded, ins.source_input, src,
                                  "What the encoder's first layer received for your sentence")
     word_size = float(ins.source_embedded[0].norm())  # (D,) the first piece's embedding x sqrt(d_model)
     position_size = float((ins.source_input[0] - ins.source_embedded[0]).norm())  # (D,) position 0's wave
@@ -249,7 +255,7 @@ def next_word(translator, result: Result) -> LessonStep:
     hot = DecodeOptions(strategy="sample", temperature=2.0, seed=0, max_len=2)
     draws = [translator.translate(result.text, replace(hot, seed=s)).target_tokens[:1] for s in range(10)]
     same = sum(d == [first] for d in draws)
-    fig = plots.step_probabilities(steps)
+    fig = step_probabilities(steps)
     rank = next((r for r, (tok, _) in enumerate(steps[0].alternatives[:5]) if tok == first), 0)
     others = sorted({word(d[0]) for d in draws if d and d != [first]})
     return LessonStep(
@@ -265,9 +271,9 @@ def next_word(translator, result: Result) -> LessonStep:
 
 
 def beam(translator, result: Result) -> LessonStep:
-    greedy = results.run(translator, result.pair, result.text, DecodeOptions())
-    searched = results.run(translator, result.pair, result.text, DecodeOptions(strategy="beam", beam_size=4))
-    fig = plots.beam_tree(searched.translation.beam_tree, translator.tokenizer.pieces)
+    greedy = context.run(translator, result.pair, result.text, DecodeOptions())
+    searched = context.run(translator, result.pair, result.text, DecodeOptions(strategy="beam", beam_size=4))
+    fig = beam_tree(searched.translation.beam_tree, translator.tokenizer.pieces)
     same = searched.translation.text == greedy.translation.text
     answer = (f"**Yes**: both write “{html.escape(greedy.translation.text)}”." if same else
               f"**No**: greedy writes “{html.escape(greedy.translation.text)}”; beam search "
@@ -290,12 +296,12 @@ def learned(translator, result: Result) -> LessonStep:
                     deeper="timeline")
     picked = sorted({epochs[0], next((e for e in epochs if e >= 4), epochs[-1])})
     said = [(e, timeline.snapshot(translator, e).translate(result.text, result.options).text) for e in picked]
-    fig = plots.training_curves(translator.metrics)
+    fig = training_curves(translator.metrics)
     return LessonStep(
         9, "How it learned", text, f"After epoch {picked[0]}, what does the model say for your sentence?",
         "; ".join(f"after epoch {e}: “{html.escape(t)}”" for e, t in said)
         + f"; at the end (the model you are using): “{html.escape(result.translation.text)}”.",
-        fig, plots.training_curves(translator.metrics, mark_epoch=picked[0]), "timeline")
+        fig, training_curves(translator.metrics, mark_epoch=picked[0]), "timeline")
 
 
 def not_attention(translator, result: Result) -> LessonStep:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from . import downloads, glance
-from .results import Result
+from . import downloads
+from .figures import glance
+from .context import Result
 
 ROOT = Path(__file__).resolve().parents[1]
 STYLE = """body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 24px auto; color: #222; }

@@ -15,7 +15,7 @@ from playground import links, registry
 from playground.bertviz_view import script_files
 from transformer import Translator
 
-from .handlers import listen
+from .view import listen
 from .runtime import Page
 from .views.api import register as register_api
 from .context import ROOT, Caches, Context

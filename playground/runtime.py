@@ -15,14 +15,13 @@ from urllib.parse import parse_qsl
 
 import gradio as gr
 
-from playground import links, registry, results
+from playground import context, links, registry
 from transformer.errors import InputError
 
 from .context import TICKETS, Context, Session, Sessions
-from .handlers import beside, friendly, shared
+from .view import beside, friendly, key_of, shared, values_set
 from .panel import TranslatePanel
 from .tabs import Tabs
-from .view import key_of, values_set
 
 EMPTY = "(Type an English sentence in the box above, then press Enter or Translate.)"
 
@@ -32,7 +31,7 @@ class Page:
     demo: gr.Blocks
     ctx: Context
     panel: TranslatePanel
-    result: gr.State  # per user: the current results.Result (shared with every user who asked the same)
+    result: gr.State  # per user: the current context.Result (shared with every user who asked the same)
     tabs: Tabs  # the tabs, and each tab's signal
     views: dict  # key -> View, in the registry's order
     sessions: Sessions = field(default_factory=lambda: Sessions(registry.FIRST))
@@ -61,9 +60,9 @@ class Page:
             return {panel.translation: EMPTY, panel.notice: kept, panel.samples: ""}
         pair = values[panel.pair]
         translator = self.ctx.translator(pair)
-        parts = results.sentences(values[panel.text])  # the model learned single sentences: one at a time
+        parts = context.sentences(values[panel.text])  # the model learned single sentences: one at a time
         try:
-            result = results.run(translator, pair, parts[0], panel.options(values), self.ctx.caches.translations)
+            result = context.run(translator, pair, parts[0], panel.options(values), self.ctx.caches.translations)
             key = ("panel", result.key, key_of(values, [panel.n_samples]))
             out = shared(self.ctx.caches.views, key, lambda: panel.fill(result, values)) | {self.result: result}
             out |= panel.joined(translator, result, parts, out)  # the views show the first sentence

@@ -19,11 +19,13 @@ from playground.views.card import model_card
 from playground.views.compare import model_choices
 from transformer import Translator, save_checkpoint
 from transformer.checkpoint import snapshot_epochs
-from playground import checks, links, plots, results
-from playground.maps import attention_figure, axis_tokens
+from playground import context, links, panel
+from playground.figures import base
+from playground.figures.maps import attention_figure, axis_tokens
 from playground.views.ablation import every_head
 from playground.views.common import token_changes
 from playground.views.steps import step_view
+from transformer.interpret import analyses
 from transformer.interpret.capture import parse_head
 from playground.pieces import METHOD_NAMES
 from transformer.interpret.attribution import METHODS
@@ -166,7 +168,7 @@ def test_api_errors_are_plain_messages(client, args, message):
 def test_every_view_builds_from_one_translation(translators):
     pair = shipped_pairs()[0]
     t = translators[pair]
-    result = results.run(t, pair, TEXT, DecodeOptions("beam", beam_size=3))
+    result = context.run(t, pair, TEXT, DecodeOptions("beam", beam_size=3))
     for kind in ("encoder", "decoder", "cross"):
         for mode in ("single", "heads", "all"):
             fig = attention_figure(result, kind, 0, "average" if mode == "single" else "0", mode)
@@ -174,9 +176,9 @@ def test_every_view_builds_from_one_translation(translators):
                                      "all": t.cfg.n_heads * getattr(result.maps, kind).size(0)}[mode]
     step = step_view(result, 2)
     assert list(step.data[0].x) == [p for _, p in result.translation.steps[2].alternatives]  # its top-5 bars
-    assert list(step.data[1].x) == plots.labels(result.maps.source_tokens)  # the cross row over the source
+    assert list(step.data[1].x) == base.labels(result.maps.source_tokens)  # the cross row over the source
     every_cross = [parse_head(f"cross:{i}:{h}") for i in range(t.cfg.n_decoder_layers) for h in range(t.cfg.n_heads)]
-    after = t.translate(result.text, result.options, ablate=every_cross)
+    after = analyses.ablated(t, result.text, result.options, every_cross)
     assert after.text != result.translation.text  # without any cross-attention the source is invisible
     old, new = token_changes(result.translation.target_tokens, after.target_tokens)
     assert [t for t, _ in old] == result.translation.target_tokens and any(c for _, c in old + new)
@@ -293,15 +295,15 @@ def test_one_parts_failure_stays_visible_when_the_other_part_draws(page, monkeyp
 def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
     user = User("late-answers")
     values = defaults(page) | {page.panel.text: "A dog catches a ball."}
-    run = results.run
+    run = context.run
 
     def newer_asked_meanwhile(*args, **kwargs):  # the user clicks Translate again while this one runs
         page.sessions.of(user).ask()
         return run(*args, **kwargs)
 
-    monkeypatch.setattr(results, "run", newer_asked_meanwhile)
+    monkeypatch.setattr(context, "run", newer_asked_meanwhile)
     assert page.show_translation(values, user) == {}  # it would overwrite the newer one: dropped
-    monkeypatch.setattr(results, "run", run)
+    monkeypatch.setattr(context, "run", run)
     old = page.show_translation(values, user)[page.result]
     new = page.show_translation(values | {page.panel.text: "A cat sleeps."}, user)[page.result]
     stale_values = defaults(page) | {page.result: old}  # a tab opened before the newer translation came back
@@ -332,7 +334,7 @@ def test_a_tab_opened_while_a_newer_translation_lands_draws_the_newer_one(page, 
 
 
 def test_a_view_of_an_older_translation_draws_nothing_once_the_newest_is_gone():
-    class Drawn:  # what Newest reads of a results.Result
+    class Drawn:  # what Newest reads of a context.Result
         def __init__(self, key: str):
             self.key = key
 
@@ -374,7 +376,7 @@ def test_handlers_turn_bad_input_into_a_plain_message(page):
 
 
 def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_in_a_sentence(caplog):
-    from playground.handlers import friendly
+    from playground.view import friendly
 
     @friendly
     def broken():
@@ -618,7 +620,7 @@ def test_inside_attention_views_for_every_kind_escape_hostile_tokens(page):
         query = next(i for i, t in enumerate(queries) if "<" in t)  # <unk> in the source, <s> in the target
         out = inside.redraw(result, kind, 1, 2, query)
         steps = out[inside.steps]
-        assert plots.labels(queries)[query] in steps and "<script" not in steps and "<unk>" not in steps
+        assert base.labels(queries)[query] in steps and "<script" not in steps and "<unk>" not in steps
         assert out[inside.query]["value"] == query and len(figure(out[inside.plot]).data) >= 8
         assert "Equal to the Attention view's row to" in steps
     keys = list(figure(inside.redraw(result, "encoder", 0, 0, 0)[inside.plot]).data[1].y)
@@ -700,7 +702,7 @@ def test_every_tab_bar_holds_only_tabs(page):
 def test_the_page_warns_when_numbers_change_and_when_the_source_is_not_english(page):
     out = page.show_translation(defaults(page) | {page.panel.text: "12345 67890"})
     assert out[page.panel.translation] == out[page.result].translation.text  # shown all the same
-    changed = checks.changed_numbers("12345 67890", out[page.panel.translation])
+    changed = panel.changed_numbers("12345 67890", out[page.panel.translation])
     assert bool(changed) == ("Check the numbers" in out[page.panel.notice])
     assert all(n in out[page.panel.notice] for n in changed)
     german = page.show_translation(defaults(page) | {page.panel.text: "Ich habe morgen einen Mathetest."})

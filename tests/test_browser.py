@@ -10,7 +10,7 @@ import pytest
 
 import app
 from conftest import ROOT
-from playground.glance import piece as lesson_piece
+from playground.figures.glance import piece as lesson_piece
 from playground import registry
 
 CHROMIUM = "/usr/bin/chromium"
@@ -890,7 +890,7 @@ def test_another_pair_translates_again(page, translators):
 
 
 def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_their_views(page, translators):
-    from playground.glance import piece
+    from playground.figures.glance import piece
 
     steps = translators["en-de"].translate(EXAMPLES[0]).steps  # what the page opened on
     page.click(".glance-words button[data-step='2']")

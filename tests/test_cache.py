@@ -6,8 +6,7 @@ import time
 
 import pytest
 
-from playground import context as cache_module
-from playground import results
+from playground import context
 from playground.context import SharedCache
 from transformer.interpret import analyses
 
@@ -65,7 +64,7 @@ def test_a_failure_reaches_every_waiter_and_is_not_kept():
 
 def test_entries_expire_after_their_time(monkeypatch):
     now = [100.0]
-    monkeypatch.setattr(cache_module.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(context.time, "monotonic", lambda: now[0])
     cache, made = SharedCache(4, ttl_s=10), []
     make = lambda: made.append(1) or len(made)
     assert cache.get("k", make) == 1
@@ -98,7 +97,7 @@ def test_a_result_runs_the_passes_few_views_need_only_when_asked_and_once(transl
 
     monkeypatch.setattr(analyses, "inspect", counted_inspect)
     monkeypatch.setattr(analyses, "inspect_batch", counted_batch)
-    result = results.run(translator, "en-de", "the dog runs")
+    result = context.run(translator, "en-de", "the dog runs")
     assert calls == {"internals": 0, "batch": 0}  # a translation alone runs neither
     assert set(result.internals) == {"encoder", "decoder", "cross"} and len(result.batch) == 2
     result.internals, result.batch

@@ -1,49 +1,49 @@
-"""Warnings under the translation (playground/checks.py): numbers and names not as typed, a source not in English."""
+"""Warnings under the translation (playground/panel.py): numbers and names not as typed, a source not in English."""
 from __future__ import annotations
 
-from playground import checks
+from playground import panel
 
 
 def test_a_number_is_changed_unless_its_digits_come_out_as_one_number():
-    assert checks.changed_numbers("12345 67890", "12455509.") == ["12345", "67890"]
-    assert checks.changed_numbers("It costs 25 euros.", "Es kostet 255 Euro.") == ["25"]
-    assert checks.changed_numbers("The train leaves at 10:45.", "Der Zug fährt um 10.45 Uhr.") == []
-    assert checks.changed_numbers("It holds 2,000 people.", "Sie fasst 2.000 Leute.") == []
-    assert checks.changed_numbers("The train leaves at 10:45.", "Le train part à 10 heures.") == ["10:45"]
-    assert checks.changed_numbers("I have 3 cats.", "Ich habe drei Katzen.") == []  # a small number as a word
-    assert checks.changed_numbers("Bus 47 and bus 74.", "Bus 74 und Bus 47.") == []  # each kept, order of words free
+    assert panel.changed_numbers("12345 67890", "12455509.") == ["12345", "67890"]
+    assert panel.changed_numbers("It costs 25 euros.", "Es kostet 255 Euro.") == ["25"]
+    assert panel.changed_numbers("The train leaves at 10:45.", "Der Zug fährt um 10.45 Uhr.") == []
+    assert panel.changed_numbers("It holds 2,000 people.", "Sie fasst 2.000 Leute.") == []
+    assert panel.changed_numbers("The train leaves at 10:45.", "Le train part à 10 heures.") == ["10:45"]
+    assert panel.changed_numbers("I have 3 cats.", "Ich habe drei Katzen.") == []  # a small number as a word
+    assert panel.changed_numbers("Bus 47 and bus 74.", "Bus 74 und Bus 47.") == []  # each kept, order of words free
 
 
 def test_a_name_is_lost_when_the_translation_does_not_write_it(tokenizer):
     # the tiny tokenizer knows the toy words only: any name is cut into several pieces
-    assert checks.lost_names("My name is Anna.", "Mein Name ist Ananananana.", tokenizer) == ["Anna"]
-    assert checks.lost_names("My name is Anna.", "Ich heiße Anna.", tokenizer) == []
-    assert checks.lost_names("Mrs. Smith is Anna's teacher.", "Frau Smith ist Annas Lehrerin.", tokenizer) == []
-    assert checks.lost_names("Mrs. Smith is here.", "Frau Sititit ist hier.", tokenizer) == ["Smith"]  # not a sentence start
-    assert checks.lost_names("Anna is here. Ben too.", "Sie ist hier.", tokenizer) == []  # sentence starts: unsure
-    assert checks.lost_names("We met on Monday in Germany.", "Wir trafen uns am Montag in Deutschland.", tokenizer) == []
-    assert checks.lost_names("WHERE IS ANNA?", "Wo ist sie?", tokenizer) == []
+    assert panel.lost_names("My name is Anna.", "Mein Name ist Ananananana.", tokenizer) == ["Anna"]
+    assert panel.lost_names("My name is Anna.", "Ich heiße Anna.", tokenizer) == []
+    assert panel.lost_names("Mrs. Smith is Anna's teacher.", "Frau Smith ist Annas Lehrerin.", tokenizer) == []
+    assert panel.lost_names("Mrs. Smith is here.", "Frau Sititit ist hier.", tokenizer) == ["Smith"]  # not a sentence start
+    assert panel.lost_names("Anna is here. Ben too.", "Sie ist hier.", tokenizer) == []  # sentence starts: unsure
+    assert panel.lost_names("We met on Monday in Germany.", "Wir trafen uns am Montag in Deutschland.", tokenizer) == []
+    assert panel.lost_names("WHERE IS ANNA?", "Wo ist sie?", tokenizer) == []
 
 
 def test_a_source_in_another_language_is_named_only_when_the_identifier_is_sure():
-    assert "German" in checks.not_english("Ich habe morgen einen Mathetest.")
-    assert "French" in checks.not_english("Je voudrais un café, s'il vous plaît.")
+    assert "German" in panel.not_english("Ich habe morgen einen Mathetest.")
+    assert "French" in panel.not_english("Je voudrais un café, s'il vous plaît.")
     for english in ("I have a math test tomorrow.", "My name is Anna.", "Nice to meet you.", "see you later",
                     "Hi!", "Hello!", "A dog is running through the snow."):
-        assert checks.not_english(english) == "", english
+        assert panel.not_english(english) == "", english
 
 
 def test_the_warnings_of_one_sentence_together(translator):
-    said = checks.warnings(translator, "Wo ist der Bahnhof, bitte? Gleis 12.", "Where 21.")
+    said = panel.warnings(translator, "Wo ist der Bahnhof, bitte? Gleis 12.", "Where 21.")
     assert any("German" in s for s in said) and any("12" in s for s in said)
     assert not any("names" in s for s in said)  # a foreign sentence's capitals are no names to check
-    assert checks.warnings(translator, "a man walks in the park", "ein mann geht im park") == []
+    assert panel.warnings(translator, "a man walks in the park", "ein mann geht im park") == []
 
 
 def test_text_far_from_what_the_model_knows_is_said_in_plain_words(translator):
-    assert "characters the model has never seen" in checks.unfamiliar(translator, "a man walks 東京 the park")
-    assert "per word" in checks.unfamiliar(translator, "mwkbtp lrdgnh")
-    assert checks.unfamiliar(translator, "a man walks in the park") == ""
+    assert "characters the model has never seen" in panel.unfamiliar(translator, "a man walks 東京 the park")
+    assert "per word" in panel.unfamiliar(translator, "mwkbtp lrdgnh")
+    assert panel.unfamiliar(translator, "a man walks in the park") == ""
 
 
 def test_symbols_carried_over_are_said_and_the_unsure_words_marked_with_a_legend():
@@ -53,9 +53,9 @@ def test_symbols_carried_over_are_said_and_the_unsure_words_marked_with_a_legend
 
     t = SimpleNamespace(carried=["🐶❤️"], target_tokens=["▁Ich", "▁liebe", "▁mein", "en", "▁<b>", "."],
                         unsure=[3, 4])
-    assert checks.carried(t) == ("Carried over as typed: 🐶❤️ (the model has no pieces for them, so it translated "
+    assert panel.carried(t) == ("Carried over as typed: 🐶❤️ (the model has no pieces for them, so it translated "
                                  "the words around them).")
-    assert checks.carried(SimpleNamespace(carried=[])) == ""
+    assert panel.carried(SimpleNamespace(carried=[])) == ""
     html_ = marked([t])
     assert 'Ich liebe <mark class="unsure">meinen</mark> <mark class="unsure">&lt;b&gt;.</mark>' in html_
     assert "the model was unsure here" in html_ and "<b>" not in html_  # escaped: a piece is never markup

@@ -117,8 +117,8 @@ def test_bf16_training_steps_follow_float32_and_keep_the_weights_in_float32(devi
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_the_apps_paths_run_on_the_device(device):
-    """What the page runs: sampling, the hooked pass with Q/K/V, results.run and the timeline's snapshots."""
-    from playground import results
+    """What the page runs: sampling, the hooked pass with Q/K/V, context.run and the timeline's snapshots."""
+    from playground import context
     from transformer.training import timeline
     from transformer.decoding import DecodeOptions
 
@@ -133,7 +133,7 @@ def test_the_apps_paths_run_on_the_device(device):
     for kind in ("encoder", "decoder", "cross"):
         torch.testing.assert_close(getattr(inside.maps, kind), getattr(reference.maps, kind), atol=1e-4, rtol=1e-3)
         assert inside.internals[kind][0].q.device.type == "cpu"  # recorded tensors come back to the CPU
-    result = results.run(tr, pair, text, DecodeOptions("beam", beam_size=3))
+    result = context.run(tr, pair, text, DecodeOptions("beam", beam_size=3))
     assert result.translation.beam_tree is not None and len(result.batch) == 2
     stages = timeline.attention_over_epochs(tr, text)
     assert stages[-1][0] == "shipped" and len(stages) == len(timeline.snapshots(tr)) + 1

@@ -14,10 +14,10 @@ from conftest import ROOT
 def test_every_download_goes_through_one_writer_that_prunes_old_files_of_any_kind(tmp_path, translator):
     import json
 
-    from playground import downloads, results
+    from playground import context, downloads
     from transformer.decoding import DecodeOptions
 
-    result = results.run(translator, "toy", "A dog runs.", DecodeOptions(max_len=6))
+    result = context.run(translator, "toy", "A dog runs.", DecodeOptions(max_len=6))
     first = downloads.write(tmp_path, "attention", downloads.attention_payload(result.maps))
     assert json.loads(first.read_text())["source_tokens"] == result.maps.source_tokens
     picture = tmp_path / "figure.png"

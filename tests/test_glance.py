@@ -7,7 +7,8 @@ import re
 import pytest
 import torch
 
-from playground import glance, results
+from playground import context
+from playground.figures import glance
 from transformer.decoding import DecodeOptions
 
 
@@ -47,7 +48,7 @@ def check_picture(result) -> str:
 
 
 def test_the_glance_is_what_the_hooks_saw_and_its_picture_draws_every_step_on_a_tiny_model(translator):
-    result = results.run(translator, "tiny", "a b c d e")
+    result = context.run(translator, "tiny", "a b c d e")
     check_data(result)
     check_picture(result)
 
@@ -80,7 +81,7 @@ def test_the_layers_share_the_lanes_width_and_never_overlap():
 @pytest.mark.parametrize("options", [DecodeOptions(), DecodeOptions(strategy="sample", seed=3)])
 def test_the_shipped_models_pictures_follow_their_hooks_and_stay_tens_of_kilobytes(translators, options):
     for pair, translator in translators.items():
-        result = results.run(translator, pair, "A young man in a red jacket is riding his bicycle past an old church.",
+        result = context.run(translator, pair, "A young man in a red jacket is riding his bicycle past an old church.",
                              options)
         check_data(result)
         page = check_picture(result)

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from playground import lesson, notes, registry, results
+from playground import context, lesson, notes, pieces, registry
 from transformer.decoding import DecodeOptions
 
 SENTENCE = "A dog is running through the snow in the park."
@@ -47,7 +47,7 @@ def check_every_answer(translator, result):
     assert f"the {bold(made[1].answer)} is longer ({ratio:.1f}×)" in label and f"({ratio:.1f}×)" in made[1].answer
     scales = {(t.zmin, t.zmax) for t in made[1].figure.data}
     assert len(scales) == 1, scales  # the panels compared share one colour scale
-    labels = lesson.plots.labels
+    labels = pieces.labels
 
     q = lesson.looked_at(result)  # steps 3 and 4: the hooked rows of the first encoder layer
     assert bold(made[2].answer) == quoted(maps.source_tokens, int(maps.encoder[0, 0, q].argmax()))
@@ -82,7 +82,7 @@ def check_every_answer(translator, result):
     (_, rank, row), = lesson.marked_cells(made[6].marked)  # the first word's own cell of the Top-5
     heat = made[6].marked.data[0]
     cell = html.unescape(re.sub(r"</?b>|\[|\]", "", heat.text[0][list(heat.x).index(rank)]))
-    assert row == heat.y[0] and cell == lesson.plots.pieces.shown(first)
+    assert row == heat.y[0] and cell == pieces.shown(first)
 
     greedy = translator.translate(result.text).text  # step 8: beam search against greedy
     beam = translator.translate(result.text, DecodeOptions(strategy="beam", beam_size=4)).text
@@ -100,7 +100,7 @@ def check_deletion_step(translator, result, made):
     verdict = lesson.deletion_verdict(top, {m: expl.deletion.drops[m][0] for m in top})
     assert verdict[0].upper() + verdict[1:] == bold(made[9].answer).rstrip(".")
     assert made[9].marked.layout.title.text.endswith(f"{verdict}</span>")
-    src = lesson.plots.labels(result.maps.source_tokens)
+    src = pieces.labels(result.maps.source_tokens)
     assert sorted(x for _, x, _ in lesson.marked_cells(made[9].marked)) == sorted(f"src {src[k]}" for k in top.values())
 
 
@@ -141,7 +141,7 @@ def test_the_deletion_verdict_calls_a_tie_a_tie():
 
 
 def test_every_answer_is_the_models_own_on_a_tiny_model(translator):
-    result = results.run(translator, "tiny", "a b c d e f g")
+    result = context.run(translator, "tiny", "a b c d e f g")
     made = check_every_answer(translator, result)
     check_deletion_step(translator, result, made)
     assert "cannot show" in made[8].text and not made[8].question  # no training snapshots: said plainly
@@ -149,14 +149,14 @@ def test_every_answer_is_the_models_own_on_a_tiny_model(translator):
 
 def test_a_one_word_sentence_gets_plain_words_where_a_step_cannot_apply(translator):
     torch.manual_seed(0)
-    result = results.run(translator, "tiny", "a")
+    result = context.run(translator, "tiny", "a")
     made = [lesson.step(translator, result, n) for n in range(1, lesson.STEPS + 1)]
     assert "at least two words" in made[9].text and not made[9].question
     assert all(s.text for s in made)
 
 
 def test_the_teachers_notes_hold_every_step_its_question_answer_and_figure(translator, tmp_path):
-    result = results.run(translator, "tiny", "a b c d")
+    result = context.run(translator, "tiny", "a b c d")
     made = [lesson.step(translator, result, n) for n in range(1, lesson.STEPS + 1)]
     path = notes.write(tmp_path, result, made)
     page = path.read_text(encoding="utf-8")
@@ -169,13 +169,13 @@ def test_the_teachers_notes_hold_every_step_its_question_answer_and_figure(trans
 @pytest.mark.slow
 def test_every_answer_is_the_models_own_on_the_shipped_checkpoints(translators):
     for pair, translator in translators.items():
-        made = check_every_answer(translator, results.run(translator, pair, SENTENCE))
+        made = check_every_answer(translator, context.run(translator, pair, SENTENCE))
         epochs = lesson.timeline.snapshots(translator)  # step 9: the snapshots' own translations
         said = lesson.timeline.snapshot(translator, epochs[0]).translate(SENTENCE).text
         assert f"after epoch {epochs[0]}: “{html.escape(said)}”" in made[8].answer
-        expl = lesson.explanation(translator, results.run(translator, pair, SENTENCE),
-                                          lesson.clearest_step(results.run(translator, pair, SENTENCE)), ig_steps=16)
+        expl = lesson.explanation(translator, context.run(translator, pair, SENTENCE),
+                                          lesson.clearest_step(context.run(translator, pair, SENTENCE)), ig_steps=16)
         assert f"by {expl.deletion.drops['attention'][0]:.2f}" in made[9].answer  # step 10: the deletion test
         for sentence in ("I have a math test tomorrow.", "My sister plays the piano."):
-            result = results.run(translator, pair, sentence)
+            result = context.run(translator, pair, sentence)
             check_deletion_step(translator, result, check_every_answer(translator, result))

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from playground import glance, lesson, registry, results
+from playground import context, lesson, registry
+from playground.figures import glance
 from playground.context import ROOT
 from playground.view import View
 from playground.views import CLASSES
@@ -37,7 +38,7 @@ def test_every_link_of_the_glance_names_a_view():
 
 
 def test_every_go_deeper_of_the_lesson_names_a_view(translator):
-    made = [lesson.step(translator, results.run(translator, "tiny", "a b c d e"), n) for n in range(1, lesson.STEPS + 1)]
+    made = [lesson.step(translator, context.run(translator, "tiny", "a b c d e"), n) for n in range(1, lesson.STEPS + 1)]
     assert all(step.deeper in registry.BY_KEY for step in made), [step.deeper for step in made]
 
 

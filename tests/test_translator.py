@@ -258,7 +258,7 @@ def test_the_pieces_the_model_was_unsure_of_are_those_under_the_threshold(transl
 
 
 def test_a_british_spelling_is_read_as_its_american_twin(translator):
-    from transformer.spelling import american
+    from transformer.tokenizer import american
 
     assert american("My favourite colour, Mum!") == "My favorite color, Mom!"
     assert american("THE CENTRE") == "THE CENTER" and american("a theatre's metres") == "a theater's meters"

@@ -63,7 +63,7 @@ def test_a_second_stages_sparse_timeline_shows_the_last_recorded_epoch_before_th
 def test_every_view_opens_with_at_most_two_plain_sentences_and_folds_the_rest():
     """A student who knows what attention is, and no more, reads the first lines: no section signs, paper names or
     hooks there; the mechanism and the references are folded below."""
-    from playground.results import sentences
+    from playground.context import sentences
     from playground.words import EXPLAIN, folded
 
     research = ("§", "hook", "et al", "Vaswani", "BERT", "GPT", "ALTI", "Captum", "softmax", "eq.")

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from playground import checks  # noqa: E402
+from playground import panel  # noqa: E402
 from transformer import Translator  # noqa: E402
 from transformer.metrics import Metrics  # noqa: E402
 from transformer.training.class_sets import is_right, labelled  # noqa: E402
@@ -72,7 +72,7 @@ def main() -> None:
     items = [it for i, it in enumerate(labelled(lang)) if it[0] not in frames or i % 4 == 0]  # frames: one in four
     translations = tr.translate_batch([en for en, _ in items])
     right = [is_right(t.text, refs) for t, (_, refs) in zip(translations, items)]
-    warned = [bool(checks.carried(t) or checks.unfamiliar(tr, en) or checks.warnings(tr, en, t.text))
+    warned = [bool(panel.carried(t) or panel.unfamiliar(tr, en) or panel.warnings(tr, en, t.text))
               for t, (en, _) in zip(translations, items)]
     sig = [signals(t) for t in translations]
     n_right, n_wrong = sum(right), len(right) - sum(right)

@@ -5,7 +5,7 @@ from .config import ModelConfig, TrainConfig
 from .decoding import DecodeOptions, KVCache, beam_search, decode, greedy, sample
 from .errors import InputError
 from .model import Transformer
-from .tap import Tap
+from .model import Tap
 from .training.schedule import noam_lr
 from .tokenizer import Tokenizer
 from .translator import Translation, Translator

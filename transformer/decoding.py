@@ -14,15 +14,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from .errors import InputError
-from .tap import recording
 
 N_ALTERNATIVES = 5
 STRATEGIES = ("greedy", "sample", "beam")
 MAX_BEAM = 16  # bounds the work one request can ask for: beams cost memory and time linearly
 MAX_TEMPERATURE = 100.0
+
+
+def recording(model) -> bool:
+    """True when a hook that keeps what it sees across calls watches any of `model`'s taps (Tap.recording) for the
+    current caller."""
+    return isinstance(model, nn.Module) and any(getattr(m, "recording", False) is True for m in model.modules())
 
 
 # -----------------------------------------------------------------------------

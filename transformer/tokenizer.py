@@ -1,4 +1,5 @@
-"""A sentencepiece model over both languages of a pair (one joint vocabulary, §5.1 / §3.4)."""
+"""A sentencepiece model over both languages of a pair (one joint vocabulary, §5.1 / §3.4); how a source text is
+read before it is cut into pieces (British spellings as American); padded batches of ids."""
 from __future__ import annotations
 
 import io
@@ -7,6 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import sentencepiece as spm
+import torch
+from torch import Tensor
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3  # the ids every checkpoint's ModelConfig repeats
 BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")  # a byte of a character the vocabulary lacks (byte_fallback)
@@ -83,3 +86,54 @@ class Tokenizer:
 
     def piece_to_id(self, piece: str) -> int:
         return self.sp.piece_to_id(piece)
+
+
+# -----------------------------------------------------------------------------
+# British and American spellings of the words a class types. The corpora and our classroom corpus write
+# American; training turns some sources British (transformer/training/noise.py), and the translator reads a British
+# spelling as its American twin, a rule like reading capitals in lowercase: the model cuts "favourite colour" into
+# rare pieces and writes a made-up word for it, while it knows "favorite color" (docs/training.md).
+
+
+# American -> British, whole words (noise.py also turns -ize / -yze verbs into -ise / -yse)
+BRITISH = {
+    "color": "colour", "colors": "colours", "colorful": "colourful", "favorite": "favourite",
+    "favorites": "favourites", "flavor": "flavour", "honor": "honour", "humor": "humour", "neighbor": "neighbour",
+    "neighbors": "neighbours", "neighborhood": "neighbourhood", "behavior": "behaviour", "labor": "labour",
+    "center": "centre", "centers": "centres", "theater": "theatre", "meter": "metre", "meters": "metres",
+    "liter": "litre", "kilometer": "kilometre", "kilometers": "kilometres", "traveled": "travelled",
+    "traveling": "travelling", "canceled": "cancelled", "jewelry": "jewellery", "gray": "grey", "mom": "mum",
+    "moms": "mums", "defense": "defence", "license": "licence", "catalog": "catalogue",
+    "dialog": "dialogue", "pajamas": "pyjamas",
+}
+AMERICAN = {b: a for a, b in BRITISH.items()}
+
+
+def american(text: str) -> str:
+    """British spellings written American ("my favourite colour" -> "my favorite color"), capitals kept."""
+    def word(m: re.Match) -> str:
+        w = m.group(0)
+        new = AMERICAN.get(w.lower())
+        if new is None:
+            return w
+        return new.upper() if w.isupper() and len(w) > 1 else new.capitalize() if w[0].isupper() else new
+
+    return re.sub(r"[A-Za-z]+", word, text)
+
+
+# -----------------------------------------------------------------------------
+# Padded batches of token ids: the padding id always comes from the model's config (an imported model's differs).
+#
+# Shape legend: B batch, N longest sequence.
+
+
+def pad_batch(seqs: list[list[int]], pad_id: int) -> Tensor:
+    """Right-pad id lists with the model's pad id into a (B, N) tensor."""
+    n = max(len(s) for s in seqs)
+    return torch.tensor([s + [pad_id] * (n - len(s)) for s in seqs], dtype=torch.long)  # (B, N)
+
+
+def length_sorted_batches(seqs: list[list[int]], batch_size: int) -> list[list[int]]:
+    """Indices of `seqs` in batches of at most batch_size, shortest first, so that a batch holds similar lengths."""
+    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+    return [order[k : k + batch_size] for k in range(0, len(order), batch_size)]

@@ -4,22 +4,19 @@ from __future__ import annotations
 import re
 import unicodedata
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 
 from . import decoding
-from .interpret.capture import ablate_heads
 from .checkpoint import load_checkpoint
-from .batching import length_sorted_batches, pad_batch
 from .decoding import DecodeOptions
 from .errors import InputError
 from .metrics import Metrics
 from .model import Transformer
-from .spelling import american
-from .tokenizer import BYTE_PIECE, Tokenizer
+from .tokenizer import BYTE_PIECE, Tokenizer, american, length_sorted_batches, pad_batch
 
 UNSURE_BELOW = 0.5  # a piece the model gave less than this probability is marked unsure, until calibrated
 CHARS_PER_POSITION = 16  # more characters than any subword needs; the rest cannot fit in the positions
@@ -45,6 +42,8 @@ class Translation:
     beam_tree: decoding.BeamTree | None = None  # beam search with record_tree=True: the search, step by step
     carried: list[str] = field(default_factory=list)  # symbols set aside from the source and put back (set_aside)
     unsure: list[int] = field(default_factory=list)  # indices into target_tokens the model was unsure of (Translator.unsure_below)
+    source_ids: list[int] = field(default_factory=list)  # the encoder's input ids, </s> included: what a
+    # teacher-forced pass over this translation reads (pair_tensors), not the text read again
 
 
 def resolve_device(device: str) -> torch.device:
@@ -279,7 +278,6 @@ class Translator:
         options: DecodeOptions | None = None,
         *,
         batch_size: int = 64,
-        ablate: Iterable[tuple[str, int, int]] = (),
         record_tree: bool = False,
         **overrides,
     ) -> list[Translation]:
@@ -287,7 +285,6 @@ class Translator:
 
         options: a DecodeOptions (default: greedy); overrides: any of its fields as keywords (strategy="beam",
         temperature, top_k, top_p, seed; beam_size, length_penalty; max_len), checked as DecodeOptions checks them.
-        ablate: heads (kind, layer, head) switched off while translating.
         record_tree: beam search keeps its search in Translation.beam_tree (every step's ranked candidates).
         """
         if options is not None and not isinstance(options, DecodeOptions):
@@ -297,11 +294,10 @@ class Translator:
         sources, asides = [(ids, cut) for ids, cut, _ in read], [a for _, _, a in read]
         rng = torch.Generator(device=self.device).manual_seed(opts.seed)
         results: list[Translation | None] = [None] * len(texts)
-        with ablate_heads(self.model, ablate):
-            for chunk in length_sorted_batches([ids for ids, _ in sources], batch_size):
-                src = pad_batch([sources[i][0] for i in chunk], self.cfg.pad_id).to(self.device)  # (B, S)
-                for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, rng, record_tree)):
-                    results[i] = self.to_translation(sources[i], hyp, asides[i])
+        for chunk in length_sorted_batches([ids for ids, _ in sources], batch_size):
+            src = pad_batch([sources[i][0] for i in chunk], self.cfg.pad_id).to(self.device)  # (B, S)
+            for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, rng, record_tree)):
+                results[i] = self.to_translation(sources[i], hyp, asides[i])
         return results
 
     def to_translation(self, source: tuple[list[int], bool], hyp: decoding.Hypothesis,
@@ -321,14 +317,16 @@ class Translator:
             beam_tree=hyp.tree,
             carried=[a.text for a in asides],
             unsure=[i for i, s in enumerate(hyp.steps[: len(hyp.tokens)]) if s.prob < self.unsure_below],
+            source_ids=list(source[0]),
         )
 
     # -- teacher forcing: what the analyses (transformer.interpret.analyses) run the model on ---------------
 
     def pair_tensors(self, text: str, translation: str | Translation) -> tuple[torch.Tensor, torch.Tensor]:
         """The source ids (1, S) and the decoder's input (1, T): <s> and the translation, as a teacher-forced
-        pass reads them."""
-        src = torch.tensor([self.source_ids(text)[0]], device=self.device)  # (1, S)
+        pass reads them. A Translation brings the ids its source was read as; a plain string is read here."""
+        read = translation.source_ids if isinstance(translation, Translation) and translation.source_ids else None
+        src = torch.tensor([read or self.source_ids(text)[0]], device=self.device)  # (1, S)
         return src, torch.tensor([self.decoder_input(translation)], device=self.device)  # (1, T)
 
     def decoder_input(self, translation: str | Translation) -> list[int]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 import gradio as gr
 
 from transformer.errors import InputError
+from transformer.interpret import analyses
 from transformer.interpret.capture import parse_head
 from transformer.model import KINDS
 
 from playground.pieces import KIND_BUTTONS
 
-from playground.handlers import friendly
-from playground.view import View
+from playground.view import View, friendly
 from .common import need, token_diff
 
 
@@ -41,7 +41,7 @@ class AblationView(View):
         if not heads:
             raise InputError("tick at least one head to switch off")
         off = [parse_head(h) for h in heads]
-        after = self.ctx.translator(result.pair).translate(result.text, result.options, ablate=off)
+        after = analyses.ablated(self.ctx.translator(result.pair), result.text, result.options, off)
         return {self.diff: token_diff(result.translation.target_tokens, after.target_tokens, "with every head",
                                       "with the chosen heads off")}
 

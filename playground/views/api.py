@@ -10,7 +10,7 @@ from transformer.errors import InputError
 from transformer.interpret import analyses
 
 from playground.context import Context
-from playground.handlers import friendly
+from playground.view import friendly
 
 
 def heads_off(spec: str) -> list[tuple[str, int, int]]:
@@ -31,7 +31,7 @@ def register(ctx: Context) -> None:
         """Translate `text`; returns the translation and its tokens and per-step probabilities.
         `ablate` lists heads to switch off, e.g. "cross:0:1,encoder:2:3"."""
         options = DecodeOptions(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len)
-        out = ctx.translator(pair).translate(text, options, ablate=heads_off(ablate))
+        out = analyses.ablated(ctx.translator(pair), text, options, heads_off(ablate))
         return out.text, {"source_tokens": out.source_tokens, "target_tokens": out.target_tokens,
                           "truncated": out.truncated, "unsure": out.unsure, "carried": out.carried,
                           "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives} for s in out.steps]}
@@ -41,7 +41,7 @@ def register(ctx: Context) -> None:
         """Attention maps (L, H, query, key) of `text` and its greedy translation (or the one given),
         with the heads in `ablate` switched off."""
         t, off = ctx.translator(pair), heads_off(ablate)
-        return downloads.attention_payload(analyses.attention(t, text, translation or t.translate(text, ablate=off), ablate=off))
+        return downloads.attention_payload(analyses.attention(t, text, translation or analyses.ablated(t, text, None, off), ablate=off))
 
     @friendly
     def patch(first: str, second: str, pair: str = default_pair, direction: str = "denoising") -> dict:

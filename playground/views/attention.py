@@ -4,10 +4,9 @@ from __future__ import annotations
 import gradio as gr
 
 from playground import downloads
-from playground.maps import attention_figure
+from playground.figures.maps import attention_figure
 
-from playground.handlers import friendly
-from playground.view import View
+from playground.view import View, friendly
 from .common import first_translator, head_choices, kind_radio, layer_choices, need
 
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import plots
 
 from playground.view import View
+from playground.figures.beam_tree import beam_tree
 
 
 class BeamTreeView(View):
@@ -16,7 +16,7 @@ class BeamTreeView(View):
 
     def fill(self, result, values: dict) -> dict:
         tree = result.translation.beam_tree  # None unless the translation used beam search
-        fig = None if tree is None else plots.beam_tree(tree, self.ctx.translator(result.pair).tokenizer.pieces)
+        fig = None if tree is None else beam_tree(tree, self.ctx.translator(result.pair).tokenizer.pieces)
         note = "" if fig is not None else ("This translation used " + result.options.strategy + " decoding: choose "
                                            "**Beam search** under Decoding and translate to see the search.")
         return {self.note: note, self.plot: gr.update(value=fig, visible=fig is not None)}  # no empty box

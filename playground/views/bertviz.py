@@ -5,8 +5,7 @@ import gradio as gr
 
 from playground.bertviz_view import bertviz_document, iframe
 
-from playground.handlers import friendly
-from playground.view import View
+from playground.view import View, friendly
 
 
 # The frame as tall as the document inside it says it is (bertviz_view.TELL_HEIGHT): the whole view, no inner scroll

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from playground import plots
-from playground.maps import axis_tokens
+from playground.figures.compare import side_by_side
+from playground.figures.maps import axis_tokens
 from playground.pieces import KIND_NAMES
 from transformer.errors import InputError
 from transformer.interpret.capture import AttentionMaps
@@ -16,8 +16,7 @@ from transformer.translator import Translation, Translator, quantize_int8
 from transformer.interpret import analyses
 
 from playground.context import Context
-from playground.handlers import friendly
-from playground.view import View
+from playground.view import View, friendly
 from .common import first_translator, kind_radio, layer_choices, need, token_diff
 
 
@@ -95,7 +94,7 @@ def comparison_figure(cmp: Comparison, kind: str, layer: int, first_name: str):
         panels.append((f"{name}, layer {at + 1}", weights[at].mean(dim=0), queries, keys))
     if cmp.same_tokens:
         panels.append(("difference (first − second)", panels[0][1] - panels[1][1], panels[0][2], panels[0][3]))
-    return plots.side_by_side(panels, f"{KIND_NAMES[kind]}: mean of heads"
+    return side_by_side(panels, f"{KIND_NAMES[kind]}: mean of heads"
                               + ("" if cmp.same_tokens else " (different tokens: each map on its own)"))
 
 
@@ -121,7 +120,7 @@ class CompareView(View):
         def make():
             return compare(result, other_model(self.ctx, spec), label)
 
-        cmp = self.ctx.caches.analyses.get(("compare", result.key, spec), make)
+        cmp = result.derived(f"compare {spec}", make)
         name = self.ctx.label(result.pair) + (" (int8)" if first.precision == "int8" else "")
         return {self.diff: token_diff(cmp.first.target_tokens, cmp.second.target_tokens, name, label),
                 self.plot: comparison_figure(cmp, kind, int(layer or 0), name)}

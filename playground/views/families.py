@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground.maps import families_figure
+from playground.figures.maps import families_figure
 
 from playground.view import View
 
 
 class FamiliesView(View):
+    figures = {"plot": families_figure}
+
     def build(self) -> None:
         self.plot = gr.Plot(label="Masks", elem_id="families-plot")
         self.outputs = [self.plot]
-
-    def fill(self, result, values: dict) -> dict:
-        return {self.plot: families_figure(result)}

@@ -3,17 +3,15 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import glance
+from playground.figures import glance
 
 from playground.view import LINKED, View
 
 
 class GlanceView(View):
     explained_below = True  # the picture first: it fits the first screen
+    figures = {"picture": glance.figure}
 
     def build(self) -> None:
         self.picture = gr.HTML(elem_id="glance", js_on_load=LINKED)  # its pieces and boxes: tp.linked (page.js)
         self.outputs, self.links = [self.picture], [self.picture]
-
-    def fill(self, result, values: dict) -> dict:
-        return {self.picture: glance.figure(result)}

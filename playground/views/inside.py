@@ -3,17 +3,16 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import plots
-from playground.maps import axis_tokens
+from playground.figures.maps import axis_tokens
 from playground.pieces import KIND_NAMES, labels
 from transformer.interpret import mechanics
 from transformer.errors import InputError
 from transformer.interpret.mechanics import HeadWalk
 from transformer.model import KINDS
 
-from playground.handlers import friendly
-from playground.view import View
+from playground.view import View, friendly
 from .common import first_translator, head_choices, kind_radio, layer_choices, need
+from playground.figures.inside import head_walk
 
 
 def query_choices(result, kind: str) -> list[tuple[str, int]]:
@@ -29,9 +28,9 @@ def inside_head(translator, result, kind: str, layer: int, head: int, query: int
     walk = mechanics.walk_head(result.internals[kind][layer], head, query, attn.w_o.weight, attn.w_o.bias)
     queries, keys = axis_tokens(result.maps, kind)
     reasons = ["" if ok else "future (causal mask)" for ok in walk.allowed.tolist()]
-    query_label = labels(queries, escaped=False)[query]  # the title is escaped where it is drawn (plots.wrapped)
+    query_label = labels(queries, escaped=False)[query]  # the title is escaped where it is drawn (base.wrapped)
     title = f"{KIND_NAMES[kind]}, layer {layer + 1}, head {head + 1}: query {query_label}"
-    return plots.head_walk(walk, keys, reasons, head, title), walk, reasons
+    return head_walk(walk, keys, reasons, head, title), walk, reasons
 
 
 def walk_table(walk: HeadWalk, query: int, queries: list[str], keys: list[str], reasons: list[str],

@@ -9,8 +9,7 @@ import plotly.graph_objects as go
 
 from playground import lesson, notes, registry
 
-from playground.handlers import friendly
-from playground.view import LINKED, View
+from playground.view import LINKED, View, friendly
 from .common import need
 
 
@@ -57,8 +56,7 @@ class LessonView(View):
 
     def made_step(self, result, number: int) -> lesson.LessonStep:
         translator = self.ctx.translator(result.pair)
-        key = ("lesson", result.key, int(number))
-        return self.ctx.caches.views.get(key, lambda: lesson.step(translator, result, number))
+        return result.derived(f"lesson step {int(number)}", lambda: lesson.step(translator, result, number))
 
     def display(self, step: lesson.LessonStep, revealed: bool = False) -> dict:
         figure = step.marked if revealed else step.figure

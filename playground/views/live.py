@@ -5,11 +5,11 @@ import gradio as gr
 
 from transformer.model import Transformer, count_parameters
 from transformer.training import live, toy
-from playground import plots
+from playground.figures import maps
+from playground.figures.live import toy_curves
 from transformer.errors import InputError
 
-from playground.handlers import friendly
-from playground.view import View
+from playground.view import View, friendly
 from playground.words import EXPLAIN, explained
 
 
@@ -59,9 +59,9 @@ class LiveView(View):
 
     def figures(self, p: live.Progress) -> dict:
         cross, enc = p.maps.cross[-1].mean(0), p.maps.encoder[-1].mean(0)  # last layer, heads averaged
-        return {self.cross: plots.attention_heatmap(cross, p.maps.target_tokens, p.maps.source_tokens,
+        return {self.cross: maps.attention_heatmap(cross, p.maps.target_tokens, p.maps.source_tokens,
                                                     "cross-attention on the probe (last layer)"),
-                self.self_attention: plots.attention_heatmap(enc, p.maps.source_tokens, p.maps.source_tokens,
+                self.self_attention: maps.attention_heatmap(enc, p.maps.source_tokens, p.maps.source_tokens,
                                                              "encoder self-attention on the probe (last layer)")}
 
     @friendly
@@ -72,7 +72,7 @@ class LiveView(View):
             words = "finished" if p.done else "training"
             status = (f"**{words}**: step {p.step} of {s.steps}; held-out exact match {p.accuracy:.0%}; "
                       f"probe {toy.spell(p.probe)} → {toy.spell(p.output) or '(nothing)'}")
-            yield {self.status: status, self.curves: plots.toy_curves(p.losses, p.rates),
+            yield {self.status: status, self.curves: toy_curves(p.losses, p.rates),
                    self.model: (s, p.model, p.step)} | self.figures(p)
 
     @staticmethod

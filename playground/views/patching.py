@@ -6,14 +6,14 @@ import html
 
 import gradio as gr
 
-from playground import edits, plots
+from playground import edits
 from playground.pieces import labels, shown
 from transformer.errors import InputError
 from transformer.interpret import analyses
 
-from playground.handlers import friendly
-from playground.view import View
+from playground.view import View, friendly
 from .common import need, token_diff
+from playground.figures.patching import patching_grid
 
 DIRECTIONS = [("Denoising: the first sentence's part put into the second's run (is it enough?)", "denoising"),
               ("Noising: the second sentence's part put into the first's run (does it carry the change?)", "noising")]
@@ -86,7 +86,7 @@ class PatchingView(View):
         columns = {"encoder": sources, "decoder": labels(out.labels["prefix"]),
                    **{s: [f"head {h + 1}" for h in range(translator.cfg.n_heads)] for s in out.scores if ":" in s}}
         panels = [(SITE_TITLES[site], scores, columns[site]) for site, scores in out.scores.items()]
-        return plots.patching_grid(panels, "at", f"{out.direction.capitalize()}: the share of the difference each "
+        return patching_grid(panels, "at", f"{out.direction.capitalize()}: the share of the difference each "
                                    "part carries")
 
     def draw(self, result, second: str, direction: str) -> dict:

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import plots
 
-from playground.handlers import friendly
-from playground.view import View
+from playground.view import View, friendly
+from playground.figures.positional import embedding_inputs, pe_curves, pe_matrix, pe_similarity
 
 
 class PositionalView(View):
@@ -21,7 +20,7 @@ class PositionalView(View):
 
     def fill(self, result, values: dict) -> dict:
         ins = result.inspection
-        return {self.inputs: plots.embedding_inputs(
+        return {self.inputs: embedding_inputs(
             ins.source_embedded, ins.source_input, result.maps.source_tokens,
             "What the encoder's first layer received (read by a hook on the PE module)")}
 
@@ -30,15 +29,15 @@ class PositionalView(View):
         partner = 1 if layout == "interleaved" else d_model // 2  # a sine's cosine of the same frequency
         top = min(40, d_model - 2) if layout == "interleaved" else min(40, d_model // 2 - 1)
         dims = [d for sine in sorted({0, min(8, top), top}) for d in (sine, sine + partner)]  # sine and cosine pairs
-        return {self.matrix: plots.pe_matrix(pe, layout=layout), self.curves: plots.pe_curves(pe, dims, layout=layout),
+        return {self.matrix: pe_matrix(pe, layout=layout), self.curves: pe_curves(pe, dims, layout=layout),
                 self.dims: gr.update(choices=[(str(d + 1), d) for d in range(d_model)], value=dims),  # shown from 1
-                self.similarity: plots.pe_similarity(pe)}
+                self.similarity: pe_similarity(pe)}
 
     @friendly
     def redraw(self, pair, dims) -> dict:
         translator = self.ctx.translator(pair)
         pe = translator.model.positional.pe.cpu()
-        return {self.curves: plots.pe_curves(pe, [int(d) for d in dims][:12], layout=translator.cfg.positional_layout)}
+        return {self.curves: pe_curves(pe, [int(d) for d in dims][:12], layout=translator.cfg.positional_layout)}
 
     def wire(self, result: gr.State) -> None:
         self.dims.input(self.redraw, [self.panel.pair, self.dims], self.curves, api_visibility="private")

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import downloads, plots
-from playground.maps import axis_tokens
+from playground import downloads
+from playground.figures.maps import axis_tokens
 from transformer.interpret import mechanics
 
 from playground.view import View
+from playground.figures import rollout as figures
 
 
 def rollout_maps(result) -> dict[str, tuple]:
@@ -24,7 +25,7 @@ def rollout_figure(rolled: dict[str, tuple]):
     for kind, (last, rollout, tokens) in rolled.items():
         panels.append((f"{kind}: last layer, mean of heads", last, tokens))
         panels.append((f"{kind}: rollout through all layers", rollout, tokens))
-    return plots.rollout_figure(panels, "Attention rollout (Abnar & Zuidema 2020) beside the raw last layer")
+    return figures.rollout_figure(panels, "Attention rollout (Abnar & Zuidema 2020) beside the raw last layer")
 
 
 class RolloutView(View):

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import plots
 from transformer.config import TrainConfig
 from transformer.training.schedule import noam_lr
 
-from playground.handlers import friendly
-from playground.view import View
+from playground.view import View, friendly
 from playground.words import EXPLAIN, explained
+from playground.figures.schedule import noam_curves, training_curves
 
 PAPER_BASE = (512, 4000)  # d_model and warm-up of the paper's base model
 
@@ -53,12 +52,12 @@ class ScheduleView(View):
         self.pair_outputs = [self.about, self.noam, self.training]
 
     def noam_figure(self, pair: str, curves: list):
-        return plots.noam_curves([tuple(c) for c in curves], (f"this checkpoint ({pair})", self.ctx.translator(pair).metrics))
+        return noam_curves([tuple(c) for c in curves], (f"this checkpoint ({pair})", self.ctx.translator(pair).metrics))
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         return {self.about: explained(EXPLAIN["schedule"], EXPLAIN["schedule"]["plain"].format(
                     schedule=schedule_text(translator.metrics))),
-                self.noam: self.noam_figure(pair, values[self.curves]), self.training: plots.training_curves(translator.metrics)}
+                self.noam: self.noam_figure(pair, values[self.curves]), self.training: training_curves(translator.metrics)}
 
     @friendly
     def add_curve(self, pair, curves, d_model, warmup) -> dict:

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import plots
 
-from playground.handlers import friendly
-from playground.view import View
+from playground.view import View, friendly
 from .common import need
+from playground.figures.steps import step_detail, step_probabilities
 
 
 def step_view(result, index: int):
@@ -16,7 +15,7 @@ def step_view(result, index: int):
     index = max(0, min(index, len(steps) - 1))
     cross = result.maps.cross  # (L, H, T, S); row t predicted target token t
     row = cross[:, :, min(index, cross.size(2) - 1)].mean(dim=1)  # (L, S), mean over heads
-    return plots.step_detail(steps[index], row, result.maps.source_tokens, index)
+    return step_detail(steps[index], row, result.maps.source_tokens, index)
 
 
 class StepsView(View):
@@ -28,7 +27,7 @@ class StepsView(View):
 
     def fill(self, result, values: dict) -> dict:
         steps = result.translation.steps
-        return {self.probs: plots.step_probabilities(steps),
+        return {self.probs: step_probabilities(steps),
                 self.index: gr.update(maximum=max(len(steps), 1), value=1),
                 self.detail: step_view(result, 0)}
 

@@ -5,16 +5,16 @@ import html
 
 import gradio as gr
 
-from playground import plots
+from playground.figures.timeline import attention_stages
 from transformer.training import timeline
 from transformer.errors import InputError
-from playground.maps import axis_tokens
+from playground.figures.maps import axis_tokens
 from playground.pieces import KIND_NAMES, listed
 from transformer.model import KINDS
 
-from playground.handlers import friendly
-from playground.view import View
+from playground.view import View, friendly
 from playground.words import EXPLAIN, explained
+from playground.figures.schedule import training_curves
 
 
 def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | None = None) -> str:
@@ -60,20 +60,20 @@ class TimelineView(View):
                self.example: gr.update(choices=sources, value=sources[0] if sources else None)}
         if not epochs:
             note = "<p>This checkpoint was trained without recording a timeline.</p>"
-            return out | {self.table: note, self.curves: plots.training_curves(translator.metrics), self.forming: None}
+            return out | {self.table: note, self.curves: training_curves(translator.metrics), self.forming: None}
         return (out | self.at_epoch(translator, 1)
                 | {self.forming: self.forming_figure(translator, sources[0], "cross")})
 
     def at_epoch(self, translator, epoch: int) -> dict:
         shown = timeline.nearest_recorded(translator.metrics, epoch)
         return {self.table: translations_table(timeline.translations_at(translator.metrics, shown), shown, epoch),
-                self.curves: plots.training_curves(translator.metrics, mark_epoch=epoch)}
+                self.curves: training_curves(translator.metrics, mark_epoch=epoch)}
 
     def forming_figure(self, translator, text: str, kind: str):
         stages = timeline.attention_over_epochs(translator, text)
         queries, keys = axis_tokens(stages[-1][1], kind)
         layers = [(label, getattr(m, kind)[-1].mean(dim=0)) for label, m in stages]  # (q, k): last layer, head mean
-        return plots.attention_stages(layers, queries, keys, f"{KIND_NAMES[kind]} forming during training (last layer)")
+        return attention_stages(layers, queries, keys, f"{KIND_NAMES[kind]} forming during training (last layer)")
 
     @friendly
     def choose_epoch(self, pair: str, epoch) -> dict:

@@ -7,17 +7,17 @@ import html
 import gradio as gr
 import torch
 
-from playground import downloads, plots
-from playground.attributions import (LOW_SOURCE_SHARE, attribution_figure, continuing_own_words, explanation,
+from playground import downloads
+from playground.figures.attributions import (LOW_SOURCE_SHARE, attribution_figure, continuing_own_words, explanation,
                                      output_tokens, source_share_figure)
 from playground.pieces import METHOD_NAMES, labels, shown
 from transformer.interpret.attribution import IG_STEPS
 from transformer.training.timeline import lens_over_epochs, snapshots
 from transformer.interpret import analyses
 
-from playground.handlers import copied, friendly, log, serialized
-from playground.view import PartlyDrawn, View, restore_hint
+from playground.view import PartlyDrawn, View, copied, friendly, log, restore_hint, serialized
 from .common import need
+from playground.figures import used as figures
 
 
 def output_choices(result) -> list[tuple[str, int]]:
@@ -38,7 +38,7 @@ def alternative_choices(translator, lens, step: int) -> list[tuple[str, int]]:
 def lens_figure(translator, result, lens):
     ids, probs = lens.top()
     top = [translator.tokenizer.pieces(row) for row in ids.tolist()]
-    return plots.lens_grid(lens.chosen_prob(), top, probs, lens.first_top1_layer(), output_tokens(result),
+    return figures.lens_grid(lens.chosen_prob(), top, probs, lens.first_top1_layer(), output_tokens(result),
                            "What each decoder layer would say (logit lens): its top-1 token and probability; colour: "
                            "its probability of the final token")
 
@@ -130,11 +130,9 @@ class UsedView(View):
         is None without snapshots, or when a snapshot cannot be read: then `problem` says why in a sentence (never
         cached: the next request tries again), and the rest of the view works."""
         translator = self.ctx.translator(result.pair)
-        lens = self.ctx.caches.analyses.get(("used lens", result.key),
-                                        lambda: analyses.lens(translator, result.text, result.translation))
+        lens = result.derived("lens", lambda: analyses.lens(translator, result.text, result.translation))
         try:
-            training = self.ctx.caches.analyses.get(("used lens over training", result.key),
-                                                lambda: lens_over_training(translator, result))
+            training = result.derived("lens over training", lambda: lens_over_training(translator, result))
         except Exception as e:
             log.exception("the lens over training failed")
             return lens, None, (f"**The lens over training is unavailable:** a snapshot could not be read "
@@ -163,7 +161,7 @@ class UsedView(View):
     def fill(self, result, values: dict) -> dict:
         translator = self.ctx.translator(result.pair)
         lens, training, problem = self.lenses(result)
-        over_training = training and plots.lens_over_training(
+        over_training = training and figures.lens_over_training(
             *training, "When each decoder layer learned: share of this translation's steps whose top-1 is the final "
             "token, per training snapshot")
         drawn = {self.lens: lens_figure(translator, result, lens),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..batching import pad_batch
+from ..tokenizer import pad_batch
 from ..decoding import DecodeOptions
 from ..translator import Translation, Translator
 from . import attribution, patching
@@ -48,6 +48,13 @@ def inspect(translator: Translator, text: str, translation: str | Translation,
     maps.target_tokens = tok.pieces(tgt[0].tolist())
     ((src_emb,), src_in), ((tgt_emb,), tgt_in) = inputs["positional"]  # encode() runs first, then the decoder
     return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in[0], inside and inside.sentence(0))
+
+
+def ablated(translator: Translator, text: str, options: DecodeOptions | None = None,
+            heads: Iterable[tuple[str, int, int]] = ()) -> Translation:
+    """The translation of `text` with `heads` (kind, layer, head) switched off while it is made (ablate_heads)."""
+    with ablate_heads(translator.model, heads):
+        return translator.translate(text, options)
 
 
 def attention(translator: Translator, text: str, translation: str | Translation,

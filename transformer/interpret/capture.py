@@ -22,7 +22,7 @@ from torch import Tensor, nn
 
 from ..errors import InputError
 from ..model import ATTENTION_KINDS, KINDS, Transformer
-from ..tap import Tap
+from ..model import Tap
 
 _active: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("active_hook_sessions", default=frozenset())
 _session_ids = itertools.count()

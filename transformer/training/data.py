@@ -14,7 +14,7 @@ from pathlib import Path
 from torch import Tensor
 
 from ..errors import InputError
-from ..batching import pad_batch
+from ..tokenizer import pad_batch
 from ..config import ModelConfig
 
 SPLITS = {"train": "train", "val": "val", "test": "test_2016_flickr"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import re
 
-from ..spelling import BRITISH, american
+from ..tokenizer import BRITISH, american
 
 FINAL_PUNCT = re.compile(r"[\s.!?…。]+$")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ..batching import pad_batch
+from ..tokenizer import pad_batch
 
 from ..errors import InputError
 from ..config import ModelConfig

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from .pieces import piece, starts_word
-from .results import Result
+from playground.pieces import piece, starts_word
+from playground.context import Result
 
 __all__ = ["Glance", "figure", "glance_of", "piece", "starts_word"]
 

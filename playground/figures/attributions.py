@@ -1,0 +1,95 @@
+"""What the model used for one output token (transformer.interpret.attribution), drawn: every method's shares and
+each token's share from the source. The What the model used view and the Lesson draw them. Never imports gradio."""
+from __future__ import annotations
+
+from transformer.errors import InputError
+from transformer.translator import Translator
+from transformer.interpret import analyses
+
+from playground.pieces import METHOD_NAMES, shown
+from playground.context import Result
+
+import html
+
+import plotly.graph_objects as go
+
+
+from .base import SCALE, labels, laid_out
+
+
+def attribution_rows(rows: list[tuple[str, list[float], list[float] | None]], source_tokens: list[str],
+                     prefix_tokens: list[str], title: str) -> go.Figure:
+    """One row per method: its shares over the source tokens, then over the target prefix (blank where a method
+    does not look at the prefix); a line separates the two."""
+    S = len(source_tokens)
+    x = [f"src {label}" for label in labels(source_tokens)] + [f"tgt {label}" for label in labels(prefix_tokens)]
+    z = [list(src) + (list(prefix) if prefix is not None else [None] * len(prefix_tokens)) for _, src, prefix in rows]
+    y = [html.escape(name) for name, *_ in rows]
+    fig = go.Figure(go.Heatmap(z=z, x=x, y=y, colorscale=SCALE, zmin=0, texttemplate="%{z:.2f}", textfont=dict(size=11), xgap=1, ygap=1,
+                               colorbar=dict(title=dict(text="share")),
+                               hovertemplate="%{y}<br>%{x}<br>share %{z:.3f}<extra></extra>"))
+    fig.add_vline(x=S - 0.5, line=dict(color="#e6550d", width=3))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(tickangle=-45)
+    return laid_out(fig, title, 160 + 46 * len(rows))
+
+
+def source_shares(output_tokens: list[str], shares: dict[str, list[float]], low: float, chosen: int,
+                  title: str) -> go.Figure:
+    """Per output token, the share of its prediction that comes from the source (one trace per method); tokens
+    under `low` by the first method are marked "continuing its own words", the chosen step is outlined."""
+    x = labels(output_tokens)
+    fig = go.Figure()
+    (first, main), *others = shares.items()
+    colors = ["#e6550d" if v < low else "#3182bd" for v in main]
+    fig.add_trace(go.Bar(x=x, y=main, name=html.escape(first), marker=dict(color=colors, line=dict(
+        width=[3 if t == chosen else 0 for t in range(len(x))], color="#252525")),
+        hovertemplate="%{x}<br>source share %{y:.2f}<extra></extra>"))
+    for name, v in others:
+        fig.add_trace(go.Scatter(x=x, y=v, mode="lines+markers", name=html.escape(name),
+                                 hovertemplate="%{x}<br>source share %{y:.2f}<extra></extra>"))
+    fig.add_hline(y=low, line=dict(dash="dot", color="#e6550d"),
+                  annotation_text=f"below {low:.0%}: continuing its own words", annotation_position="bottom right")
+    fig.update_yaxes(range=[0, 1], title_text="from the source")
+    fig.update_xaxes(tickangle=-45)
+    fig.update_layout(legend=dict(orientation="h", y=-0.3))
+    return laid_out(fig, title, 380)
+
+
+
+LOW_SOURCE_SHARE = 0.5  # under this ALTI+ source share, a token is marked "continuing its own words"
+
+
+def output_tokens(result: Result) -> list[str]:
+    """What the decoder produced at each step: the translation's tokens, then </s>."""
+    return result.translation.target_tokens + ["</s>"]
+
+
+def explanation(translator: Translator, result: Result, step: int, alternative: int = -1, ig_steps: int = 64):
+    """Every attribution of output token `step` (contrastive against `alternative` unless it is -1)."""
+    n = len(output_tokens(result))
+    if not 0 <= step < n:
+        raise InputError(f"choose an output token between 0 and {n - 1}")
+    return analyses.explain(translator, result.text, result.translation, step, None if alternative < 0 else alternative,
+                              ig_steps)
+
+
+def attribution_figure(expl):
+    rows = [(METHOD_NAMES[m], a.source.tolist(), None if a.prefix is None else a.prefix.tolist())
+            for m, a in expl.methods.items()]
+    token = shown(expl.labels["output_tokens"][expl.step])
+    return attribution_rows(rows, expl.labels["source_tokens"], expl.labels["decoder_inputs"][: expl.step + 1],
+                                  f"What output piece {expl.step + 1} ({token}) used: shares over the source, then the "
+                                  "target prefix")
+
+
+def source_share_figure(expl):
+    labels = {"alti_plus": "ALTI+", "gradient_x_input": "gradient × input"}
+    shares = {labels[m]: v for m, v in expl.source_share.items()}
+    return source_shares(expl.labels["output_tokens"], shares, LOW_SOURCE_SHARE, expl.step,
+                               "How much of each token comes from the source (the rest: the target prefix)")
+
+
+def continuing_own_words(expl) -> list[int]:
+    """Steps whose ALTI+ source share is under LOW_SOURCE_SHARE (Dale et al. 2023: a sign of hallucination)."""
+    return [t for t, v in enumerate(expl.source_share["alti_plus"]) if v < LOW_SOURCE_SHARE]

@@ -1,0 +1,59 @@
+"""Beam search as a tree. Never imports gradio."""
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Iterable
+
+import plotly.graph_objects as go
+
+
+from .base import written, laid_out
+
+
+BEAM_COLORS = {"live": "#3182bd", "finished": "#31a354", "pruned": "#bdbdbd"}
+
+
+def beam_tree(tree, to_pieces: Callable[[Iterable[int]], list[str]]) -> go.Figure:
+    """Beam search as a tree: step on x, rank within the step on y; edges to each node's parent; the winning
+    path drawn thick. to_pieces: the tokenizer's `pieces`, ids -> pieces. Hover shows the cumulative
+    log-probability and the score."""
+    nodes = tree.nodes
+    title = (f"Beam search, beam size {tree.beam_size}, length penalty {tree.length_penalty:g}: {len(nodes)} "
+             "candidates ranked")
+    tokens = to_pieces(n.token for n in nodes)  # tokens[i]: node i's token
+    rank: dict[int, int] = {}
+    by_step: dict[int, list[int]] = {}
+    for i, n in enumerate(nodes):
+        by_step.setdefault(n.step, []).append(i)
+    for ids in by_step.values():
+        for r, i in enumerate(sorted(ids, key=lambda i: -nodes[i].log_prob)):
+            rank[i] = r + 1  # counted from 1, as the steps
+    win = set(tree.path(tree.winner)) if tree.winner >= 0 else set()
+    fig = go.Figure()
+    ex, ey, wx, wy = [], [], [], []
+    for i, n in enumerate(nodes):
+        px, py = (0, 1) if n.parent < 0 else (nodes[n.parent].step + 1, rank[n.parent])  # step n.step is shown n.step + 1
+        xs, ys = (wx, wy) if i in win else (ex, ey)
+        xs += [px, n.step + 1, None]
+        ys += [py, rank[i], None]
+    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#d9d9d9", width=1), hoverinfo="skip",
+                             name="extends"))
+    fig.add_trace(go.Scatter(x=wx, y=wy, mode="lines", line=dict(color="#e6550d", width=4), hoverinfo="skip",
+                             name="chosen translation"))
+    fig.add_trace(go.Scatter(x=[0], y=[1], mode="markers+text", text=["start"], textposition="middle left",
+                             marker=dict(size=12, color="#636363"), hoverinfo="skip", name="start"))
+    for status, color in BEAM_COLORS.items():
+        ids = [i for i, n in enumerate(nodes) if n.status == status]
+        fig.add_trace(go.Scatter(
+            x=[nodes[i].step + 1 for i in ids], y=[rank[i] for i in ids], mode="markers+text",
+            text=[html.escape(written(tokens[i])) for i in ids], textposition="top center", name=status,
+            marker=dict(size=[16 if i in win else 11 for i in ids], color=color,
+                        line=dict(width=[3 if i in win else 0 for i in ids], color="#e6550d")),
+            customdata=[[nodes[i].log_prob, nodes[i].score, status] for i in ids],
+            hovertemplate="%{text}<br>step %{x}, rank %{y}<br>log p (cumulative) %{customdata[0]:.3f}"
+                          "<br>score (length-normalised) %{customdata[1]:.3f}<br>%{customdata[2]}<extra></extra>"))
+    depth = max((r for r in rank.values()), default=0)
+    fig.update_yaxes(autorange="reversed", title_text="rank at this step (by log p)", dtick=1)
+    fig.update_xaxes(title_text="step", dtick=1)
+    fig.update_layout(legend=dict(orientation="h", y=-0.15))
+    return laid_out(fig, title, 260 + 46 * depth)
