@@ -62,7 +62,8 @@ class Page:
         translator = self.ctx.translator(pair)
         parts = context.sentences(values[panel.text])  # the model learned single sentences: one at a time
         try:
-            result = context.run(translator, pair, parts[0], panel.options(values), self.ctx.caches.translations)
+            result = context.run(translator, pair, parts[0], panel.options(values), self.ctx.caches.translations,
+                                 self.ctx.together)
             key = ("panel", result.key, key_of(values, [panel.n_samples]))
             out = shared(self.ctx.caches.views, key, lambda: panel.fill(result, values)) | {self.result: result}
             out |= panel.joined(translator, result, parts, out)  # the views show the first sentence

@@ -5,9 +5,12 @@ import threading
 import time
 
 import pytest
+import torch
 
 from playground import context
 from playground.context import SharedCache
+from transformer.decoding import DecodeOptions
+from transformer.errors import InputError
 from transformer.interpret import analyses
 
 
@@ -102,3 +105,61 @@ def test_a_result_runs_the_passes_few_views_need_only_when_asked_and_once(transl
     assert set(result.internals) == {"encoder", "decoder", "cross"} and len(result.batch) == 2
     result.internals, result.batch
     assert calls == {"internals": 1, "batch": 1}
+
+
+def test_translations_asked_for_at_the_same_moment_are_made_together_as_one_at_a_time(translator):
+    texts = ["the dog runs", "a cat sleeps on the warm red sofa", "two men", "the girl reads a book in the park",
+             "a boy", "the old man walks his small dog slowly", "three birds sing", "she runs"]
+    together, start, got = context.Together(size=8, wait_s=0.5), threading.Barrier(len(texts)), {}
+
+    def ask(text: str) -> None:
+        start.wait()
+        got[text] = together.result(translator, "xx-yy", text, DecodeOptions())
+
+    threads = [threading.Thread(target=ask, args=(t,)) for t in texts]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert together.batches < len(texts)  # at least two of them in one batch
+    for text in texts:
+        alone, made = context.run(translator, "xx-yy", text), got[text]
+        assert made.text == text and made.translation.target_ids == alone.translation.target_ids
+        assert made.translation.unsure == alone.translation.unsure
+        assert made.maps.source_tokens == alone.maps.source_tokens and made.maps.target_tokens == alone.maps.target_tokens
+        for kind in ("encoder", "decoder", "cross"):  # cut to its own lengths: no padding rows or columns
+            torch.testing.assert_close(getattr(made.maps, kind), getattr(alone.maps, kind), atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(made.inspection.target_input, alone.inspection.target_input)
+
+
+def test_a_batch_that_fails_is_made_again_one_sentence_at_a_time(translator, monkeypatch):
+    translate_batch = translator.translate_batch
+
+    def refuses_the_bad_one(texts, options=None, **kwargs):
+        if "bad" in texts:
+            raise InputError("this sentence cannot be translated")
+        return translate_batch(texts, options, **kwargs)
+
+    monkeypatch.setattr(translator, "translate_batch", refuses_the_bad_one)
+    together = context.Together(size=4, wait_s=0.5)
+    start, got = threading.Barrier(3), {}
+
+    def ask(text: str) -> None:
+        start.wait()
+        try:
+            got[text] = together.result(translator, "xx-yy", text, DecodeOptions()).translation.target_ids
+        except InputError as e:
+            got[text] = str(e)
+
+    threads = [threading.Thread(target=ask, args=(t,)) for t in ("the dog runs", "bad", "a cat sleeps")]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert got["bad"] == "this sentence cannot be translated"  # its own error, and only its own
+    assert got["the dog runs"] == translator.translate("the dog runs").target_ids
+    assert got["a cat sleeps"] == translator.translate("a cat sleeps").target_ids
+
+
+def test_sampling_and_beam_search_are_not_batched(translator):
+    together = context.Together(size=4, wait_s=0.0)
+    for options in (DecodeOptions(strategy="sample", seed=3), DecodeOptions(strategy="beam", beam_size=2)):
+        made = context.run(translator, "xx-yy", "the dog runs", options, together=together)
+        assert made.translation.target_ids == translator.translate("the dog runs", options).target_ids
+    assert together.batches == 0

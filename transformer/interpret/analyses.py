@@ -50,6 +50,28 @@ def inspect(translator: Translator, text: str, translation: str | Translation,
     return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in[0], inside and inside.sentence(0))
 
 
+@torch.inference_mode()
+def inspect_many(translator: Translator, texts: Sequence[str], translations: Sequence[Translation]) -> list[Inspection]:
+    """`inspect` for several sentences in one padded teacher-forced pass (a class translating at once): each
+    sentence's maps and layer inputs cut to its own lengths, the same numbers as a pass of its own."""
+    if len(texts) == 1:
+        return [inspect(translator, texts[0], translations[0])]
+    model, tok, pad = translator.model, translator.tokenizer, translator.cfg.pad_id
+    pairs = [translator.pair_tensors(text, t) for text, t in zip(texts, translations)]  # each (1, S), (1, T)
+    src = pad_batch([s[0].tolist() for s, _ in pairs], pad).to(translator.device)  # (B, S)
+    tgt = pad_batch([t[0].tolist() for _, t in pairs], pad).to(translator.device)  # (B, T)
+    with capture_attention(model) as recorder, record(model, ["positional"], inputs=True) as inputs:
+        model(src, tgt)
+    ((src_emb,), src_in), ((tgt_emb,), tgt_in) = inputs["positional"]  # (B, S, D), (B, T, D)
+    lengths = [(s.size(1), t.size(1)) for s, t in pairs]
+    out = []
+    for b, (maps, (S, T), (s, t)) in enumerate(zip(recorder.sentences(lengths), lengths, pairs)):
+        maps.source_tokens, maps.target_tokens = tok.source_pieces(s[0].tolist()), tok.pieces(t[0].tolist())
+        out.append(Inspection(maps, src_emb[b, :S].clone(), src_in[b, :S].clone(), tgt_emb[b, :T].clone(),
+                              tgt_in[b, :T].clone()))
+    return out
+
+
 def ablated(translator: Translator, text: str, options: DecodeOptions | None = None,
             heads: Iterable[tuple[str, int, int]] = ()) -> Translation:
     """The translation of `text` with `heads` (kind, layer, head) switched off while it is made (ablate_heads)."""

@@ -159,6 +159,13 @@ class AttentionRecorder:
         """The maps of batch row b, (L, H, query, key) per kind (padding positions included)."""
         return AttentionMaps(*(self._assemble(kind)[b] for kind in KINDS))
 
+    def sentences(self, lengths: list[tuple[int, int]]) -> list[AttentionMaps]:
+        """The maps of every batch row, cut to its (source, target) lengths: the padding left out, each row's maps
+        its own tensors (not views of the batch's)."""
+        full = {kind: self._assemble(kind) for kind in KINDS}  # (B, L, H, Tq, Tk)
+        return [AttentionMaps(full["encoder"][b, ..., :S, :S].clone(), full["decoder"][b, ..., :T, :T].clone(),
+                              full["cross"][b, ..., :T, :S].clone()) for b, (S, T) in enumerate(lengths)]
+
 
 @contextmanager
 def capture_attention(model: Transformer) -> Iterator[AttentionRecorder]:
