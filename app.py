@@ -12,7 +12,8 @@ import torch
 
 from playground.page import build_demo, build_page, launch_options  # noqa: F401 (the app's API for tools and tests)
 from playground.runtime import EMPTY  # noqa: F401
-from playground.context import ROOT
+from playground.context import ROOT, sentences
+from playground.panel import not_english
 from playground.view import restore_hint
 from transformer import CheckpointError, Translator
 from transformer.translator import resolve_device
@@ -70,6 +71,9 @@ def main() -> None:
     for problem in problems:
         print(f"warning: {problem}")
     demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn)
+    # What every first translation reads besides the model, loaded now rather than while a class waits for it: the
+    # language identifier of the warnings (an LZMA-packed model, about 0.4 s) and the sentence splitter
+    not_english("Loading the language identifier."), sentences("Loading the splitter. Two sentences.")
     # The models and the page live as long as the server: out of the garbage collector's sight, so that its full
     # passes (triggered by every request's allocations) do not walk hundreds of thousands of objects each time
     gc.freeze()
