@@ -218,6 +218,7 @@ class Result:
     options: DecodeOptions = DecodeOptions()
     translator: Translator | None = field(default=None, repr=False, compare=False)
     _lazy: dict = field(default_factory=dict, repr=False, compare=False)
+    _making: dict = field(default_factory=dict, repr=False, compare=False)  # name -> the lock of its making
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -227,10 +228,18 @@ class Result:
     def derived(self, name: str, make):
         """What a view derives from this translation (a pass, a lens, a comparison, a Lesson step): made once, when
         first asked for, and kept with the translation for every user who shares it; a failure is not kept."""
-        with self._lock:  # two users opening One head at once run its pass once
-            if name not in self._lazy:
-                self._lazy[name] = make()
-            return self._lazy[name]
+        with self._lock:
+            if name in self._lazy:
+                return self._lazy[name]
+            making = self._making.setdefault(name, threading.Lock())
+        with making:  # two users opening One head at once run its pass once; another name is made meanwhile, and
+            with self._lock:  # a make may ask for another (a Lesson step reads the Q/K/V pass)
+                if name in self._lazy:
+                    return self._lazy[name]
+            value = make()
+            with self._lock:
+                self._lazy[name] = value
+            return value
 
     @property
     def internals(self) -> dict:

@@ -93,7 +93,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             event(trigger, page.show_translation, first, panel.controls,
                   set(panel.outputs) | {result} | set(signals.values()),
                   concurrency_limit=16, concurrency_id="translate")  # a class at once: translated together
-        tabs.wire(page, lambda trigger, handler, shown: event(trigger, handler, shown))
+        tabs.wire(page, event)
         links.wire(page, event)
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
             lesson = views["lesson"].number

@@ -6,6 +6,7 @@ import html
 import json
 import re
 import shutil
+import threading
 from pathlib import Path
 
 import gradio as gr
@@ -345,6 +346,24 @@ def test_a_view_of_an_older_translation_draws_nothing_once_the_newest_is_gone():
     gc.collect()
     assert session.newest(old) is None  # too late, and the newest is no longer kept: nothing to draw
     assert Session("glance").newest(old) is old and session.newest(None) is None  # another user: their own
+
+
+def test_next_walks_the_lesson_through_every_step_whose_figure_reads_another_derived_pass(page):
+    """A Lesson step is derived from the translation (Result.derived) and some steps read another derived pass (the
+    Q/K/V internals, the padded batch) while they are made: Next goes through all ten, each once."""
+    lesson = page.views["lesson"]
+    result = page.show_translation(defaults(page) | {page.panel.text: "A woman reads a book on a train."})[page.result]
+    walked = []
+
+    def walk():
+        for number in range(1, 10):
+            walked.append(lesson.go(result, number, +1)[lesson.number])
+
+    walker = threading.Thread(target=walk, daemon=True)
+    walker.start()
+    walker.join(timeout=120)
+    assert not walker.is_alive() and walked == list(range(2, 11))  # none waits on another forever
+    assert lesson.made_step(result, 5) is lesson.made_step(result, 5)  # made once, kept with the translation
 
 
 def test_the_same_translation_is_computed_once_for_everyone(page):
