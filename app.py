@@ -13,6 +13,7 @@ import torch
 from playground.page import build_demo, build_page, launch_options  # noqa: F401 (the app's API for tools and tests)
 from playground.runtime import EMPTY  # noqa: F401
 from playground.context import ROOT, sentences
+from playground.links import network_address
 from playground.panel import not_english
 from playground.view import restore_hint
 from transformer import CheckpointError, Translator
@@ -41,6 +42,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--host", default="0.0.0.0" if on_space else "127.0.0.1")
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
     parser.add_argument("--share", action="store_true", help="also serve through a public gradio.live link")
+    parser.add_argument("--public-url", default=os.environ.get("PUBLIC_URL"),
+                        help="the address a class's phones open (behind a proxy or a balancer); by default, with "
+                             "--host 0.0.0.0, this machine's address on its network")
     parser.add_argument("--int8", action="store_true",
                         help="dynamic int8 feed-forward layers and output projection (CPU only; faster on batches)")
     parser.add_argument("--threads", type=int, default=1,
@@ -54,6 +58,21 @@ def serving_device(requested: str) -> str:
     """The device to ask for. ZeroGPU lends a GPU only inside @spaces.GPU calls and may answer "CUDA" outside
     them too: there `auto` means the CPU (the model is tiny), so no page depends on a GPU quota."""
     return "cpu" if requested == "auto" and os.environ.get("SPACES_ZERO_GPU") else requested
+
+
+def public_address(args: argparse.Namespace) -> str | None:
+    """The address other machines open, said at start-up: --public-url, or this machine's network address when the
+    app listens on every interface (not on a Space, whose own address is the one its visitors have)."""
+    if args.public_url:
+        print(f"The class opens: {args.public_url}")
+        return args.public_url
+    if args.host not in ("0.0.0.0", "::") or os.environ.get("SPACE_ID"):
+        print(f"Listening on {args.host} only: other machines cannot open it; `--host 0.0.0.0` for a class's phones")
+        return None
+    found = network_address(args.port)
+    print(f"The class's phones on this network open: {found}" if found else
+          "No network address found on this machine: the class's phones need its address on their network")
+    return found
 
 
 def main() -> None:
@@ -70,7 +89,8 @@ def main() -> None:
     translators, problems = load_translators(args.checkpoints, str(device), int8=args.int8)
     for problem in problems:
         print(f"warning: {problem}")
-    demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn)
+    public = public_address(args)
+    demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn, public_url=public)
     # What every first translation reads besides the model, loaded now rather than while a class waits for it: the
     # language identifier of the warnings (an LZMA-packed model, about 0.4 s) and the sentence splitter
     not_english("Loading the language identifier."), sentences("Loading the splitter. Two sentences.")

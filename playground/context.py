@@ -95,6 +95,7 @@ class Context:
     bertviz_scripts: str | list[str] = "inline"  # bertviz_document's scripts: "inline", "cdn" or their URLs
     caches: Caches = field(default_factory=lambda: Caches.sized(32))
     together: Together = field(default_factory=lambda: Together())  # a class's greedy translations, batched
+    public_url: str | None = None  # the address other machines open (links.shared_address), when known
 
     @property
     def pairs(self) -> list[str]:

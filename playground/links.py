@@ -5,6 +5,7 @@ out and named; the others are kept."""
 from __future__ import annotations
 
 import dataclasses
+import socket
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -39,9 +40,34 @@ def read(query: dict[str, str], values: dict, panel, lesson) -> Link:
     return Link(values, opened, query.get("present", "") in ("1", "true", "yes"), problems)
 
 
-def write(address: str, values: dict, panel, opened: str, step: int) -> str:
-    """The link to this page (`address`, its query and fragment dropped) with the panel's settings, presentation
-    mode, and the open view (the Lesson at its step)."""
+LOOPBACK = ("127.", "localhost", "[::1]", "::1", "0.0.0.0")
+
+
+def network_address(port: int) -> str | None:
+    """http://ADDRESS:port/ with this machine's IPv4 address on its network (the first interface that is up, not
+    the loopback and not link-local): what a class's phones on the same network open. None without one."""
+    import psutil
+
+    up = {name for name, stats in psutil.net_if_stats().items() if stats.isup}
+    for name, addresses in psutil.net_if_addrs().items():
+        for a in addresses:
+            if name in up and a.family == socket.AF_INET and not a.address.startswith(("127.", "169.254.")):
+                return f"http://{a.address}:{port}/"
+    return None
+
+
+def shared_address(address: str, public: str | None) -> str:
+    """The address a link is written on: the page's own (`address`, the browser's), or `public` (--public-url, or
+    this machine's network address when the app listens there) where the page was opened on this machine's
+    loopback, an address no other machine can open."""
+    host = urlsplit(address or "").hostname or ""
+    return public if public and (not host or host.startswith(LOOPBACK) or host == "::1") else address
+
+
+def write(address: str, values: dict, panel, opened: str, step: int, public: str | None = None) -> str:
+    """The link to this page (`address`, its query and fragment dropped; `shared_address`) with the panel's
+    settings, presentation mode, and the open view (the Lesson at its step)."""
+    address = shared_address(address, public)
     query = {"pair": values[panel.pair], "text": values[panel.text]}
     query |= {name: values[control] for name, control in zip(QUERY_FIELDS, panel.decoding)}
     query |= {"present": "1"} if values[panel.present] else {}

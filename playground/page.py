@@ -35,15 +35,16 @@ def launch_options() -> dict:
 
 
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,
-               bertviz_offline: bool = True, cache_size: int = 32) -> Page:
+               bertviz_offline: bool = True, cache_size: int = 32, public_url: str | None = None) -> Page:
     """The whole page; bertviz_offline=False loads bertviz's scripts from its CDN instead of the app's copies.
-    cache_size: translations kept for every user (with their hooked passes; see docs/many-users.md)."""
+    cache_size: translations kept for every user (with their hooked passes; see docs/many-users.md).
+    public_url: the address other machines open, for links made on this machine's loopback (links.shared_address)."""
     scripts = "cdn"
     gr.set_static_paths([str(SCRIPT)] + ([str(p) for p in script_files()] if bertviz_offline else []))
     if bertviz_offline:  # jQuery, d3 and the shim: static files of the app, sent once, cached by the browser
         scripts = [f"gradio_api/file={p}" for p in script_files()]
     ctx = Context(translators, Path(tempfile.mkdtemp(prefix="transformer-playground-")), scripts,
-                  caches=Caches.sized(cache_size))
+                  caches=Caches.sized(cache_size), public_url=public_url)
     weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
         gr.HTML("<div id=\"masthead\"><h1>Transformer Playground</h1><p>Type an English "
@@ -106,5 +107,5 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
 
 
 def build_demo(translators: dict[str, Translator], problems: list[str] | None = None,
-               bertviz_offline: bool = True) -> gr.Blocks:
-    return build_page(translators, problems, bertviz_offline).demo
+               bertviz_offline: bool = True, public_url: str | None = None) -> gr.Blocks:
+    return build_page(translators, problems, bertviz_offline, public_url=public_url).demo

@@ -158,5 +158,5 @@ class Page:
         open view and the Lesson's step."""
         lesson = self.views["lesson"]
         address = links.write(values[self.panel.link], values, self.panel, self.sessions.of(request).open,
-                              values[lesson.number])
+                              values[lesson.number], self.ctx.public_url)
         return {self.panel.link: gr.update(value=address, visible=True)}

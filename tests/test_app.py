@@ -6,10 +6,13 @@ import html
 import json
 import re
 import shutil
+import socket
 import threading
+from urllib.parse import parse_qsl, urlsplit
 from pathlib import Path
 
 import gradio as gr
+import psutil
 import pytest
 import torch
 from gradio_client import Client
@@ -505,6 +508,35 @@ def test_a_bad_shared_link_still_opens_the_page_and_says_why(page, query, says):
     out = page.open(on_load(page), Request(**query))
     assert says in out[page.panel.notice]
     assert out[page.panel.pair] in page.ctx.pairs  # the page is usable: a loaded pair, default settings
+
+
+def test_a_share_link_made_on_this_machine_names_the_address_the_class_can_open(page, monkeypatch):
+    panel, lesson = page.panel, page.views["lesson"]
+    values = defaults(page) | {panel.text: "Two dogs & a cat?", panel.strategy: "beam", lesson.number: 7,
+                               panel.present: False}
+    public = "http://192.168.1.20:7860/"
+    made_here = links.write("http://127.0.0.1:7860/?old=1#x", values, panel, "lesson", 7, public)
+    assert made_here.startswith(public + "?") and "lesson=7" in made_here and "strategy=beam" in made_here
+    assert links.read(dict(parse_qsl(urlsplit(made_here).query)), defaults(page), panel, lesson).values[panel.text] \
+        == "Two dogs & a cat?"  # the text comes back as typed
+    opened_elsewhere = links.write("https://class.example.org/app/", values, panel, "rollout", 1, public)
+    assert opened_elsewhere.startswith("https://class.example.org/app/?") and "view=rollout" in opened_elsewhere
+    assert links.write("http://localhost:7860/", values, panel, "glance", 1, None).startswith("http://localhost:7860/?")
+
+    class Interface:
+        def __init__(self, address, family=socket.AF_INET):
+            self.address, self.family = address, family
+
+    up = lambda on: type("Stats", (), {"isup": on})()  # noqa: E731
+    monkeypatch.setattr(psutil, "net_if_stats", lambda: {"lo": up(True), "eth0": up(False), "wlan0": up(True)})
+    monkeypatch.setattr(psutil, "net_if_addrs", lambda: {
+        "lo": [Interface("127.0.0.1")], "eth0": [Interface("10.0.0.5")],  # down: not this one
+        "wlan0": [Interface("fe80::1", socket.AF_INET6), Interface("169.254.3.3"), Interface("192.168.1.20")]})
+    assert links.network_address(7860) == public
+    args = app.parse_args(["--host", "0.0.0.0"])
+    assert app.public_address(args) == public  # said at start-up, and used for the links
+    assert app.public_address(app.parse_args([])) is None  # 127.0.0.1: no other machine can open it
+    assert app.public_address(app.parse_args(["--public-url", "https://x.org/"])) == "https://x.org/"
 
 
 def test_a_link_with_one_bad_parameter_keeps_every_other_one(page):

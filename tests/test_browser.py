@@ -599,7 +599,12 @@ def test_hostile_text_through_the_page_runs_no_script(page):
         # the view redraws after the translation has landed: wait for this text's drawing, not the last one's
         frame = page.frame_locator("#bertviz iframe")
         frame.locator("svg text", has_text=mark).first.wait_for(state="attached", timeout=30_000)
-        drawn = " ".join(frame.locator("svg text").all_text_contents())
+        drawn = ""
+        for _ in range(50):  # read the drawing whole: a frame drawn again meanwhile is read once it is drawn
+            drawn = " ".join(frame.locator("svg text").all_text_contents())
+            if mark in drawn:
+                break
+            page.wait_for_timeout(200)
         # the special pieces in words; "<", which the vocabulary spells in bytes, as its character: text, not parsed
         assert "end" in drawn and "<" in drawn and "0x" not in drawn
     open_view(page, "Attention", "Heatmaps")
