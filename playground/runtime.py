@@ -19,7 +19,7 @@ from playground import context, links, registry
 from transformer.errors import InputError
 
 from .context import TICKETS, Context, Session, Sessions
-from .view import beside, friendly, key_of, shared, values_set
+from .view import beside, friendly, key_of, serialized, shared, values_set
 from .panel import TranslatePanel
 from .tabs import Tabs
 
@@ -102,7 +102,8 @@ class Page:
         if view is None or key not in registry.tabs()[tab] or result is None:
             return {}
         session.focus = None
-        return {c: beside(drawn.get(c), value) for c, value in view.focus(result, values, where).items()}
+        part = serialized(view.focus(result, values, where), f"{view.name} {result.text}")
+        return {c: beside(drawn.get(c), value) for c, value in part.items()}
 
     def opener(self, tab: str | None, group: str | None = None):
         """The drawing of a view's tab (tab None: a group's tab, which shows the view open in it): on its select event

@@ -7,6 +7,7 @@ import functools
 import inspect
 import json
 import logging
+import re
 from pathlib import Path
 
 import gradio as gr
@@ -15,7 +16,7 @@ import plotly.graph_objects as go
 from transformer import Translator
 from transformer.errors import InputError
 
-from .context import ROOT, Context
+from .context import ROOT, Context, Result
 from .words import EXPLAIN, explained
 
 
@@ -44,7 +45,7 @@ def friendly(fn):
         def streamed(*args, **kwargs):
             try:
                 for update in fn(*args, **kwargs):
-                    yield serialized(update)
+                    yield serialized(update, file_name(args))
             except Exception as e:
                 raise failed(e) from None
         return streamed
@@ -52,18 +53,33 @@ def friendly(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return serialized(fn(*args, **kwargs))
+            return serialized(fn(*args, **kwargs), file_name(args))
         except Exception as e:
             raise failed(e) from None
     return wrapper
 
 
-def serialized(updates):
+def file_name(args: tuple) -> str:
+    """What a view's handler draws is saved under: the view's name and the translation's sentence, when the
+    handler is a view's and reads a translation (its arguments say)."""
+    view = next((a for a in args if isinstance(a, View)), None)
+    result = next((a for a in args if isinstance(a, Result)), None)
+    return f"{view.name} {result.text}" if view is not None and result is not None else ""
+
+
+def serialized(updates, name: str = ""):
     """Updates (a dict of them, or one value) with every plotly figure turned into the JSON the page receives, once:
-    a drawn view that many users are sent is serialized one time, not once per user."""
+    a drawn view that many users are sent is serialized one time, not once per user. `name`: what the figure's
+    camera button saves it as ("attention-two-dogs-run.png", not plotly's "newplot.png")."""
     if isinstance(updates, dict):
-        return {c: serialized(u) for c, u in updates.items()}
-    return gr.components.plot.PlotData(type="plotly", plot=updates.to_json()) if isinstance(updates, go.Figure) else updates
+        return {c: serialized(u, name) for c, u in updates.items()}
+    if not isinstance(updates, go.Figure):
+        return updates
+    plot = updates.to_json()
+    if name:  # plotly.js reads a figure's "config" beside its data and layout (gradio passes it on)
+        stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60].rstrip("-") or "figure"
+        plot = plot[:-1] + ', "config": ' + json.dumps({"toImageButtonOptions": {"filename": stem}}) + "}"
+    return gr.components.plot.PlotData(type="plotly", plot=plot)
 
 
 def copied(updates: dict) -> dict:
@@ -71,9 +87,10 @@ def copied(updates: dict) -> dict:
     return {c: dict(u) if isinstance(u, dict) else u for c, u in updates.items()}
 
 
-def shared(cache, key: tuple, make) -> dict:
-    """Updates made and serialized once for everyone (a SharedCache keeps successes only), copied for each user."""
-    return copied(cache.get(key, lambda: serialized(make())))
+def shared(cache, key: tuple, make, name: str = "") -> dict:
+    """Updates made and serialized once for everyone (a SharedCache keeps successes only), copied for each user;
+    `name`: what its figures are saved as (serialized)."""
+    return copied(cache.get(key, lambda: serialized(make(), name)))
 
 
 def beside(drawn, value):
@@ -145,12 +162,12 @@ class View:
         with self.tab if entry.inside is None else contextlib.nullcontext():
             heading = f"### {entry.label}\n" if entry.inside else ""
             words = self.introduction()
-            if words is not None and not self.explained_below:
-                self.about = gr.Markdown(heading + words, elem_classes="plain")
+            if words is not None:  # above the view, or (explained_below) made now and placed under it
+                self.about = gr.Markdown(heading + words, elem_classes="plain", render=not self.explained_below)
             self.problem = gr.Markdown(visible=False, elem_classes="problem")  # hidden until something fails
             self.build()
             if words is not None and self.explained_below:
-                self.about = gr.Markdown(words, elem_classes="plain")
+                self.about.render()
 
     def introduction(self) -> str | None:
         """What the view says first: its plain words, then the rest folded. "" for a view whose words carry the
@@ -194,13 +211,15 @@ class View:
         if self.pair_outputs and shown.get("pair") != pair:
             translator = self.ctx.translator(pair)
             key = (self.name, pair, key_of(values, self.pair_inputs))
-            out, problem = self.guarded(lambda: shared(views, key, lambda: self.on_pair(translator, pair, values)),
+            out, problem = self.guarded(lambda: shared(views, key, lambda: self.on_pair(translator, pair, values),
+                                                       f"{self.name} {pair}"),
                                         translator)
             values = values | values_set(out)  # the fill reads what its pair's part set
             problems, shown["pair"], drew = [problem] if problem else [], None if problem else pair, True
         if self.outputs and result is not None and shown.get("fill") != result.key:
             key = (self.name, result.key, key_of(values, self.controls))
-            drawn, problem = self.guarded(lambda: shared(views, key, lambda: self.fill(result, values)),
+            drawn, problem = self.guarded(lambda: shared(views, key, lambda: self.fill(result, values),
+                                                         f"{self.name} {result.text}"),
                                           self.ctx.translator(result.pair))
             out |= {c: out[c] | u if isinstance(u, dict) and isinstance(out.get(c), dict) else u  # both: keep both
                     for c, u in drawn.items()}

@@ -266,6 +266,20 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
     assert page.sessions.of(other).open == "rollout"
 
 
+def test_a_figure_is_saved_under_its_views_name_and_its_sentence(page):
+    """The camera button of every drawn figure saves it as view-sentence.png, not plotly's newplot.png; a menu's
+    redraw too."""
+    user, values = User("file-names"), defaults(page) | {page.panel.text: "Two dogs run on the beach!"}
+    values = after(values, page.show_translation(values, user))
+    attention = page.views["attention"]
+    config = lambda sent: json.loads(sent.plot)["config"]["toImageButtonOptions"]["filename"]  # noqa: E731
+    assert config(open_tab(page, "attention", values, user)[attention.plot]) == "attention-two-dogs-run-on-the-beach"
+    assert config(attention.redraw(values[page.result], "encoder", 0, "average", "single")[attention.plot]) == \
+        "attention-two-dogs-run-on-the-beach"
+    steps = open_tab(page, "steps", values, user)[page.views["steps"].probs]
+    assert config(steps) == "steps-two-dogs-run-on-the-beach"
+
+
 def test_a_failure_is_shown_but_never_cached_and_the_view_draws_once_it_works(page, monkeypatch):
     user = User("a-failure")
     values = defaults(page) | {page.panel.text: "A man rides a horse on the beach."}

@@ -23,9 +23,10 @@ def schedule_text(metrics) -> str:
         c = TrainConfig.from_dict(stage.train_config)
         peak = noam_lr(c.warmup, d_model, c.warmup, c.lr_scale)
         epochs = f"epoch {start}" if start == end else f"epochs {start}-{end}"
-        words = (f"{epochs}: a warm-up over {c.warmup:,} steps to {peak:.1e}, "
+        words = (f"{epochs}: a warm-up over {c.warmup:,} steps to {peak:.2g}, "
                  + ("held" if c.hold_peak else "then decaying as 1/sqrt(step)")
-                 + (f", then falling linearly to 0 over the last {c.cooldown_epochs} epoch{'s' if c.cooldown_epochs > 1 else ''}"
+                 + (", then falling linearly to 0 over the last "
+                    + (f"{c.cooldown_epochs} epochs" if c.cooldown_epochs > 1 else "epoch")
                if c.cooldown_epochs else ""))
         rates = [r["lr"] for r in metrics.epochs if start <= r["epoch"] <= end and r.get("lr") is not None]
         # the rate back up after it had fallen below half its peak so far: the run went on with a new cycle
@@ -36,6 +37,8 @@ def schedule_text(metrics) -> str:
 
 
 class ScheduleView(View):
+    explained_below = True  # the curve first, then one sentence true of it
+
     def introduction(self) -> str:
         return ""  # names the checkpoint's own schedule: filled in per pair
 
