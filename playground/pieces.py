@@ -77,11 +77,12 @@ def named(tokens: list[str], i: int) -> str:
     return f"the piece “{shown(token, first=word_span(tokens, i)[0] == i)}” of “{whole}”"
 
 
-def labels(tokens: list[str], escaped: bool = True) -> list[str]:
+def labels(tokens: list[str], escaped: bool = True, symbols: bool = False) -> list[str]:
     """Axis labels of a sequence of pieces: "1 A", "2 man", ... Escaped for plotly, which draws labels as HTML;
-    escaped=False for a menu's choices, which gradio writes as text."""
+    escaped=False for a menu's choices, which gradio writes as text. symbols=True: each token a whole symbol (a toy
+    task's), never marked as continuing the one before."""
     write = html.escape if escaped else str
-    return [f"{i + 1} {write(shown(t, first=i == 0))}" for i, t in enumerate(tokens)]
+    return [f"{i + 1} {write(shown(t, first=i == 0 or symbols))}" for i, t in enumerate(tokens)]
 
 
 def number(i: int) -> int:

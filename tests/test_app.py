@@ -750,6 +750,20 @@ def test_compare_models_draws_both_translations_and_the_difference_where_the_tok
         compare.redraw(result, "pair:xx-yy", "cross", 0)
 
 
+def test_compare_models_opens_on_a_model_that_translates_otherwise_and_puts_two_languages_side_by_side(page):
+    compare = page.views["compare"]
+    user, values = User("compare-opens"), defaults(page) | {page.panel.text: "My sister plays the piano every evening."}
+    values = after(values, page.show_translation(values, user))
+    opened = open_tab(page, "compare", values, user)
+    assert "0 pieces struck out, 0 pieces new" not in opened[compare.diff]  # something to see, where a model differs
+    other = next(p for p in page.ctx.pairs if p != "en-de")  # French beside German: no word in common
+    across = compare.redraw(values[page.result], f"pair:{other}", "cross", 0)
+    assert "struck out" not in across[compare.diff] and across[compare.diff].count('class="card"') == 2
+    french = page.ctx.translator(other).translate(values[page.panel.text]).text
+    assert html.escape(french) in across[compare.diff] and "Two languages" in across[compare.diff]
+    assert len(traces(across[compare.plot])) == 2  # each map on its own tokens, no difference map
+
+
 def test_every_tab_bar_holds_only_tabs(page):
     """Anything else placed straight inside gr.Tabs (a State, say) shifts the browser's tabs: a click on one opened
     the next one's label over another."""

@@ -113,3 +113,11 @@ def test_positional_figures_name_sines_and_cosines_by_the_models_layout():
     matrix = positional.pe_matrix(pe).data[0]
     assert matrix.x[0] == 1 and matrix.y[0] == 1 and len(matrix.x) == 512
     assert "Marian" in positional.pe_matrix(pe, layout="halves").layout.title.text
+
+
+def test_a_toy_tasks_symbols_are_labelled_as_symbols_not_as_pieces_of_a_word():
+    """Train a tiny one: each token of a toy task is a whole symbol; the dash ("continues the word before") is for
+    sentencepiece's pieces only."""
+    fig = maps.attention_heatmap(torch.eye(3), ["<s>", "C", "B"], ["C", "B", "</s>"], "probe", symbols=True)
+    assert list(fig.data[0].y) == ["1 start", "2 C", "3 B"] and list(fig.data[0].x) == ["1 C", "2 B", "3 end"]
+    assert base.labels(["▁I", "ch"]) == ["1 I", "2 -ch"]  # pieces keep it

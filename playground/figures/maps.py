@@ -17,9 +17,12 @@ from torch import Tensor
 from .base import labels, values, laid_out, heatmap_trace
 
 
-def attention_heatmap(weights: Tensor, query_tokens: list[str], key_tokens: list[str], title: str) -> go.Figure:
-    """One (query, key) map: rows are queries, columns the keys they attend to."""
-    fig = go.Figure(heatmap_trace(values(weights), labels(key_tokens), labels(query_tokens), zmax=1))
+def attention_heatmap(weights: Tensor, query_tokens: list[str], key_tokens: list[str], title: str,
+                      symbols: bool = False) -> go.Figure:
+    """One (query, key) map: rows are queries, columns the keys they attend to. symbols: tokens are whole symbols
+    (a toy task's), labelled as they are."""
+    fig = go.Figure(heatmap_trace(values(weights), labels(key_tokens, symbols=symbols),
+                                  labels(query_tokens, symbols=symbols), zmax=1))
     fig.update_yaxes(autorange="reversed", title_text="query")
     fig.update_xaxes(title_text="key", tickangle=-45)
     side = 160 + 26 * max(len(query_tokens), 8)

@@ -17,7 +17,7 @@ from transformer.interpret import analyses
 
 from playground.context import Context
 from playground.view import View, friendly
-from .common import first_translator, kind_radio, layer_choices, need, token_diff
+from .common import cards, first_translator, kind_radio, layer_choices, need, token_diff
 
 
 def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
@@ -31,13 +31,23 @@ def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
     return out
 
 
-def opening_choice(choices: list[tuple[str, str]]) -> str | None:
+def opening_choice(choices: list[tuple[str, str]], differs=None) -> str | None:
     """What Compare opens on: the same pair earlier in its training (from epoch 4 where it keeps one: the first
-    epochs say little; else its earliest), else its int8 copy, else another pair (whose diff would be all red)."""
+    epochs say little; else its earliest), else its int8 copy, else another pair; with `differs` (spec -> whether
+    that model translates the sentence otherwise), the first of those (at most three tried) whose translation
+    differs, so that the view opens on something to see."""
     specs = [s for _, s in choices]
     epochs = [s for s in specs if s.startswith("epoch:")]
     early = [s for s in epochs if int(s.rsplit(":", 1)[1]) >= 4] or epochs
-    return next(iter(early + [s for s in specs if s.startswith("int8:")] + specs), None)
+    order = list(dict.fromkeys(early + [s for s in specs if s.startswith("int8:")] + specs))
+    if differs is not None:
+        return next((s for s in order[:3] if differs(s)), next(iter(order), None))
+    return next(iter(order), None)
+
+
+def language(pair: str) -> str:
+    """The language a pair's checkpoint writes: "en-de" and "en-de-opus-mt" write "de"."""
+    return pair.split("-")[1] if "-" in pair else pair
 
 
 def int8_copy(translator: Translator) -> Translator:
@@ -115,22 +125,31 @@ class CompareView(View):
         if not spec:
             raise InputError("only one model is loaded, and it keeps no snapshots: nothing to compare with")
         first = self.ctx.translator(result.pair)
-        label = dict((s, name) for name, s in model_choices(self.ctx, result.pair)).get(spec, spec)
-
-        def make():
-            return compare(result, other_model(self.ctx, spec), label)
-
-        cmp = result.derived(f"compare {spec}", make)
+        cmp = self.comparison(result, spec)
+        label = cmp.second_name
         name = self.ctx.label(result.pair) + (" (int8)" if first.precision == "int8" else "")
-        return {self.diff: token_diff(cmp.first.target_tokens, cmp.second.target_tokens, name, label),
-                self.plot: comparison_figure(cmp, kind, int(layer or 0), name)}
+        if spec.startswith("pair:") and language(spec.split(":")[1]) != language(result.pair):  # no word in common
+            said = cards([(name, cmp.first.text), (label, cmp.second.text)])
+            diff = said + "<p>Two languages: the translations side by side, each map on its own tokens.</p>"
+        else:
+            diff = token_diff(cmp.first.target_tokens, cmp.second.target_tokens, name, label)
+        return {self.diff: diff, self.plot: comparison_figure(cmp, kind, int(layer or 0), name)}
+
+    def comparison(self, result, spec: str) -> Comparison:
+        """The translation against the model `spec` names, made once per translation (Result.derived)."""
+        label = dict((s, name) for name, s in model_choices(self.ctx, result.pair)).get(spec, spec)
+        return result.derived(f"compare {spec}", lambda: compare(result, other_model(self.ctx, spec), label))
+
+    def differs(self, result):
+        """spec -> whether that model translates this sentence otherwise than the current one."""
+        return lambda spec: self.comparison(result, spec).second.target_tokens != result.translation.target_tokens
 
     def fill(self, result, values: dict) -> dict:
         """The translation against the chosen model, or the first one this translation's pair can be compared with
         (the choices follow the translation's pair, which may not be the pair chosen since)."""
         choices = model_choices(self.ctx, result.pair)
         specs = [s for _, s in choices]
-        spec = values[self.other] if values[self.other] in specs else opening_choice(choices)
+        spec = values[self.other] if values[self.other] in specs else opening_choice(choices, self.differs(result))
         return (self.draw(result, spec, values[self.kind], values[self.layer])
                 | {self.other: gr.update(choices=choices, value=spec)})
 

@@ -57,12 +57,14 @@ class LiveView(View):
                                 n_heads=int(n_heads), n_layers=int(n_layers), warmup=int(warmup),
                                 peak_lr=float(peak_lr), steps=int(steps), seed=int(seed))
 
-    def figures(self, p: live.Progress) -> dict:
+    def maps_of(self, p: live.Progress) -> dict:
+        """The probe's maps, its tokens labelled as the toy's symbols (no dash: none continues another)."""
         cross, enc = p.maps.cross[-1].mean(0), p.maps.encoder[-1].mean(0)  # last layer, heads averaged
-        return {self.cross: maps.attention_heatmap(cross, p.maps.target_tokens, p.maps.source_tokens,
-                                                    "cross-attention on the probe (last layer)"),
-                self.self_attention: maps.attention_heatmap(enc, p.maps.source_tokens, p.maps.source_tokens,
-                                                             "encoder self-attention on the probe (last layer)")}
+        src, tgt = p.maps.source_tokens, p.maps.target_tokens
+        return {self.cross: maps.attention_heatmap(cross, tgt, src, "cross-attention on the probe (last layer)",
+                                                    symbols=True),
+                self.self_attention: maps.attention_heatmap(enc, src, src, "encoder self-attention on the probe "
+                                                            "(last layer)", symbols=True)}
 
     @friendly
     def run(self, *values):
@@ -73,7 +75,7 @@ class LiveView(View):
             status = (f"**{words}**: step {p.step} of {s.steps}; held-out exact match {p.accuracy:.0%}; "
                       f"probe {toy.spell(p.probe)} → {toy.spell(p.output) or '(nothing)'}")
             yield {self.status: status, self.curves: toy_curves(p.losses, p.rates),
-                   self.model: (s, p.model, p.step)} | self.figures(p)
+                   self.model: (s, p.model, p.step)} | self.maps_of(p)
 
     @staticmethod
     def stopped(status: str) -> str:
@@ -92,7 +94,7 @@ class LiveView(View):
         p = live.Progress(0, [], [], 0.0, seq, output, maps, model)
         expected = toy.spell(toy.target_of(s.task, seq))
         return {self.try_out: f"{toy.spell(seq)} → **{toy.spell(output) or '(nothing)'}** (expected {expected}; "
-                              f"the model after step {step})"} | self.figures(p)
+                              f"the model after step {step})"} | self.maps_of(p)
 
     def wire(self, result: gr.State) -> None:
         inputs = [self.task, self.schedule, self.d_model, self.n_heads, self.n_layers, self.warmup, self.peak_lr,
