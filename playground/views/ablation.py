@@ -23,8 +23,10 @@ def every_head(translator) -> list[tuple[str, str]]:
 
 class AblationView(View):
     def build(self) -> None:
-        self.heads = gr.CheckboxGroup([], label="Heads to switch off", elem_id="ablation-heads")
-        self.button = gr.Button("Translate without these heads", elem_id="ablate-button")
+        with gr.Row(equal_height=False):  # the grid of heads beside its button: a row per layer, a column per head
+            self.heads = gr.CheckboxGroup([], label="Heads to switch off: a row per kind and layer, a column per head",
+                                          elem_id="ablation-heads", scale=5)
+            self.button = gr.Button("Translate without these heads", elem_id="ablate-button", scale=1, min_width=160)
         self.diff = gr.HTML(elem_id="ablation")
         self.outputs = [self.heads, self.diff]
         self.pair_outputs = [self.heads]
@@ -33,7 +35,8 @@ class AblationView(View):
         return {self.heads: gr.update(value=[]), self.diff: ""}  # a new sentence starts with every head on
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        return {self.heads: gr.update(choices=every_head(translator), value=[])}
+        return {self.heads: gr.update(choices=every_head(translator), value=[],
+                                      elem_classes=[f"heads-{translator.cfg.n_heads}"])}  # the grid's columns
 
     @friendly
     def run(self, result, heads) -> dict:
