@@ -84,7 +84,7 @@ def bertviz_document(maps: AttentionMaps, view: str = "head", scripts: str | lis
     elif scripts != "cdn":
         tags = "".join(f'<script src="{html.escape(url, quote=True)}"></script>' for url in scripts)
         body = tags + REQUIRE_TAG.sub("", body)
-    return (f'<!doctype html><html><head><meta charset="utf-8"></head><body>{body}{FROM_ONE}{TELL_HEIGHT}'
+    return (f'<!doctype html><html><head><meta charset="utf-8"></head><body>{body}{FROM_ONE}{FIT}{TELL_HEIGHT}'
             '</body></html>')
 
 
@@ -100,6 +100,19 @@ FROM_ONE = """<script>(function () {
     if (m) once(e, 'Layer ' + (+m[1] + 1) + ', Head ' + (+m[2] + 1));
   });
   new MutationObserver(heading).observe(document.body, {childList: true, subtree: true, characterData: true});
+})();</script>"""
+
+
+# bertviz draws at its own size (the head view about 500 px wide): the document zooms it to fill the frame's width,
+# up to twice, each time it is drawn or the frame resized
+FIT = """<script>(function () {
+  const fit = () => {
+    const drawn = [...document.querySelectorAll('svg')].reduce((r, e) => Math.max(r, e.getBoundingClientRect().right /
+      (parseFloat(document.body.style.zoom) || 1)), 0);
+    if (drawn > 0) document.body.style.zoom = Math.max(1, Math.min(2, (window.innerWidth - 16) / drawn));
+  };
+  new MutationObserver(fit).observe(document.body, {childList: true, subtree: true});
+  window.addEventListener('resize', fit);
 })();</script>"""
 
 

@@ -706,6 +706,12 @@ def test_what_the_model_used_draws_when_opened_follows_the_chosen_token_and_draw
     page.get_by_role("option").nth(1).click()  # the step's best other token
     summary.get_by_text("Contrastive", exact=False).wait_for(timeout=60_000)
     assert page.locator("#used-summary script, #used-deletion script, #used-summary img").count() == 0
+    steps = page.locator("#used-ig-steps input[type=number]")  # a step count typed in its box redraws
+    steps.click()
+    steps.press("Control+a")
+    page.keyboard.type("128")
+    page.keyboard.press("Enter")
+    summary.get_by_text("(128 steps)", exact=False).wait_for(timeout=60_000)
     shot(page, "what_the_model_used")
     assert not page.dialogs and not page.blocked
 

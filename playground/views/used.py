@@ -68,9 +68,10 @@ def summary(expl, translator_piece) -> str:
                          "have: run the app without --int8 to see them."))
     else:
         relative = ig.completeness_error / max(abs(ig.gap), 1e-12)
-        lines.append(f"Integrated gradients ({ig.steps} steps): the attributions sum to {ig.total:.3f} against "
-                     f"{ig.gap:.3f} from the baseline, a completeness error of {ig.completeness_error:.3f} "
-                     f"({relative:.0%}){'; more steps bring it closer' if relative > 0.05 else ''}.")
+        lines.append(f"Integrated gradients ({ig.steps} steps): the attributions add up to {ig.total:.3f}; they "
+                     f"should add up to {ig.gap:.3f}, how far the model's score moves from the empty baseline to "
+                     f"this sentence (completeness). Off by {ig.completeness_error:.3f} ({relative:.0%})"
+                     + ("; more steps bring them closer." if relative > 0.05 else ": close enough to read them."))
     lines.append(deletion_verdict(d))
     low = continuing_own_words(expl)
     marked = ", ".join(f"{t + 1} {esc(tokens[t])}" for t in low) or "none"
@@ -186,4 +187,7 @@ class UsedView(View):
         inputs = [result, self.step, self.alternative, self.ig_steps]
         self.step.input(self.pick_step, inputs, self.token_outputs, api_visibility="private")
         self.alternative.input(self.redraw, inputs, self.token_outputs, api_visibility="private")
-        self.ig_steps.release(self.redraw, inputs, self.token_outputs, api_visibility="private")
+        # a drag let go, or a number typed in its box (gradio sends no Enter; a typed number is a change as it is
+        # typed, a value outside the range none): the newest redraws, those in between are skipped
+        gr.on([self.ig_steps.release, self.ig_steps.change], self.redraw, inputs, self.token_outputs,
+              api_visibility="private", trigger_mode="always_last")
