@@ -117,12 +117,17 @@ def translate_example(page, example: str) -> str:
 
 
 def open_view(page, *labels: str) -> None:
-    """Open a view: its top-level tab, then its tab inside that group. A tab that a narrow screen folded into the
-    "More tabs" menu (⋯) is chosen there."""
+    """Open a view: its top-level tab, then its tab inside that group. A tab that a narrow screen shows on a line of
+    its own (gradio's overflow, which the page's style lays out in view) is clicked there; one folded into a "More
+    tabs" menu (⋯) is chosen there."""
     for level, label in enumerate(labels):
         tab = page.get_by_role("tab", name=label, exact=True)
         if tab.count() and tab.first.is_visible():
             tab.first.click()
+            continue
+        beyond = page.locator(".overflow-dropdown:visible").get_by_role("button", name=label, exact=True)
+        if beyond.count():
+            beyond.first.click()
             continue
         menus = page.locator(".overflow-menu:visible > button")
         (menus.last if level else menus.first).click()  # a group's inner tabs come after the top level

@@ -1,0 +1,142 @@
+"""Text on text inside the page's figures: every view and every Lesson step at the four sizes a class meets.
+
+    python tools/figure_overlaps.py [--sizes present 1280x720 1440x900 390x844] [--shots DIR] [--json out.json]
+
+Starts `python app.py` on this machine, opens the page in Debian's chromium (Playwright, never a downloaded
+browser), opens every view (the registry's tabs) and walks the Lesson's ten steps, and on each screen checks every
+visible plotly figure: no two of its texts (titles, tick labels, axis titles, legend entries, colour-bar ticks,
+annotations) cover each other, and none is cut by the figure's edge. A text is compared as drawn: its box turned
+with it (a tick label at -45° is a slanted box, not the upright box around it), 1 px of tolerance. Prints each
+collision and the count per screen; exits 1 when any is found.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from playground import registry  # noqa: E402
+from tools.classroom import free_port, serve  # noqa: E402
+
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--no-first-run"]
+SIZES = {"present": (1280, 720, True), "1280x720": (1280, 720, False), "1440x900": (1440, 900, False),
+         "390x844": (390, 844, False)}
+SETTLED = ("() => ![...document.querySelectorAll('[data-testid=status-tracker]')]"
+           ".some(e => !e.classList.contains('hide') && e.getClientRects().length)")
+
+# Each visible figure's texts as drawn (their boxes through the text's own transform), then every pair tested with
+# the separating-axis test for two convex quadrilaterals, and every text against the figure's own box
+COLLISIONS = """() => {
+  const quad = (el) => {
+    const b = el.getBBox(), m = el.getScreenCTM();
+    if (!m || b.width < 1 || b.height < 1) return null;
+    const at = (x, y) => ({x: m.a * x + m.c * y + m.e, y: m.b * x + m.d * y + m.f});
+    return [at(b.x, b.y), at(b.x + b.width, b.y), at(b.x + b.width, b.y + b.height), at(b.x, b.y + b.height)];
+  };
+  const apart = (P, Q) => [P, Q].some(poly => poly.some((a, i) => {
+    const b = poly[(i + 1) % 4], nx = b.y - a.y, ny = a.x - b.x, n = Math.hypot(nx, ny) || 1;
+    const on = (R) => R.map(p => (p.x * nx + p.y * ny) / n);
+    const p = on(P), q = on(Q);
+    return Math.max(...p) - 1 <= Math.min(...q) || Math.max(...q) - 1 <= Math.min(...p);
+  }));
+  const found = [];
+  document.querySelectorAll('.js-plotly-plot').forEach(plot => {
+    if (!plot.checkVisibility()) return;
+    const where = plot.closest('[id]')?.id || 'a figure';
+    const frame = plot.querySelector('.main-svg').getBoundingClientRect();
+    const texts = [...plot.querySelectorAll('svg text')].filter(t => t.textContent.trim() && !t.closest('.hoverlayer')
+      && t.checkVisibility({opacityProperty: true, visibilityProperty: true}))
+      .map(t => [t.textContent.trim().slice(0, 40), quad(t)]).filter(([, q]) => q);
+    texts.forEach(([text, q], i) => {
+      if (q.some(p => p.x < frame.left - 1 || p.x > frame.right + 1 || p.y < frame.top - 1 || p.y > frame.bottom + 1))
+        found.push([where, 'cut by the edge', text, '']);
+      texts.slice(i + 1).forEach(([other, r]) => { if (!apart(q, r)) found.push([where, 'text on text', text, other]); });
+    });
+  });
+  return found;
+}"""
+
+
+def screens(page):
+    """(name, open it) of every view's tab, then the Lesson's ten steps."""
+    def view(labels):
+        def go():
+            for label in labels:
+                tab = page.get_by_role("tab", name=label, exact=True)
+                if tab.count() and tab.first.is_visible():
+                    tab.first.click()
+                else:  # a narrow screen's further line of tabs
+                    page.locator(".overflow-dropdown:visible").get_by_role("button", name=label, exact=True).first.click()
+        return go
+
+    for e in registry.VIEWS:
+        if e.inside is None:
+            labels = (registry.GROUP_LABELS[e.group], e.label) if e.group else (e.label,)
+            yield " / ".join(labels), view(labels)
+    yield "Lesson step 1", view(("Lesson",))
+    for n in range(2, 11):
+        yield f"Lesson step {n}", lambda n=n: (page.click("#lesson-next"), page.wait_for_function(
+            f"() => document.querySelector('#lesson-where').textContent.includes('Step {n} of')", timeout=60_000))
+
+
+def check(url: str, sizes: list[str], shots: Path | None) -> dict[str, list]:
+    from playwright.sync_api import sync_playwright
+
+    report = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
+        for size in sizes:
+            width, height, present = SIZES[size]
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(url + ("?present=1" if present else ""))
+            page.wait_for_selector(".glance svg", timeout=60_000)
+            for name, go in screens(page):
+                go()
+                page.wait_for_timeout(300)
+                page.wait_for_function(SETTLED, timeout=60_000)
+                page.wait_for_timeout(600)  # plotly lays the figures out
+                found = page.evaluate(COLLISIONS)
+                report[f"{size}: {name}"] = found
+                if shots:
+                    page.screenshot(path=str(shots / f"{size}_{name}.png".replace(" / ", "_").replace(" ", "_")))
+            page.close()
+        browser.close()
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
+    parser.add_argument("--shots", type=Path, help="a folder for each screen's screenshot")
+    parser.add_argument("--json", type=Path, help="also write every collision here")
+    args = parser.parse_args()
+    if args.shots:
+        args.shots.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    app = serve(port)
+    try:
+        report = check(f"http://127.0.0.1:{port}/", args.sizes, args.shots)
+    finally:
+        os.killpg(app.pid, signal.SIGTERM)
+        app.wait(timeout=60)
+    for screen, found in report.items():
+        for where, kind, text, other in found:
+            print(f"{screen}: #{where}: {kind}: {text!r}" + (f" / {other!r}" if other else ""))
+    bad = {s: len(f) for s, f in report.items() if f}
+    print(f"{sum(bad.values())} collisions on {len(bad)} of {len(report)} screens")
+    for screen, n in bad.items():
+        print(f"  {n:3d}  {screen}")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
