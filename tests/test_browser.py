@@ -171,7 +171,8 @@ FITS = """() => {
 # A button another element covers (its middle is not the button when the page is asked what lies there)
 COVERED = """() => [...document.querySelectorAll('button')].filter(b => {
   const r = b.getBoundingClientRect();
-  if (r.width < 4 || r.height < 4 || r.bottom < 0 || r.top > innerHeight  // Gradio's tab bar keeps a flat copy to measure
+  // Gradio's tab bar keeps a flat copy to measure; a button whose top is within 2 px of the window's bottom is not in view
+  if (r.width < 4 || r.height < 4 || r.bottom < 0 || r.top > innerHeight - 2
       || !b.checkVisibility({opacityProperty: true, visibilityProperty: true})) return false;
   const at = document.elementFromPoint(r.left + r.width / 2, Math.min(r.top + r.height / 2, innerHeight - 1));
   return at && !b.contains(at) && !at.contains(b);

@@ -68,12 +68,17 @@ def screens(page):
     """(name, open it) of every view's tab, then the Lesson's ten steps."""
     def view(labels):
         def go():
-            for label in labels:
+            for level, label in enumerate(labels):
                 tab = page.get_by_role("tab", name=label, exact=True)
+                beyond = page.locator(".overflow-dropdown:visible").get_by_role("button", name=label, exact=True)
                 if tab.count() and tab.first.is_visible():
                     tab.first.click()
-                else:  # a narrow screen's further line of tabs
-                    page.locator(".overflow-dropdown:visible").get_by_role("button", name=label, exact=True).first.click()
+                elif beyond.count():  # a narrow screen's further line of tabs
+                    beyond.first.click()
+                else:  # presentation mode's zoom: gradio's "⋯" menu
+                    menus = page.locator(".overflow-menu:visible > button")
+                    (menus.last if level else menus.first).click()
+                    page.locator(".overflow-dropdown:visible").get_by_role("button", name=label, exact=True).click()
         return go
 
     for e in registry.VIEWS:
