@@ -40,20 +40,27 @@ def beam_tree(tree, to_pieces: Callable[[Iterable[int]], list[str]]) -> go.Figur
                              name="extends"))
     fig.add_trace(go.Scatter(x=wx, y=wy, mode="lines", line=dict(color="#e6550d", width=4), hoverinfo="skip",
                              name="chosen translation"))
-    fig.add_trace(go.Scatter(x=[0], y=[1], mode="markers+text", text=["start"], textposition="middle left",
+    fig.add_trace(go.Scatter(x=[0], y=[1], mode="markers+text", text=["start"], textposition="top center",
                              marker=dict(size=12, color="#636363"), hoverinfo="skip", name="start"))
     for status, color in BEAM_COLORS.items():
         ids = [i for i, n in enumerate(nodes) if n.status == status]
+        # Words are written on the chosen translation (above and below its row in turn, so that neighbours do not
+        # run into each other) and on the finished beams; every other candidate says its word when pointed at
         fig.add_trace(go.Scatter(
             x=[nodes[i].step + 1 for i in ids], y=[rank[i] for i in ids], mode="markers+text",
-            text=[html.escape(written(tokens[i])) for i in ids], textposition="top center", name=status,
+            text=[html.escape(written(tokens[i])) if i in win or status == "finished" else "" for i in ids],
+            hovertext=[html.escape(written(tokens[i])) for i in ids],
+            textposition=["top center" if i in win and nodes[i].step % 2 == 0 else "bottom center" for i in ids],
+            name=status, cliponaxis=False,
             marker=dict(size=[16 if i in win else 11 for i in ids], color=color,
                         line=dict(width=[3 if i in win else 0 for i in ids], color="#e6550d")),
             customdata=[[nodes[i].log_prob, nodes[i].score, status] for i in ids],
-            hovertemplate="%{text}<br>step %{x}, rank %{y}<br>log p (cumulative) %{customdata[0]:.3f}"
+            hovertemplate="%{hovertext}<br>step %{x}, rank %{y}<br>log p (cumulative) %{customdata[0]:.3f}"
                           "<br>score (length-normalised) %{customdata[1]:.3f}<br>%{customdata[2]}<extra></extra>"))
     depth = max((r for r in rank.values()), default=0)
-    fig.update_yaxes(autorange="reversed", title_text="rank at this step (by log p)", dtick=1)
-    fig.update_xaxes(title_text="step", dtick=1)
-    fig.update_layout(legend=dict(orientation="h", y=-0.15))
+    steps = max((n.step + 1 for n in nodes), default=1)
+    # room above the first row for its words, and left of the start for its word
+    fig.update_yaxes(range=[depth + 0.8, 0.0], title_text="rank at this step (by log p)", dtick=1)
+    fig.update_xaxes(range=[-0.6, steps + 0.6], title_text="step", dtick=1)
+    fig.update_layout(legend=dict(orientation="h", y=-0.28, yanchor="top"))
     return laid_out(fig, title, 260 + 46 * depth)
