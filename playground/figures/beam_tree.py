@@ -60,7 +60,8 @@ def beam_tree(tree, to_pieces: Callable[[Iterable[int]], list[str]]) -> go.Figur
     depth = max((r for r in rank.values()), default=0)
     steps = max((n.step + 1 for n in nodes), default=1)
     # room above the first row for its words, and left of the start for its word
-    fig.update_yaxes(range=[depth + 0.8, 0.0], title_text="rank at this step (by log p)", dtick=1)
+    fig.update_yaxes(range=[depth + 0.8, 0.0], title_text="rank at this step (by log p)",
+                     tickvals=list(range(1, depth + 1)))
     fig.update_xaxes(range=[-0.6, steps + 0.6], title_text="step", dtick=1)
     fig.update_layout(legend=dict(orientation="h", y=-0.28, yanchor="top"))
     return laid_out(fig, title, 260 + 46 * depth)
