@@ -169,7 +169,7 @@ class TranslatePanel:
         self.strategy.change(self.strategy_controls, self.strategy,
                              [self.temperature, self.top_k, self.top_p, self.seed, self.n_samples, self.new_sample,
                               self.beam_size, self.length_penalty], api_visibility="private")
-        # the page translates after each of these (app.py), so the Translation box is always the sentence's
+        # the page translates after each of these (playground/page.py), so the Translation box is always the sentence's
         self.compared = self.compare_button.click(self.compare, [self.pair, self.text] + self.decoding, self.comparison,
                                                   api_visibility="private")
         self.reseeded = self.new_sample.click(lambda seed: int(seed or 0) + 1, self.seed, self.seed, queue=False,
