@@ -103,12 +103,14 @@ FROM_ONE = """<script>(function () {
 })();</script>"""
 
 
-# bertviz draws at its own size (the head view about 500 px wide): the document zooms it to fill the frame's width,
-# up to twice, each time it is drawn or the frame resized
+# bertviz draws at its own size (the head view about 300 px of words and lines, in a wider empty svg): the document
+# zooms what it draws (its words and menus) towards the frame's width, up to twice, each time it is drawn or the
+# frame resized
 FIT = """<script>(function () {
   const fit = () => {
-    const drawn = [...document.querySelectorAll('svg')].reduce((r, e) => Math.max(r, e.getBoundingClientRect().right /
-      (parseFloat(document.body.style.zoom) || 1)), 0);
+    const zoom = parseFloat(document.body.style.zoom) || 1;
+    const drawn = [...document.querySelectorAll('svg text, select')].reduce((r, e) =>
+      Math.max(r, e.getBoundingClientRect().right / zoom), 0);
     if (drawn > 0) document.body.style.zoom = Math.max(1, Math.min(2, (window.innerWidth - 16) / drawn));
   };
   new MutationObserver(fit).observe(document.body, {childList: true, subtree: true});
