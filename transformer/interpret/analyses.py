@@ -29,7 +29,6 @@ class Inspection:
     # Q, K, V, the mask, W^O's input and output
 
 
-@torch.inference_mode()
 def inspect(translator: Translator, text: str, translation: str | Translation,
             ablate: Iterable[tuple[str, int, int]] = (), internals: bool = False) -> Inspection:
     """One teacher-forced pass over (text, translation) with hooks on every attention tap and on the
@@ -37,38 +36,30 @@ def inspect(translator: Translator, text: str, translation: str | Translation,
     row t of a decoder or cross map is what the model looked at when it predicted target token t+1.
     internals: also record each attention block's Q, K, V, mask and W^O input and output (capture_internals).
     """
-    model, tok = translator.model, translator.tokenizer
-    src, tgt = translator.pair_tensors(text, translation)
-    inner = capture_internals(model) if internals else contextlib.nullcontext()
-    with ablate_heads(model, ablate), capture_attention(model) as recorder, \
-            record(model, ["positional"], inputs=True) as inputs, inner as inside:
-        model(src, tgt)
-    maps = recorder.sentence(0)
-    maps.source_tokens = tok.source_pieces(src[0].tolist())
-    maps.target_tokens = tok.pieces(tgt[0].tolist())
-    ((src_emb,), src_in), ((tgt_emb,), tgt_in) = inputs["positional"]  # encode() runs first, then the decoder
-    return Inspection(maps, src_emb[0], src_in[0], tgt_emb[0], tgt_in[0], inside and inside.sentence(0))
+    return inspect_many(translator, [text], [translation], ablate, internals)[0]
 
 
 @torch.inference_mode()
-def inspect_many(translator: Translator, texts: Sequence[str], translations: Sequence[Translation]) -> list[Inspection]:
+def inspect_many(translator: Translator, texts: Sequence[str], translations: Sequence[str | Translation],
+                 ablate: Iterable[tuple[str, int, int]] = (), internals: bool = False) -> list[Inspection]:
     """`inspect` for several sentences in one padded teacher-forced pass (a class translating at once): each
-    sentence's maps and layer inputs cut to its own lengths, the same numbers as a pass of its own."""
-    if len(texts) == 1:
-        return [inspect(translator, texts[0], translations[0])]
+    sentence's maps and layer inputs cut to its own lengths, the same numbers as a pass of its own (internals, when
+    asked for, keep the batch's padding)."""
     model, tok, pad = translator.model, translator.tokenizer, translator.cfg.pad_id
     pairs = [translator.pair_tensors(text, t) for text, t in zip(texts, translations)]  # each (1, S), (1, T)
     src = pad_batch([s[0].tolist() for s, _ in pairs], pad).to(translator.device)  # (B, S)
     tgt = pad_batch([t[0].tolist() for _, t in pairs], pad).to(translator.device)  # (B, T)
-    with capture_attention(model) as recorder, record(model, ["positional"], inputs=True) as inputs:
+    inner = capture_internals(model) if internals else contextlib.nullcontext()
+    with ablate_heads(model, ablate), capture_attention(model) as recorder, \
+            record(model, ["positional"], inputs=True) as inputs, inner as inside:
         model(src, tgt)
-    ((src_emb,), src_in), ((tgt_emb,), tgt_in) = inputs["positional"]  # (B, S, D), (B, T, D)
+    ((src_emb,), src_in), ((tgt_emb,), tgt_in) = inputs["positional"]  # encode() runs first: (B, S, D), (B, T, D)
     lengths = [(s.size(1), t.size(1)) for s, t in pairs]
     out = []
     for b, (maps, (S, T), (s, t)) in enumerate(zip(recorder.sentences(lengths), lengths, pairs)):
         maps.source_tokens, maps.target_tokens = tok.source_pieces(s[0].tolist()), tok.pieces(t[0].tolist())
         out.append(Inspection(maps, src_emb[b, :S].clone(), src_in[b, :S].clone(), tgt_emb[b, :T].clone(),
-                              tgt_in[b, :T].clone()))
+                              tgt_in[b, :T].clone(), inside and inside.sentence(b)))
     return out
 
 
