@@ -15,6 +15,7 @@ from playground.runtime import EMPTY  # noqa: F401
 from playground.context import ROOT, sentences
 from playground.links import network_address
 from playground.panel import not_english
+from playground.store import Store, default_url
 from playground.view import restore_hint
 from transformer import CheckpointError, Translator
 from transformer.translator import resolve_device
@@ -45,6 +46,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--public-url", default=os.environ.get("PUBLIC_URL"),
                         help="the address a class's phones open (behind a proxy or a balancer); by default, with "
                              "--host 0.0.0.0, this machine's address on its network")
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or default_url(ROOT),
+                        help="where classes are kept: a SQLite file by default (replicas on one machine share it), "
+                             "postgresql+psycopg://USER:PASSWORD@HOST/DB when replicas span machines "
+                             "(docs/classroom.md)")
     parser.add_argument("--int8", action="store_true",
                         help="dynamic int8 feed-forward layers and output projection (CPU only; faster on batches)")
     parser.add_argument("--threads", type=int, default=1,
@@ -90,7 +95,8 @@ def main() -> None:
     for problem in problems:
         print(f"warning: {problem}")
     public = public_address(args)
-    demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn, public_url=public)
+    demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn, public_url=public,
+                      store=Store(args.database_url))
     # What every first translation reads besides the model, loaded now rather than while a class waits for it: the
     # language identifier of the warnings (an LZMA-packed model, about 0.4 s) and the sentence splitter
     not_english("Loading the language identifier."), sentences("Loading the splitter. Two sentences.")

@@ -20,6 +20,12 @@
     trigger('open', {view: link.dataset.open, focus: link.dataset.focus ? `${link.dataset.focus}&step=${step}` : ''});
   });
 
+  // the class's wall (the teacher's): its buttons fire the wall's own "act" event with the sentence's id
+  tp.wall = (element, trigger) => element.addEventListener('click', (event) => {
+    const button = event.target.closest('button[data-act]');
+    if (button) trigger('act', {act: button.dataset.act, id: button.dataset.id});
+  });
+
   // the arrow keys move between the Lesson's steps while it is in view (never while typing)
   document.addEventListener('keydown', (event) => {
     if (!document.getElementById('lesson-where')?.checkVisibility()) return;

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import math
 import string
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import plotly.graph_objects as go
 
@@ -43,6 +43,8 @@ class LessonStep:
     figure: go.Figure | str | None = None  # a plotly figure, or HTML (the model at a glance)
     marked: go.Figure | str | None = None  # the same figure with the answer marked on it
     deeper: str = ""  # the key of the view that goes deeper (playground.registry)
+    choices: list[str] = field(default_factory=list)  # the question as a class's poll: plain text, the answer among
+    right: int = 0  # them at this index (playground.classroom asks the class)
 
 
 def word(token: str) -> str:
@@ -120,6 +122,17 @@ def looked_at(result: Result) -> int:
     return max(candidates, key=lambda i: (len(word(src[i])), -i))
 
 
+def by_position(tokens: list[str], weights, k: int) -> tuple[list[str], int]:
+    """A poll over pieces: the `weights`' four heaviest pieces (the heaviest, `k`, among them) named in the
+    sentence's order, and where `k` landed."""
+    top = sorted(sorted(range(len(tokens)), key=lambda i: -float(weights[i]))[:4] + [k])
+    top = sorted(set(top))
+    return [named(tokens, i) for i in top], top.index(k)
+
+
+YES_NO = ["Yes", "No"]
+
+
 def clearest_step(result: Result) -> int | None:
     """The output word whose cross-attention (last layer, mean of heads) is the most sure of one source piece, or
     None when the translation has no word."""
@@ -138,6 +151,8 @@ def pieces(translator, result: Result) -> LessonStep:
     ids, _ = translator.source_ids(result.text)
     listed = " · ".join(f"{html.escape(shown_piece(t, first=n == 0))} ({i})" for n, (t, i) in enumerate(zip(src, ids)))
     picture = glance.figure(result)
+    n, words = len(src), len(result.text.split())
+    counts = sorted({n} | set([c for c in (words, n - 2, n + 2, n + 4, words + 1) if c > 0 and c != n][:3]))
     return LessonStep(
         1, "Pieces", "The model does not read letters or whole words: it cuts the sentence into **pieces** from a "
         f"list of {translator.cfg.vocab_size:,} it learned, and each piece becomes a number (its id). Frequent words "
@@ -145,7 +160,8 @@ def pieces(translator, result: Result) -> LessonStep:
         "Into how many pieces will the model cut your sentence, counting the end mark?",
         f"**{len(src)} pieces**: {listed}. A dash marks a piece that continues the word before it (in the picture, "
         "the pieces of one word touch). The end mark, “end”, tells the encoder the sentence is over.",
-        None, picture, "glance")  # the picture counts the pieces: it comes with the answer, not before
+        None, picture, "glance",  # the picture counts the pieces: it comes with the answer, not before
+        [str(c) for c in counts], counts.index(n))
 
 
 def embeddings(translator, result: Result) -> LessonStep:
@@ -168,7 +184,7 @@ def embeddings(translator, result: Result) -> LessonStep:
         f"For the first piece, {quoted(src, 0)}: which is bigger, its word vector or the position wave added to it?",
         answer, fig, note(mark_panel(copy(fig), 0 if bigger == "word vector" else 1),
                           f"the {bigger} is longer ({ratio:.1f}×): the orange panel"),
-        "positional")
+        "positional", ["the word vector", "the position wave"], 0 if bigger == "word vector" else 1)
 
 
 def one_head(translator, result: Result) -> LessonStep:
@@ -182,7 +198,7 @@ def one_head(translator, result: Result) -> LessonStep:
         "weight; the weights add up to 1 and decide how much of each piece's content (its **value**) is mixed in.",
         f"In the encoder's first layer, head 1: which piece does {quoted(src, q)} look at most?",
         f"**{quoted(src, k)}**, with weight {float(row[k]):.2f} of 1 (the orange square, row {quoted(src, q)}).",
-        fig, mark_cell(copy(fig), k, q), "inside")
+        fig, mark_cell(copy(fig), k, q), "inside", *by_position(src, row, k))
 
 
 def many_heads(translator, result: Result) -> LessonStep:
@@ -204,7 +220,7 @@ def many_heads(translator, result: Result) -> LessonStep:
         4, "Many heads", f"A layer has {len(best)} heads that attend side by side, each with its own questions and "
         "labels. Their results are joined and mixed again, so one layer can follow several things at once.",
         f"In the encoder's first layer, do all {len(best)} heads look at the same piece for {quoted(src, q)}?",
-        answer, fig, marked, "attention")
+        answer, fig, marked, "attention", YES_NO, 0 if len(distinct) == 1 else 1)
 
 
 def masks(translator, result: Result) -> LessonStep:
@@ -226,7 +242,7 @@ def masks(translator, result: Result) -> LessonStep:
         "every word may look at the whole English sentence.",
         fig, note(mark_panel(mark_cell(copy(fig), later + 1, 1, "2"), 1),
                   f"the decoder (orange panel): {named(out, later)} is masked while it works on {named(out, 0)}"),
-        "families")
+        "families", YES_NO, 1 if weight == 0 else 0)
 
 
 def cross(translator, result: Result) -> LessonStep:
@@ -246,7 +262,7 @@ def cross(translator, result: Result) -> LessonStep:
         f"Which English piece will the model look at most when it writes {quoted(out, t)}?",
         f"**{quoted(src, k)}**, with {float(row[k]):.0%} of the last layer's attention (mean of heads). The orange "
         f"square is on the row of the piece before it, {quoted(result.maps.target_tokens, t)}: the decoder's input "
-        "when it chose it.", fig, mark_cell(copy(fig), k, t), "attention")
+        "when it chose it.", fig, mark_cell(copy(fig), k, t), "attention", *by_position(src, row, k))
 
 
 def next_word(translator, result: Result) -> LessonStep:
@@ -267,7 +283,11 @@ def next_word(translator, result: Result) -> LessonStep:
         f"**{same} of 10**." + (f" The others started with {', '.join('“' + html.escape(o) + '”' for o in others)}."
                                 if others else "") + " At temperature 1 the model's own chances are used; at 2 "
         "they are flattened: the top piece keeps the largest share, but the thousands of unlikely pieces together "
-        "gain far more, so a draw often lands on one of them.", fig, mark_cell(copy(fig), rank, 0), "steps")
+        "gain far more, so a draw often lands on one of them.", fig, mark_cell(copy(fig), rank, 0), "steps",
+        list(TENS), next(i for i, (low, high) in enumerate(TENS.values()) if low <= same <= high))
+
+
+TENS = {"0 to 2": (0, 2), "3 to 5": (3, 5), "6 to 8": (6, 8), "9 or 10": (9, 10)}  # step 7's poll
 
 
 def beam(translator, result: Result) -> LessonStep:
@@ -283,7 +303,7 @@ def beam(translator, result: Result) -> LessonStep:
         "every step and picks the best whole sentence at the end; the tree shows every beginning it tried.",
         "Will beam search with 4 beams write the same translation as greedy decoding?",
         answer + " The orange path in the tree is the one it kept.", fig,
-        note(copy(fig), "same as greedy" if same else "different from greedy"), "steps")
+        note(copy(fig), "same as greedy" if same else "different from greedy"), "steps", YES_NO, 0 if same else 1)
 
 
 def learned(translator, result: Result) -> LessonStep:
@@ -297,11 +317,13 @@ def learned(translator, result: Result) -> LessonStep:
     picked = sorted({epochs[0], next((e for e in epochs if e >= 4), epochs[-1])})
     said = [(e, timeline.snapshot(translator, e).translate(result.text, result.options).text) for e in picked]
     fig = training_curves(translator.metrics)
+    said_texts = list(dict.fromkeys([t for _, t in said] + [result.translation.text]))  # distinct, the answer first
     return LessonStep(
         9, "How it learned", text, f"After epoch {picked[0]}, what does the model say for your sentence?",
         "; ".join(f"after epoch {e}: “{html.escape(t)}”" for e, t in said)
         + f"; at the end (the model you are using): “{html.escape(result.translation.text)}”.",
-        fig, training_curves(translator.metrics, mark_epoch=picked[0]), "timeline")
+        fig, training_curves(translator.metrics, mark_epoch=picked[0]), "timeline", sorted(said_texts),
+        sorted(said_texts).index(said[0][1]))
 
 
 def not_attention(translator, result: Result) -> LessonStep:
@@ -330,7 +352,10 @@ def not_attention(translator, result: Result) -> LessonStep:
         10, "What attention does not tell you", text,
         f"To make the model unsure of {quoted(out, t)}, which should we hide: the English piece attention looks at "
         "most, or the one ALTI+ (a measure of what each piece adds) points at?",
-        answer, fig, marked, "used")
+        answer, fig, marked, "used",
+        [f"attention's top piece, {named(src, top['attention'])}", f"ALTI+'s top piece, {named(src, top['alti_plus'])}",
+         "either: the same piece, or it hurts about the same"],
+        2 if verdict.startswith(("they point", "hiding either")) else 0 if "attention" in verdict else 1)
 
 
 TIE = 0.01  # two drops closer than this are called a tie

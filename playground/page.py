@@ -20,6 +20,8 @@ from .runtime import Page
 from .views.api import register as register_api
 from .context import ROOT, Caches, Context
 from .panel import TranslatePanel
+from .class_panel import ClassPanel
+from .store import Store, default_url
 from .tabs import Tabs
 from .views import CLASSES
 
@@ -35,10 +37,12 @@ def launch_options() -> dict:
 
 
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,
-               bertviz_offline: bool = True, cache_size: int = 32, public_url: str | None = None) -> Page:
+               bertviz_offline: bool = True, cache_size: int = 32, public_url: str | None = None,
+               store: Store | None = None) -> Page:
     """The whole page; bertviz_offline=False loads bertviz's scripts from its CDN instead of the app's copies.
     cache_size: translations kept for every user (with their hooked passes; see docs/many-users.md).
-    public_url: the address other machines open, for links made on this machine's loopback (links.shared_address)."""
+    public_url: the address other machines open, for links made on this machine's loopback (links.shared_address).
+    store: where classes are kept (playground.store); by default a SQLite file in a new temporary folder."""
     scripts = "cdn"
     gr.set_static_paths([str(SCRIPT)] + ([str(p) for p in script_files()] if bertviz_offline else []))
     if bertviz_offline:  # jQuery, d3 and the shim: static files of the app, sent once, cached by the browser
@@ -55,6 +59,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         result = gr.State(None)
         signals = {key: gr.State(0) for key in registry.tabs()}  # set by an event: that tab draws itself
         panel = TranslatePanel(ctx)
+        store = store or Store(default_url(Path(tempfile.mkdtemp(prefix="transformer-playground-classes-"))))
+        classes = ClassPanel(ctx, store, panel)
         views, groups, group_tabs = {}, {}, {}
         with gr.Tabs() as top:
             for entry in registry.VIEWS:  # in the registry's order; a group's tab where its first view comes
@@ -72,7 +78,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                             views[key] = CLASSES[key](registry.entry(key), ctx, panel)
                     groups[group], group_tabs[group] = inner, tab
         tabs = Tabs(top, groups, group_tabs, signals)
-        page = Page(demo, ctx, panel, result, tabs, views)
+        page = Page(demo, ctx, panel, result, tabs, views, classroom=classes)
 
         def event(trigger, handler, shown: list, reads=(), draws=(), **kwargs):
             """Wire `handler` to `trigger` (a list of component events, or a `.then`): it reads what the views in
@@ -89,23 +95,24 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         # A click on Translate, Enter or another pair; after an example is picked, a new sample seed or the
         # comparison, the same (gr.on takes a component's events, not what follows another event). A click while
         # one runs is kept: it runs next (always_last). It draws the first tab, and signals any other open tab.
+        classes.wire(page, event)
         for trigger in ([panel.go.click, panel.text.submit, panel.pair.input], panel.picked.then,
-                        panel.reseeded.then, panel.compared.then):
-            event(trigger, page.show_translation, first, panel.controls,
-                  set(panel.outputs) | {result} | set(signals.values()),
+                        panel.reseeded.then, panel.compared.then, classes.opened_sentence.then):
+            event(trigger, page.show_translation, first, panel.controls + [classes.member],
+                  set(panel.outputs) | {result, classes.said} | set(signals.values()),
                   concurrency_limit=16, concurrency_id="translate")  # a class at once: translated together
         tabs.wire(page, event)
         links.wire(page, event)
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
             lesson = views["lesson"].number
-            event(demo.load, page.open, first, set(panel.controls) | {lesson},
+            event(demo.load, page.open, first, set(panel.controls) | {lesson, classes.member, classes.teacher},
                   set(panel.outputs) | set(panel.decoding) | {result, panel.pair, panel.text, panel.present, lesson}
-                  | tabs.components | set(signals.values()),
+                  | tabs.components | set(signals.values()) | classes.opening,
                   concurrency_limit=4)  # served from the caches: a class opening at once waits little
         register_api(ctx)
     return page
 
 
 def build_demo(translators: dict[str, Translator], problems: list[str] | None = None,
-               bertviz_offline: bool = True, public_url: str | None = None) -> gr.Blocks:
-    return build_page(translators, problems, bertviz_offline, public_url=public_url).demo
+               bertviz_offline: bool = True, public_url: str | None = None, store: Store | None = None) -> gr.Blocks:
+    return build_page(translators, problems, bertviz_offline, public_url=public_url, store=store).demo

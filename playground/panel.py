@@ -21,23 +21,29 @@ PICK = "Pick an example sentence"  # the menu's first line: choosing a sentence 
 PRESENT_JS = "(on) => tp.present(on)"  # in the browser (assets/page.js): presentation mode on or off
 
 
-def marked(translations) -> str:
-    """The translations' words, each holding a piece the model was unsure of (Translation.unsure) marked, and the
-    legend; "" when it was sure of every piece. Pieces are joined into words as the vocabulary writes them (▁ starts
-    a word); symbols carried over are not the model's and are not shown here."""
-    words, any_unsure = [], False
+def words(translations) -> list[tuple[str, bool]]:
+    """The translations' words, each with whether it holds a piece the model was unsure of (Translation.unsure).
+    Pieces are joined into words as the vocabulary writes them (▁ starts a word); symbols carried over are not the
+    model's and are not among them."""
+    said: list[list] = []
     for t in translations:
         for i, piece in enumerate(t.target_tokens):
             text, unsure = piece.replace("\u2581", " "), i in t.unsure
-            any_unsure |= unsure
-            if not words or text.startswith(" ") or not words[-1][0]:
-                words.append([text.strip(), unsure])
+            if not said or text.startswith(" ") or not said[-1][0]:
+                said.append([text.strip(), unsure])
             else:
-                words[-1][0] += text
-                words[-1][1] |= unsure
-    if not any_unsure:
+                said[-1][0] += text
+                said[-1][1] |= unsure
+    return [(w, u) for w, u in said if w]
+
+
+def marked(translations) -> str:
+    """The translations' words, those the model was unsure of marked, and the legend; "" when it was sure of every
+    piece."""
+    said = words(translations)
+    if not any(u for _, u in said):
         return ""
-    line = " ".join(f'<mark class="unsure">{html.escape(w)}</mark>' if u else html.escape(w) for w, u in words if w)
+    line = " ".join(f'<mark class="unsure">{html.escape(w)}</mark>' if u else html.escape(w) for w, u in said)
     return (f'<p class="unsure-line">{line}</p>'
             '<p class="unsure-legend"><mark class="unsure">word</mark> the model was unsure here</p>')
 

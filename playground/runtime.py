@@ -35,6 +35,7 @@ class Page:
     tabs: Tabs  # the tabs, and each tab's signal
     views: dict  # key -> View, in the registry's order
     sessions: Sessions = field(default_factory=lambda: Sessions(registry.FIRST))
+    classroom: object = None  # the class panel (playground.class_panel.ClassPanel), when the page has classes
 
     def draw(self, session: Session, tab: str, result, values: dict) -> tuple[dict, dict]:
         """(updates, marks): what tab `tab` needs that it does not show yet, each of its views' part for the chosen
@@ -70,12 +71,16 @@ class Page:
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
             return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: ""}
         drawn, marks = {self.tabs.signals[session.open]: ticket}, {}
-        if session.open == registry.FIRST:  # where a class is: drawn with the translation, one event
+        if session.student:  # a student's page in a class shows the panel only
+            drawn = {}
+        elif session.open == registry.FIRST:  # where a class is: drawn with the translation, one event
             drawn, marks = self.draw(session, registry.FIRST, result, values)
         if session.stale(ticket):
             return {}  # the user has asked for a newer translation since: this one would overwrite it
         session.land(ticket, result)
         session.shown.update(marks)
+        if self.classroom is not None:  # a student's sentence goes to the class's wall
+            out |= self.classroom.sent(values, result, out, request)
         return out | drawn
 
     def redraw(self, session: Session, tab: str, values: dict) -> dict:
@@ -136,11 +141,15 @@ class Page:
     @friendly
     def open(self, values: dict, request: gr.Request) -> dict:
         """Page load: a shared link's settings applied (links.read), then the translation (made once per server for
-        everyone who opens the same link) in the first tab. A link's own tab is selected and signalled to draw."""
+        everyone who opens the same link) in the first tab. A link's own tab is selected and signalled to draw. A
+        class's link joins the class (playground/class_panel.py)."""
         panel, lesson = self.panel, self.views["lesson"]
-        link = links.read(dict(request.query_params) if request is not None else {}, values, panel, lesson)
+        query = dict(request.query_params) if request is not None else {}
+        link = links.read(query, values, panel, lesson)
         out = {c: link.values[c] for c in [panel.pair, panel.text, lesson.number] + panel.decoding}
         out |= {panel.present: link.present}
+        if self.classroom is not None:  # ?class=CODE joins it; a teacher's or a student's reload finds its class
+            out |= self.classroom.opened(query, values, request)
         try:
             out |= self.show_translation(link.values, request)
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
