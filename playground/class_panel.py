@@ -44,7 +44,7 @@ class ClassPanel:
                 self.start = gr.Button("Start a class (I teach it)", scale=1, min_width=200, elem_id="class-start")
         self.address = gr.Textbox(visible=False)  # the page's address, put there by the browser (links.ADDRESS_JS)
         self.said = gr.Markdown(elem_classes="notice", elem_id="class-said")
-        with gr.Column(visible=False, elem_id="class-teacher") as self.teaching:
+        with gr.Accordion("Your class", visible=False, elem_id="class-teacher") as self.teaching:  # folds away
             with gr.Row():
                 self.card = gr.HTML(elem_id="class-card")
                 with gr.Column(scale=2, min_width=300):
@@ -54,9 +54,10 @@ class ClassPanel:
                         self.reveal = gr.Button("Reveal to the class", size="sm", elem_id="class-reveal")
                         self.end = gr.Button("End the class: download its summary", size="sm", variant="stop",
                                              elem_id="class-end")
-                        # hidden: the browser clicks it once the summary is written (gradio #9230, as the notes)
-                        self.summary = gr.DownloadButton("Summary", visible="hidden", elem_id="class-summary")
             self.wall = gr.HTML(elem_id="class-wall", js_on_load=WALL_JS)
+        # hidden, outside the teacher's part (which ends with the class): the browser clicks it once the summary is
+        # written (gradio #9230, as the Lesson's notes)
+        self.summary = gr.DownloadButton("Summary", visible="hidden", elem_id="class-summary")
         with gr.Column(visible=False, elem_id="class-student") as self.studying:
             self.followed = gr.HTML(elem_id="class-follow")
             self.question = gr.HTML(elem_id="class-question")
@@ -111,7 +112,8 @@ class ClassPanel:
     def teacher_shows(self, session, teacher: dict) -> dict:
         """The teacher's part of the page, shown; the class drawn at its next tick."""
         session.classroom.pop("seen", None)
-        return {self.teaching: gr.Column(visible=True), self.teacher_tick: gr.Timer(active=True),
+        return {self.teaching: gr.Accordion(f"Class {shown_code(teacher['code'])}: its QR code, questions and wall",
+                                            visible=True, open=True), self.teacher_tick: gr.Timer(active=True),
                 self.card: classroom.join_card(teacher["link"], teacher["code"], 0)}
 
     def tick_teacher(self, values: dict, request: gr.Request) -> dict:
@@ -121,7 +123,7 @@ class ClassPanel:
         try:
             class_id = self.teaching_class(values)
         except ClassError:  # ended elsewhere, or expired
-            return {self.teaching: gr.Column(visible=False), self.teacher_tick: gr.Timer(active=False),
+            return {self.teaching: gr.Accordion(visible=False), self.teacher_tick: gr.Timer(active=False),
                     self.teacher: {}, self.said: "The class has ended."}
         self.write_shown(session, class_id, values)
         version = self.store.version(class_id)
@@ -181,7 +183,7 @@ class ClassPanel:
         labels = {pair: self.ctx.label(pair) for pair in self.ctx.pairs}
         path = downloads.write(self.ctx.downloads, f"class-{state.code.lower()}", classroom.summary(state, labels),
                                suffix=".html")
-        return {self.summary: gr.update(value=str(path)), self.teacher: {}, self.teaching: gr.Column(visible=False),
+        return {self.summary: gr.update(value=str(path)), self.teacher: {}, self.teaching: gr.Accordion(visible=False),
                 self.teacher_tick: gr.Timer(active=False),
                 self.said: f"Class {shown_code(state.code)} ended: its summary is downloading, and its data is deleted."}
 

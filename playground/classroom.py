@@ -150,8 +150,8 @@ def poll_html(poll: Poll | None, show_counts: bool) -> str:
         rows.append(f'<li class="{"poll-right" if right else ""}"><span class="poll-choice">'
                     f'{"✓ " if right else ""}{html.escape(choice)}</span>{bar}</li>')
     votes = f'<p class="poll-total">{total} vote{"" if total == 1 else "s"}</p>' if show_counts else ""
-    answer = (f'<p class="poll-answer"><b>Answer:</b> {html.escape(poll.choices[poll.answer])}. '
-              f'{poll.explained}</p>' if poll.revealed else "")
+    answer = (f'<p class="poll-answer"><b>Answer:</b> {poll.explained or html.escape(poll.choices[poll.answer])}'
+              '</p>' if poll.revealed else "")
     return (f'<div class="poll"><p class="poll-question"><b>Question for the class:</b> {html.escape(poll.question)}'
             f'</p><ol class="poll-choices">{"".join(rows)}</ol>{votes}{answer}</div>')
 
