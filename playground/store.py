@@ -22,6 +22,8 @@ from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, MetaData, S
                         delete, event, func, insert, select, update)
 from sqlalchemy.engine import Engine
 
+from transformer.errors import InputError
+
 SCHEMA = 1  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
 LIFETIME_S = 12 * 3600  # a class not ended is deleted this long after it started
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector and typed on a phone
@@ -77,8 +79,8 @@ votes = Table("votes", metadata,
 MIGRATIONS: dict[int, list[str]] = {}  # version -> the SQL that brings a database from version - 1 up to it
 
 
-class ClassError(ValueError):
-    """What a user did that the class cannot take, in a sentence for the page."""
+class ClassError(InputError):
+    """What a user did that the class cannot take, in a sentence for the page (said in place, as bad input is)."""
 
 
 def hashed(token: str) -> str:
