@@ -327,14 +327,15 @@ class Store:
             row = db.execute(select(classes).where(classes.c.id == class_id)).first()
             if row is None:
                 raise ClassError("This class has ended.")
-            count = db.execute(select(func.count()).select_from(students).where(students.c.class_id == class_id))
+            count = db.execute(select(func.count()).select_from(students)
+                               .where(students.c.class_id == class_id)).scalar_one()
             query = select(sentences).where(sentences.c.class_id == class_id)
             if not hidden:
                 query = query.where(sentences.c.hidden.is_(False))
             sent = [dict(r._mapping) for r in db.execute(query.order_by(sentences.c.id.desc()).limit(wall))]
             poll = self._poll(db, row.poll_id) if row.poll_id is not None else None
         teacher = {k: getattr(row, k) for k in ("pair", "text", "translation", "step", "step_title", "question")}
-        return ClassState(row.id, row.code, row.version, count.scalar_one(), teacher, sent, poll)
+        return ClassState(row.id, row.code, row.version, count, teacher, sent, poll)
 
     def _poll(self, db, poll_id: int) -> Poll:
         row = db.execute(select(polls).where(polls.c.id == poll_id)).first()

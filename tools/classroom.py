@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import socket
 import statistics
@@ -76,6 +77,7 @@ class Student:
         self.waiting: set[str] = set()  # events joined and not yet completed
         self.arrived = threading.Condition()
         self.reading = False
+        self.query: dict = {}  # the page's own query (?class=CODE): the browser sends it with its events
 
     def _served_by(self, response: httpx.Response) -> None:
         if "x-replica" in response.headers:
@@ -116,7 +118,7 @@ class Student:
         payload = {"data": [self.values.get(i) for i in dependency["inputs"]], "event_data": None,
                    "fn_index": dependency["id"], "trigger_id": trigger, "session_hash": self.session}
         t0 = time.perf_counter()
-        joined = self.http.post(self.api + "queue/join", json=payload)
+        joined = self.http.post(self.api + "queue/join", json=payload, params=self.query)
         joined.raise_for_status()
         event_id = joined.json()["event_id"]
         deadline = time.monotonic() + self.timeout
@@ -192,6 +194,17 @@ class Student:
         sent = len(self.http.get(self.url).content)
         _, streamed = self.event(find(self.config, event="load"), None)
         return time.perf_counter() - t0, sent + streamed
+
+
+    def at_once(self, dependency: dict) -> dict:
+        """An event off the queue (a class page's poll of its class), as the browser posts it; returns its data."""
+        payload = {"data": [self.values.get(i) for i in dependency["inputs"]], "event_data": None,
+                   "fn_index": dependency["id"], "trigger_id": None, "session_hash": self.session}
+        answer = self.http.post(self.api + "run/predict", json=payload, params=self.query)
+        answer.raise_for_status()
+        data = answer.json().get("data", [])
+        self.apply(dependency, data)
+        return dict(zip(dependency["outputs"], data))
 
 
 # -----------------------------------------------------------------------------
@@ -284,6 +297,106 @@ def classroom(url: str, n: int, tabs: list[str], timeout: float, training: bool 
     return report
 
 
+def ticks(config: dict) -> tuple[dict, dict]:
+    """The teacher's and the students' polls of their class: the two timers' tick events."""
+    timers = [c["id"] for c in config["components"] if c.get("type") == "timer"]
+    polls = [d for d in config["dependencies"] if any(t[0] in timers and t[1] == "tick" for t in d["targets"])]
+    card = block(config, elem_id="class-card")["id"]
+    return next(d for d in polls if card in d["outputs"]), next(d for d in polls if card not in d["outputs"])
+
+
+def value_of(student: Student, elem_id: str):
+    return student.values.get(block(student.config, elem_id=elem_id)["id"])
+
+
+def class_mode(url: str, n: int, timeout: float) -> dict:
+    """A class together: a teacher starts a class and polls it (1 s, as the projector's page does); n students join
+    by the link, each polls the class (2 s), translates a sentence of their own (sent to the wall) and votes on the
+    teacher's question. Counts every sentence on the wall and every vote once, and how long a vote takes to reach
+    the projector (from the vote's answer to the first poll of the teacher's page that shows it)."""
+    teacher = Student(url, timeout)
+    teacher.open_page()
+    config = teacher.config
+    start = block(config, elem_id="class-start")["id"]
+    js = next(d for d in config["dependencies"] if [start, "click"] in d["targets"])
+    begin = next(d for d in config["dependencies"] if d.get("trigger_after") == js["id"])
+    address = next(i for i in begin["inputs"] if next(c for c in config["components"] if c["id"] == i)["type"]
+                   == "textbox")
+    teacher.values[address] = url  # what the browser puts there (links.ADDRESS_JS)
+    teacher.event(begin, None)
+    code = value_of(teacher, "class-card").split("?class=")[1][:8]
+    teacher_tick, student_tick = ticks(config)
+    shown, stop = [], threading.Event()  # (time, votes shown) of every teacher poll
+
+    def projector():
+        while not stop.is_set():
+            drawn = teacher.at_once(teacher_tick)
+            poll = drawn.get(block(config, elem_id="class-poll")["id"])
+            if isinstance(poll, str) and "vote" in poll:
+                total = int(re.search(r"(\d+) votes?", poll).group(1))
+                shown.append((time.monotonic(), total))
+            stop.wait(1.0)
+
+    students = [Student(url, timeout) for _ in range(n)]
+    for s in students:
+        s.query = {"class": code}
+    report, errors, polling = {}, [], threading.Event()
+
+    def phone(s: Student):
+        while not polling.is_set():
+            try:
+                s.at_once(student_tick)
+            except Exception as e:
+                errors.append(f"poll: {type(e).__name__}: {e}")
+            polling.wait(2.0)
+
+    watcher = threading.Thread(target=projector, daemon=True)
+    watcher.start()
+    samples, failed = together(students, lambda s, i: s.open_page())
+    report["join by the link"], errors = summary(samples) if samples else None, errors + failed
+    phones = [threading.Thread(target=phone, args=(s,), daemon=True) for s in students]
+    for t in phones:
+        t.start()
+    samples, failed = together(students, lambda s, i: s.translate(f"{SENTENCES[i % len(SENTENCES)]} ({i})"))
+    report["translate and send"], errors = summary(samples) if samples else None, errors + failed
+    ask = find(config, "click", elem_id="class-ask")
+    teacher.event(ask, ask["targets"][0][0])
+    question = block(config, elem_id="class-question")["id"]
+    deadline = time.monotonic() + 30
+    while any("poll-question" not in str(s.values.get(question)) for s in students) and time.monotonic() < deadline:
+        time.sleep(0.2)  # every phone's poll has brought the question (a phone votes once it sees the choices)
+    voted = []
+    vote = next(d for d in config["dependencies"] if [block(config, elem_id="class-vote")["id"], "input"]
+                in d["targets"])
+
+    def cast(s: Student, i: int):
+        s.values[block(config, elem_id="class-vote")["id"]] = i % 2
+        result = s.event(vote, None)
+        voted.append(time.monotonic())
+        return result
+
+    samples, failed = together(students, cast)
+    report["vote"], errors = summary(samples) if samples else None, errors + failed
+    deadline = time.monotonic() + 30
+    while (not shown or shown[-1][1] < len(voted)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    stop.set(), polling.set()
+    lags = []
+    for rank, at in enumerate(sorted(voted), start=1):
+        seen = next((t for t, total in shown if t >= at and total >= rank), None)
+        lags.append(seen - at if seen is not None else float("inf"))
+    wall = value_of(teacher, "class-wall") or ""
+    report["vote on the projector"] = summary([(lag, 0) for lag in lags]) if lags else None
+    report["counted"] = {"votes shown": shown[-1][1] if shown else 0, "votes cast": len(voted),
+                         "sentences on the wall": wall.count("<li>"), "students": n}
+    served = [s.replicas for s in students]
+    if any(served):
+        report["replicas"] = {"sessions": {r: sum(r in s for s in served) for r in sorted(set().union(*served))},
+                              "split": sum(len(s) > 1 for s in served)}
+    report["errors"] = errors
+    return report
+
+
 def beside_training(url: str, timeout: float, sentences: int = 8) -> dict:
     """One user's translations idle, then the same ones while another user's toy training runs."""
     user, trainer = Student(url, timeout), Student(url, timeout)
@@ -355,12 +468,14 @@ def profiled(pid: int, step) -> tuple[object, dict]:
 # Serving the app for the class, and the table
 
 
-def serve(port: int, code: Path = ROOT, replicas: int = 1) -> subprocess.Popen:
-    """One `python app.py` (replicas 1), or N replicas behind HAProxy (deploy/serve.py), answering on `port`."""
+def serve(port: int, code: Path = ROOT, replicas: int = 1, database: str | None = None) -> subprocess.Popen:
+    """One `python app.py` (replicas 1), or N replicas behind HAProxy (deploy/serve.py), answering on `port`;
+    database: their class store's URL."""
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
-    command = [str(code / "app.py"), "--port", str(port)]
+    flags = ["--database-url", database] if database else []
+    command = [str(code / "app.py"), "--port", str(port), *flags]
     if replicas > 1:
-        command = [str(ROOT / "deploy" / "serve.py"), "--replicas", str(replicas), "--port", str(port)]
+        command = [str(ROOT / "deploy" / "serve.py"), "--replicas", str(replicas), "--port", str(port), "--", *flags]
     app = subprocess.Popen([sys.executable, *command], cwd=code, env=env, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 180
@@ -441,7 +556,12 @@ def main() -> None:
     parser.add_argument("--no-training", action="store_true", help="skip the translation beside a toy training")
     parser.add_argument("--profile", action="store_true",
                         help="profile the server (py-spy) while the class translates: where its CPU goes (setup 1)")
+    parser.add_argument("--class-mode", choices=["sqlite", "postgresql"],
+                        help="a class together instead (class_mode): its store in a fresh SQLite file, or a throwaway "
+                             "PostgreSQL (tools/throwaway_postgres.py)")
     args = parser.parse_args()
+    if args.class_mode:
+        return main_class_mode(args)
     if any(not 1 <= n <= 100 for n in args.students):
         raise SystemExit("--students: from 1 to 100")
     if args.url and not args.url.startswith(("http://127.", "http://localhost", "http://[::1]")):
@@ -465,6 +585,32 @@ def main() -> None:
     print(table(runs))
     if len(args.setups) > 1 and not args.url:
         print(ratios(runs))
+    if args.json:
+        args.json.write_text(json.dumps(runs, indent=2))
+
+
+def main_class_mode(args) -> None:
+    import contextlib
+
+    import throwaway_postgres
+
+    runs = {}
+    for n in args.students:
+        for setup in args.setups:
+            with contextlib.ExitStack() as stack:
+                if args.class_mode == "postgresql":
+                    database = stack.enter_context(throwaway_postgres.running())
+                else:
+                    database = f"sqlite:///{stack.enter_context(tempfile.TemporaryDirectory())}/classes.sqlite3"
+                port = args.port or free_port()
+                app = serve(port, args.code.resolve(), setup, database)
+                name = f"{n} students, {args.class_mode}, " + ("one process" if setup == 1 else f"{setup} replicas")
+                try:
+                    runs[name] = class_mode(f"http://127.0.0.1:{port}/", n, args.timeout)
+                finally:
+                    os.killpg(app.pid, signal.SIGTERM)
+                    app.wait(timeout=60)
+            print(f"{name}: {json.dumps(runs[name])}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(runs, indent=2))
 
