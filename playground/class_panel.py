@@ -27,8 +27,12 @@ TEACHER_TICK_S, STUDENT_TICK_S = 1.0, 2.0  # how often a page asks whether its c
 
 
 class ClassPanel:
-    def __init__(self, ctx: Context, store: Store, panel: TranslatePanel):
-        self.ctx, self.store, self.panel = ctx, store, panel
+    """Built in three places: its entry (`entry_controls`, beside the panel's settings), a Start button in
+    presentation mode's bar (`present_controls`), and the teacher's and the student's parts under the panel
+    (`build`)."""
+
+    def __init__(self, ctx: Context, store: Store):
+        self.ctx, self.store = ctx, store
         key = store.browser_secret()
         self.teacher = gr.BrowserState({}, storage_key="tp-teacher", secret=key)  # {code, secret, link}
         self.member = gr.BrowserState({}, storage_key="tp-student", secret=key)  # {code, token, nickname, send, follow}
@@ -36,12 +40,21 @@ class ClassPanel:
         self.misses = Limiter(30, 60)  # per client address: codes that were wrong
         self.sends = Limiter(12, 60)  # per student: sentences sent to the wall, votes changed
         self.starts = Limiter(5, 600)  # per session: classes started
-        with gr.Accordion("Class: start one, or join one with its code", open=False, elem_id="class-entry") as self.entry:
+
+    def entry_controls(self) -> None:
+        with gr.Column(scale=1, min_width=240) as self.entry_column, gr.Accordion(
+                "Class: start one, or join with its code", open=False, elem_id="class-entry") as self.entry:
             with gr.Row(equal_height=True):
                 self.code = gr.Textbox(label="Class code", placeholder="ABCD-EFGH", max_length=24, scale=2,
-                                       min_width=160, elem_id="class-code")
-                self.join = gr.Button("Join", scale=0, min_width=90, elem_id="class-join")
-                self.start = gr.Button("Start a class (I teach it)", scale=1, min_width=200, elem_id="class-start")
+                                       min_width=140, elem_id="class-code")
+                self.join = gr.Button("Join", scale=0, min_width=80, elem_id="class-join")
+            self.start = gr.Button("Start a class (I teach it)", elem_id="class-start")
+
+    def present_controls(self) -> None:
+        self.present_start = gr.Button("Start a class", size="sm", scale=0, min_width=90, elem_id="class-start-present")
+
+    def build(self, panel: TranslatePanel) -> None:
+        self.panel = panel
         self.address = gr.Textbox(visible=False)  # the page's address, put there by the browser (links.ADDRESS_JS)
         self.said = gr.Markdown(elem_classes="notice", elem_id="class-said")
         with gr.Accordion("Your class", visible=False, elem_id="class-teacher") as self.teaching:  # folds away
@@ -81,8 +94,8 @@ class ClassPanel:
     @property
     def opening(self) -> set:
         """What opening the page may set: a class's link joins it, a reload finds the class again."""
-        return {self.member, self.teacher, self.entry, self.said, self.page.tabs.top, self.nickname, self.send,
-                self.follow} | set(self.teacher_view) | set(self.student_view)
+        return {self.member, self.teacher, self.entry, self.entry_column, self.said, self.page.tabs.top,
+                self.nickname, self.send, self.follow} | set(self.teacher_view) | set(self.student_view)
 
     @property
     def student_view(self) -> list:
@@ -226,7 +239,7 @@ class ClassPanel:
         session.classroom.clear()
         session.student = True
         return {self.member: member, self.studying: gr.Column(visible=True), self.student_tick: gr.Timer(active=True),
-                self.entry: gr.Accordion(open=False), self.page.tabs.top: gr.Tabs(visible=False),
+                self.entry_column: gr.Column(visible=False), self.page.tabs.top: gr.Tabs(visible=False),
                 self.nickname: nickname, self.send: member["send"], self.follow: member["follow"],
                 self.said: f"You are in class **{shown_code(normal_code(code))}**. What you translate goes to the "
                            "class's wall unless you switch it off below."}
@@ -273,7 +286,7 @@ class ClassPanel:
         session.classroom.clear()
         session.student = False
         return {self.member: {}, self.studying: gr.Column(visible=False), self.student_tick: gr.Timer(active=False),
-                self.page.tabs.top: gr.Tabs(visible=True)}
+                self.page.tabs.top: gr.Tabs(visible=True), self.entry_column: gr.Column(visible=True)}
 
     @friendly
     def cast(self, values: dict, request: gr.Request) -> dict:
@@ -353,11 +366,12 @@ class ClassPanel:
         """The class's events; the page translates after a wall's "Show in every view" (playground/page.py)."""
         self.page = page
         common = dict(show_progress="hidden")
-        started = self.start.click(None, None, self.address, js=links.ADDRESS_JS)  # in the browser
-        event(started.then, self.begin, [], [self.address], [self.teacher, self.entry, self.said] + self.teacher_view,
-              **common)
+        for start in (self.start, self.present_start):
+            started = start.click(None, None, self.address, js=links.ADDRESS_JS)  # in the browser
+            event(started.then, self.begin, [], [self.address], [self.teacher, self.entry, self.said]
+                  + self.teacher_view, **common)
         event([self.join.click, self.code.submit], self.join_typed, [], [self.code, self.member],
-              [self.member, self.entry, self.said, page.tabs.top, self.nickname, self.send, self.follow]
+              [self.member, self.entry_column, self.said, page.tabs.top, self.nickname, self.send, self.follow]
               + self.student_view, **common)
         lesson, steps = page.views["lesson"], page.views["steps"]
         event([self.teacher_tick.tick], self.tick_teacher, [], [self.teacher, lesson.number, page.panel.translation],
@@ -370,12 +384,12 @@ class ClassPanel:
         self.opened_sentence = event(self.wall.act, self.act, [], [self.teacher],
                                      [self.said, page.panel.pair, page.panel.text], **common)
         event([self.student_tick.tick], self.tick_student, [], [self.member],
-              self.student_view + [self.member, self.said, page.tabs.top], queue=False, **common)
+              self.student_view + [self.member, self.said, page.tabs.top, self.entry_column], queue=False, **common)
         event([self.vote.input], self.cast, [], [self.member, self.vote], [self.voted], **common)
         event([self.nickname.blur, self.nickname.submit, self.send.input, self.follow.input], self.settings, [],
               [self.member, self.nickname, self.send, self.follow], [self.member], **common)
         event([self.leave.click], self.quit, [], [self.member],
-              [self.said, page.tabs.top] + [self.member] + self.student_view, **common)
+              [self.said, page.tabs.top, self.member, self.entry_column] + self.student_view, **common)
 
 
 def changed(session, drawn: dict) -> dict:

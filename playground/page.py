@@ -58,9 +58,10 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
         result = gr.State(None)
         signals = {key: gr.State(0) for key in registry.tabs()}  # set by an event: that tab draws itself
-        panel = TranslatePanel(ctx)
         store = store or Store(default_url(Path(tempfile.mkdtemp(prefix="transformer-playground-classes-"))))
-        classes = ClassPanel(ctx, store, panel)
+        classes = ClassPanel(ctx, store)
+        panel = TranslatePanel(ctx, classes.entry_controls, classes.present_controls)
+        classes.build(panel)
         views, groups, group_tabs = {}, {}, {}
         with gr.Tabs() as top:
             for entry in registry.VIEWS:  # in the registry's order; a group's tab where its first view comes

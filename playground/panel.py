@@ -49,7 +49,9 @@ def marked(translations) -> str:
 
 
 class TranslatePanel:
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context, extras=None, present_extras=None):
+        """extras, present_extras: build more controls in the row under the panel, and in presentation mode's bar
+        (the class's: playground/class_panel.py)."""
         self.ctx = ctx
         pairs = ctx.pairs
         # One compact block, so that the first screen also holds the model at a glance: the sentence, the button and
@@ -71,6 +73,8 @@ class TranslatePanel:
             with gr.Column(scale=1, min_width=240), gr.Accordion("Decoding, presentation mode, link", open=False,
                                                                elem_id="decoding"):
                 self.settings()
+            if extras:
+                extras()
         self.link = gr.Textbox(label="Shareable link: opens this pair, sentence and decoding, already translated",
                                interactive=False, buttons=["copy"], visible=False, elem_id="share-link")
         # in presentation mode the settings are folded away: these two (shown only then, under the panel) make the link
@@ -78,6 +82,8 @@ class TranslatePanel:
         with gr.Row(elem_id="present-bar"):
             self.present_share = gr.Button("Link to this", size="sm", scale=0, min_width=90)
             self.present_leave = gr.Button("Leave presentation mode", size="sm", scale=0, min_width=90)
+            if present_extras:
+                present_extras()
         with gr.Column(elem_id="panel-out"):  # nothing to say: no room taken
             self.unsure = gr.HTML(elem_id="unsure")  # the translation with the pieces the model was unsure of marked
             self.notice = gr.Markdown(elem_classes="notice")

@@ -483,11 +483,13 @@ def test_the_load_event_reads_and_sets_only_what_the_first_tab_shows(page):
     assert set_by_load == set(registry.tabs()[registry.FIRST])
     assert read_by_load - set_by_load == {"lesson"} and page.views["lesson"].number in outputs  # ?lesson=N's step
     assert set(page.panel.outputs) <= outputs and page.result in outputs and page.tabs.top in outputs
+    assert page.classroom.said in outputs and page.classroom.member in inputs  # ?class=CODE joins the class
     translate = next(fn for fn in page.demo.fns.values() if (page.panel.go._id, "click") in map(tuple, fn.targets))
     first = {c for key in registry.tabs()[registry.FIRST] for c in page.views[key].draws}
     signals = set(page.tabs.signals.values())  # any other open tab is signalled, and draws itself
-    assert set(translate.outputs) == set(page.panel.outputs) | {page.result} | first | signals
-    assert set(translate.inputs) == set(page.panel.controls) | {page.result}
+    classes = page.classroom  # a student's sentence goes to the class's wall; a refusal is said in place
+    assert set(translate.outputs) == set(page.panel.outputs) | {page.result, classes.said} | first | signals
+    assert set(translate.inputs) == set(page.panel.controls) | {page.result, classes.member}
 
 
 def test_the_page_opens_translated_with_a_shared_links_settings(page):

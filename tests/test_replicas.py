@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from classroom import SENTENCES, Student, free_port, together  # noqa: E402
+from classroom import SENTENCES, Student, free_port, start_class, ticks, together, value_of, vote  # noqa: E402
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("haproxy") is None and not Path("/usr/sbin/haproxy").exists(),
@@ -29,10 +29,12 @@ pytestmark = [pytest.mark.slow,
 class Balanced:
     """`python deploy/serve.py --replicas 2` on a free port: its URL and each replica's pid by name."""
 
-    def __init__(self, replicas: int = 2):
+    def __init__(self, replicas: int = 2, database: str = ""):
         self.port = free_port()
+        flags = ["--", "--database-url", database] if database else []  # every replica's class store
         self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "deploy" / "serve.py"), "--replicas", str(replicas), "--port", str(self.port)],
+            [sys.executable, str(ROOT / "deploy" / "serve.py"), "--replicas", str(replicas), "--port", str(self.port),
+             *flags],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
             env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
         self.pids: dict[str, int] = {}
@@ -59,8 +61,8 @@ class Balanced:
 
 
 @pytest.fixture
-def balanced():
-    b = Balanced()
+def balanced(tmp_path):
+    b = Balanced(database=f"sqlite:///{tmp_path / 'classes.sqlite3'}")  # the replicas share one SQLite file
     yield b
     b.stop()
 
@@ -101,3 +103,44 @@ def test_a_replica_stopped_mid_class_leaves_the_other_sessions_going(balanced):
     newcomer.open_page()
     newcomer.translate("Good morning!")
     assert newcomer.replicas == {"r2"}
+
+
+def test_a_replica_stopped_mid_class_loses_no_sentence_vote_or_class(balanced):
+    """The class lives in the store the replicas share: a teacher and ten students, a replica killed after they
+    sent and voted, then everyone sends and votes again through the replica left."""
+    teacher = Student(balanced.url, timeout=120)
+    teacher.open_page()
+    code = start_class(teacher, balanced.url)
+    students = [Student(balanced.url, timeout=120) for _ in range(10)]
+    for s in students:
+        s.query = {"class": code}
+    teacher_tick, student_tick = ticks(teacher.config)
+
+    def join_and_send(s: Student, i: int):
+        s.open_page()
+        return s.translate(f"{SENTENCES[i % len(SENTENCES)]} ({i})")
+
+    _, errors = together(students, join_and_send)
+    assert errors == [], (errors, balanced.log())
+    ask = next(d for d in teacher.config["dependencies"]
+               if [next(c["id"] for c in teacher.config["components"]
+                        if c.get("props", {}).get("elem_id") == "class-ask"), "click"] in d["targets"])
+    teacher.event(ask, None)
+    for s in students:
+        s.at_once(student_tick)  # the phone's poll brings the question
+    _, errors = together(students, lambda s, i: vote(s, 0))
+    assert errors == [], (errors, balanced.log())
+
+    os.kill(balanced.pids["r1"], signal.SIGKILL)  # mid-class, as after a crash
+    assert any(s.replicas == {"r1"} for s in students + [teacher])
+    for s in students:
+        s.at_once(student_tick)  # a moved phone finds its class again from its browser's state
+    _, errors = together(students, lambda s, i: vote(s, 1))  # everyone changes their mind, through r2
+    assert errors == [], (errors, balanced.log())
+    _, errors = together(students, lambda s, i: s.translate(f"After the crash ({i})."))
+    assert errors == [], (errors, balanced.log())
+
+    teacher.at_once(teacher_tick)
+    poll, wall = value_of(teacher, "class-poll"), value_of(teacher, "class-wall")
+    assert "10 votes" in poll and [int(n) for n in re.findall(r'class="poll-n">(\d+)', poll)][:2] == [0, 10]
+    assert all(f"({i})" in wall for i in range(10)) and all(f"After the crash ({i})." in wall for i in range(10))

@@ -305,6 +305,26 @@ def ticks(config: dict) -> tuple[dict, dict]:
     return next(d for d in polls if card in d["outputs"]), next(d for d in polls if card not in d["outputs"])
 
 
+def start_class(teacher: Student, url: str) -> str:
+    """The teacher's click on "Start a class" (its address put in by the browser first); the class's code."""
+    config = teacher.config
+    start = block(config, elem_id="class-start")["id"]
+    js = next(d for d in config["dependencies"] if [start, "click"] in d["targets"])
+    begin = next(d for d in config["dependencies"] if d.get("trigger_after") == js["id"])
+    address = next(i for i in begin["inputs"] if next(c for c in config["components"] if c["id"] == i)["type"]
+                   == "textbox")
+    teacher.values[address] = url  # what the browser puts there (links.ADDRESS_JS)
+    teacher.event(begin, None)
+    return value_of(teacher, "class-card").split("?class=")[1][:8]
+
+
+def vote(student: Student, choice: int) -> tuple[float, int]:
+    """A tap on one of the current question's choices."""
+    radio = block(student.config, elem_id="class-vote")["id"]
+    dependency = next(d for d in student.config["dependencies"] if [radio, "input"] in d["targets"])
+    return student.event(dependency, radio, {radio: choice})
+
+
 def value_of(student: Student, elem_id: str):
     return student.values.get(block(student.config, elem_id=elem_id)["id"])
 
@@ -317,14 +337,7 @@ def class_mode(url: str, n: int, timeout: float) -> dict:
     teacher = Student(url, timeout)
     teacher.open_page()
     config = teacher.config
-    start = block(config, elem_id="class-start")["id"]
-    js = next(d for d in config["dependencies"] if [start, "click"] in d["targets"])
-    begin = next(d for d in config["dependencies"] if d.get("trigger_after") == js["id"])
-    address = next(i for i in begin["inputs"] if next(c for c in config["components"] if c["id"] == i)["type"]
-                   == "textbox")
-    teacher.values[address] = url  # what the browser puts there (links.ADDRESS_JS)
-    teacher.event(begin, None)
-    code = value_of(teacher, "class-card").split("?class=")[1][:8]
+    code = start_class(teacher, url)
     teacher_tick, student_tick = ticks(config)
     shown, stop = [], threading.Event()  # (time, votes shown) of every teacher poll
 
@@ -357,7 +370,7 @@ def class_mode(url: str, n: int, timeout: float) -> dict:
     phones = [threading.Thread(target=phone, args=(s,), daemon=True) for s in students]
     for t in phones:
         t.start()
-    samples, failed = together(students, lambda s, i: s.translate(f"{SENTENCES[i % len(SENTENCES)]} ({i})"))
+    samples, failed = together(students, lambda s, i: s.translate(SENTENCES[i % len(SENTENCES)]))  # as a class
     report["translate and send"], errors = summary(samples) if samples else None, errors + failed
     ask = find(config, "click", elem_id="class-ask")
     teacher.event(ask, ask["targets"][0][0])
@@ -366,12 +379,9 @@ def class_mode(url: str, n: int, timeout: float) -> dict:
     while any("poll-question" not in str(s.values.get(question)) for s in students) and time.monotonic() < deadline:
         time.sleep(0.2)  # every phone's poll has brought the question (a phone votes once it sees the choices)
     voted = []
-    vote = next(d for d in config["dependencies"] if [block(config, elem_id="class-vote")["id"], "input"]
-                in d["targets"])
 
     def cast(s: Student, i: int):
-        s.values[block(config, elem_id="class-vote")["id"]] = i % 2
-        result = s.event(vote, None)
+        result = vote(s, i % 2)
         voted.append(time.monotonic())
         return result
 
@@ -388,7 +398,8 @@ def class_mode(url: str, n: int, timeout: float) -> dict:
     wall = value_of(teacher, "class-wall") or ""
     report["vote on the projector"] = summary([(lag, 0) for lag in lags]) if lags else None
     report["counted"] = {"votes shown": shown[-1][1] if shown else 0, "votes cast": len(voted),
-                         "sentences on the wall": wall.count("<li>"), "students": n}
+                         "sentences on the wall": sum(int(k) for k in re.findall(r'wall-count">×(\d+)', wall))
+                         + wall.count("<li>") - wall.count('wall-count">'), "students": n}
     served = [s.replicas for s in students]
     if any(served):
         report["replicas"] = {"sessions": {r: sum(r in s for s in served) for r in sorted(set().union(*served))},
