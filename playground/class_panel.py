@@ -8,6 +8,7 @@ every replica shares), a student's membership to a random token kept in theirs: 
 replica, keeps both. Every teacher action is checked against the secret here, on the server."""
 from __future__ import annotations
 
+import functools
 import html
 import re
 import secrets
@@ -20,10 +21,28 @@ from playground.store import ClassError, Store, normal_code, shown_code
 
 from .context import Context
 from .panel import TranslatePanel, words
-from .view import friendly
+from .view import friendly, log
 
 WALL_JS = "tp.wall(element, trigger, 'act')"  # the wall's buttons fire its own "act" event (assets/page.js)
 TEACHER_TICK_S, STUDENT_TICK_S = 1.0, 2.0  # how often a page asks whether its class changed
+
+
+def plain(text: str) -> str:
+    """A Lesson text (Markdown with escaped HTML) as plain text, for a page that escapes what it shows."""
+    return html.unescape(re.sub(r"<[^>]+>", "", text.replace("**", "")))
+
+
+def quiet(poll):
+    """A page's poll of its class: a failure is logged and the page keeps what it shows (the next poll, a second
+    or two later, tries again); never an error box every second."""
+    @functools.wraps(poll)
+    def polled(*args, **kwargs):
+        try:
+            return poll(*args, **kwargs)
+        except Exception:
+            log.exception("%s failed", poll.__qualname__)
+            return {}
+    return polled
 
 
 class ClassPanel:
@@ -129,6 +148,7 @@ class ClassPanel:
                                             visible=True, open=True), self.teacher_tick: gr.Timer(active=True),
                 self.card: classroom.join_card(teacher["link"], teacher["code"], 0)}
 
+    @quiet
     def tick_teacher(self, values: dict, request: gr.Request) -> dict:
         """The class as the projector shows it, when it changed; and what the teacher shows now, written for the
         students who follow (the sentence, and the Lesson step when the Lesson is open)."""
@@ -161,7 +181,8 @@ class ClassPanel:
             return
         step = page.views["lesson"].made_step(result, number) if on_lesson else None
         self.store.show(class_id, result.pair, result.text, values.get(self.panel.translation) or
-                        result.translation.text, shown[2], step.title if step else "", step.question if step else "")
+                        result.translation.text, shown[2], step.title if step else "", plain(step.question) if step
+                        else "")
         session.classroom["shown"] = shown
 
     @friendly
@@ -180,7 +201,7 @@ class ClassPanel:
                 return {self.said: f"Step {step.number} has no question to vote on for this sentence."}
             question, choices, right = step.question, step.choices, step.right
             explained = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", step.answer)  # Markdown's bold; the rest is escaped
-            question = html.unescape(re.sub(r"<[^>]+>", "", question))  # plain text: the poll escapes it
+            question = plain(question)  # the poll escapes it
         self.store.ask(class_id, question, choices, right, explained)
         return {self.said: "The question is on the class's phones: their votes come in below."}
 
@@ -252,6 +273,7 @@ class ClassPanel:
         member = values.get(self.member) or {}
         return self.store.member(str(member.get("code", "")), str(member.get("token", ""))), member
 
+    @quiet
     def tick_student(self, values: dict, request: gr.Request) -> dict:
         session = self.ctx_session(request)
         try:
