@@ -14,6 +14,7 @@ from test_browser import ARTIFACTS, CHROMIUM, FLAGS, open_page
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium (.ci/run installs it)")]
 
+SIZES = {"present": (1280, 720), "1280x720": (1280, 720), "1440x900": (1440, 900), "390x844": (390, 844)}
 HOSTILE = ["<script>window.pwned = 1</script>Hi", '<img src=x onerror="window.pwned = 1">', "W" * 2000]
 
 
@@ -147,12 +148,17 @@ def test_a_teacher_and_three_students_run_a_lesson_together(browser, server):
     students[1].wait_for_function("() => !document.querySelector('#class-student-wall').innerText"
                                   ".includes('My sister likes')", timeout=20_000)
 
-    for size, name in (((1280, 720), "laptop"), ((1440, 900), "wide")):
-        teacher.set_viewport_size({"width": size[0], "height": size[1]})
-        teacher.screenshot(path=str(ARTIFACTS / f"class-teacher-{name}.png"), full_page=True)
-    teacher.evaluate("() => tp.present(true)")
-    teacher.screenshot(path=str(ARTIFACTS / "class-teacher-present.png"))
-    students[1].screenshot(path=str(ARTIFACTS / "class-student-phone.png"), full_page=True)
+    # the wall and a student's page at the four sizes (looked at; the wall never scrolls sideways at any of them)
+    for name, (width, height) in SIZES.items():
+        for who, p in (("teacher", teacher), ("student", students[1])):
+            p.set_viewport_size({"width": width, "height": height})
+            p.evaluate("(on) => tp.present(on)", name == "present")
+            p.wait_for_timeout(300)
+            p.screenshot(path=str(ARTIFACTS / f"class-{who}-{name}.png"), full_page=True)
+            for box in ("#class-wall", "#class-student-wall", "#class-question", "#class-card"):
+                assert p.evaluate(f"() => {{ const e = document.querySelector('{box}'); return !e || "
+                                  "!e.checkVisibility() || e.scrollWidth <= e.clientWidth + 1; }"), (name, who, box)
+    teacher.evaluate("() => tp.present(false)")
 
     # end: the summary downloads, the class's data is gone, its code stops working
     with teacher.expect_download(timeout=30_000) as download:
