@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, create_engine,
                         delete, event, func, insert, select, update)
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 
 from transformer.errors import InputError
 
@@ -133,8 +134,20 @@ class Store:
         self.engine: Engine = create_engine(url, pool_pre_ping=True)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        metadata.create_all(self.engine)
+        self.create()
         self.migrate()
+
+    def create(self, tries: int = 5) -> None:
+        """The tables, when missing. Replicas starting together may race to create them: the loser's CREATE fails
+        on a table the winner just made, and it looks again."""
+        for attempt in range(tries):
+            try:
+                metadata.create_all(self.engine)
+                return
+            except DBAPIError:
+                if attempt == tries - 1:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
 
     def migrate(self) -> None:
         """The schema's version kept in the database itself: a new one is stamped, an older one migrated."""
@@ -364,8 +377,8 @@ def _sqlite_pragmas(connection, _record) -> None:
     """WAL: readers never wait for the writer, and replicas on one machine share the file; a writer waits up to 10 s
     for another instead of failing at once."""
     cursor = connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=10000")  # first: switching to WAL waits for another replica doing the same
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
