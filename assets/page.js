@@ -26,6 +26,53 @@
     if (button) trigger('act', {act: button.dataset.act, id: button.dataset.id});
   });
 
+  // A figure lays itself out for the box it is drawn in, which only the browser knows: once plotly has drawn it,
+  // tick labels that would run into their neighbours are thinned (every k-th kept), a heatmap's numbers that would
+  // touch are left to the hover, and other texts written on the data (a bar's piece) are kept where they fit
+  const touch = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const box = (t) => {  // a text's box on the screen, turned with it (plotly's cell labels give the DOM no box)
+    const b = t.getBBox(), m = t.getScreenCTM();
+    if (!m || !b.width) return {left: 0, right: 0, top: 0, bottom: 0};
+    const xs = [b.x, b.x + b.width], ys = [b.y, b.y + b.height];
+    const at = xs.flatMap(x => ys.map(y => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]));
+    return {left: Math.min(...at.map(p => p[0])), right: Math.max(...at.map(p => p[0])),
+            top: Math.min(...at.map(p => p[1])), bottom: Math.max(...at.map(p => p[1]))};
+  };
+  const boxes = (texts) => texts.map(box);
+  tp.fit = (plot) => {
+    plot.querySelectorAll('.xaxislayer-above, .yaxislayer-above').forEach(layer => {
+      const ticks = [...layer.querySelectorAll('text')];
+      ticks.forEach(t => t.style.visibility = '');
+      const at = boxes(ticks);
+      for (let k = 1; k < ticks.length; k++) {
+        const kept = at.filter((_, i) => i % k === 0);
+        if (kept.every((b, i) => i === 0 || !touch(kept[i - 1], b))) {
+          ticks.forEach((t, i) => t.style.visibility = i % k === 0 ? '' : 'hidden');
+          break;
+        }
+      }
+    });
+    const cells = [...plot.querySelectorAll('.heatmaplayer text')];
+    cells.forEach(t => t.style.visibility = '');
+    const inCells = boxes(cells);
+    if (inCells.some((b, i) => inCells.slice(i + 1, i + 40).some(c => touch(b, c))))
+      cells.forEach(t => t.style.visibility = 'hidden');
+    const kept = [];
+    plot.querySelectorAll('.barlayer text, .scatterlayer .textpoint text').forEach(t => {
+      t.style.visibility = '';
+      const b = box(t);
+      if (kept.some(c => touch(b, c))) t.style.visibility = 'hidden'; else kept.push(b);
+    });
+  };
+  // drawn again by plotly, or shown (a figure drawn in a hidden tab measures nothing until its tab opens)
+  const shown = new ResizeObserver(entries => entries.forEach(e => e.contentRect.width && tp.fit(e.target)));
+  new MutationObserver(() => document.querySelectorAll('.js-plotly-plot:not([data-fits])').forEach(plot => {
+    if (!plot.on) return;  // plotly has not made it a graph yet
+    plot.dataset.fits = '1';
+    plot.on('plotly_afterplot', () => tp.fit(plot));
+    shown.observe(plot);
+  })).observe(document.documentElement, {childList: true, subtree: true});
+
   // the arrow keys move between the Lesson's steps while it is in view (never while typing)
   document.addEventListener('keydown', (event) => {
     if (!document.getElementById('lesson-where')?.checkVisibility()) return;

@@ -26,7 +26,7 @@ def attribution_rows(rows: list[tuple[str, list[float], list[float] | None]], so
     z = [list(src) + (list(prefix) if prefix is not None else [None] * len(prefix_tokens)) for _, src, prefix in rows]
     y = [html.escape(name) for name, *_ in rows]
     fig = go.Figure(go.Heatmap(z=z, x=x, y=y, colorscale=SCALE, zmin=0, texttemplate="%{z:.2f}", textfont=dict(size=11), xgap=1, ygap=1,
-                               colorbar=dict(title=dict(text="share")),
+                               colorbar=dict(title=dict(text="share", side="right")),
                                hovertemplate="%{y}<br>%{x}<br>share %{z:.3f}<extra></extra>"))
     fig.add_vline(x=S - 0.5, line=dict(color="#e6550d", width=3))
     fig.update_yaxes(autorange="reversed")

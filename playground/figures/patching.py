@@ -20,7 +20,7 @@ def patching_grid(panels: list[tuple[str, Tensor, list[str]]], rows_name: str, t
     for i, (_, shares, columns) in enumerate(panels):
         layers = [f"layer {n + 1}" for n in range(shares.size(0))]
         fig.add_trace(go.Heatmap(z=values(shares), x=columns, y=layers, colorscale="RdBu_r", zmid=0, zmin=-1, zmax=1,
-                                 showscale=i == 0, colorbar=dict(title="share", len=0.6),
+                                 showscale=i == 0, colorbar=dict(title=dict(text="share", side="right"), len=0.6),
                                  hovertemplate=f"%{{y}}, {rows_name} %{{x}}<br>share %{{z:.2f}}<extra></extra>"),
                       row=i + 1, col=1)
     fig.update_yaxes(autorange="reversed")

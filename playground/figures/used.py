@@ -21,7 +21,7 @@ def lens_grid(chosen_prob: Tensor, top_pieces: list[list[str]], top_prob: Tensor
              for t in range(T)] for layer in range(L)]  # each layer's top piece, written as every view writes it
     fig = go.Figure(go.Heatmap(
         z=values(chosen_prob), x=x, y=y, colorscale=SCALE, zmin=0, zmax=1, text=text, texttemplate="%{text}", textfont=dict(size=12),
-        colorbar=dict(title=dict(text="p(final)")),
+        colorbar=dict(title=dict(text="p(final)", side="right")),
         hovertemplate="%{y}, step %{x}<br>top-1 and its p: %{text}<br>p(final token) = %{z:.3f}<extra></extra>"))
     marked = [(t, layer) for t, layer in enumerate(first_top1) if layer >= 0]
     fig.add_trace(go.Scatter(x=[x[t] for t, _ in marked], y=[y[layer] for _, layer in marked], mode="markers",
