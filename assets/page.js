@@ -57,6 +57,23 @@
     const inCells = boxes(cells);
     if (inCells.some((b, i) => inCells.slice(i + 1, i + 40).some(c => touch(b, c))))
       cells.forEach(t => t.style.visibility = 'hidden');
+    // panels' titles (annotations): smaller, down to 9 px, while two of them touch or one leaves the figure; then
+    // room under the figure's title when they reach into it (plotly puts both in the top margin)
+    const frame = plot.querySelector('.main-svg')?.getBoundingClientRect();
+    const notes = [...plot.querySelectorAll('.annotation-text-g text')];
+    const crowded = (t, i) => notes.some((o, j) => j !== i && touch(box(t), box(o)))
+      || (frame && (box(t).left < frame.left || box(t).right > frame.right));
+    notes.forEach((t, i) => {
+      let size = parseFloat(getComputedStyle(t).fontSize);
+      while (size > 9 && crowded(t, i)) t.style.fontSize = `${--size}px`;
+    });
+    const title = [...plot.querySelectorAll('.g-gtitle text')].map(box)[0];
+    const reach = title ? Math.max(0, ...notes.map(box).filter(b => touch(title, b)).map(b => title.bottom - b.top)) : 0;
+    if (reach > 0 && plot.layout && !plot.dataset.roomed) {
+      plot.dataset.roomed = '1';  // once per drawing of this figure: its own layout keeps the room
+      const margin = plot.layout.margin?.t ?? 80, height = plot.layout.height || plot.getBoundingClientRect().height;
+      window.Plotly?.relayout(plot, {'margin.t': margin + reach + 6, height: height + reach + 6});
+    }
     const kept = [];
     plot.querySelectorAll('.barlayer text, .scatterlayer .textpoint text').forEach(t => {
       t.style.visibility = '';
