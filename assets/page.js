@@ -57,7 +57,7 @@
     const inCells = boxes(cells);
     if (inCells.some((b, i) => inCells.slice(i + 1, i + 40).some(c => touch(b, c))))
       cells.forEach(t => t.style.visibility = 'hidden');
-    // panels' titles (annotations): smaller, down to 9 px, while two of them touch or one leaves the figure; then
+    // panels' titles (annotations): smaller, down to 11 px (read on a phone), while two touch or one leaves the figure; then
     // room under the figure's title when they reach into it (plotly puts both in the top margin)
     const frame = plot.querySelector('.main-svg')?.getBoundingClientRect();
     const notes = [...plot.querySelectorAll('.annotation-text-g text')];
@@ -65,7 +65,7 @@
       || (frame && (box(t).left < frame.left || box(t).right > frame.right));
     notes.forEach((t, i) => {
       let size = parseFloat(getComputedStyle(t).fontSize);
-      while (size > 9 && crowded(t, i)) t.style.fontSize = `${--size}px`;
+      while (size > 11 && crowded(t, i)) t.style.fontSize = `${--size}px`;
     });
     const title = [...plot.querySelectorAll('.g-gtitle text')].map(box)[0];
     const reach = title ? Math.max(0, ...notes.map(box).filter(b => touch(title, b)).map(b => title.bottom - b.top)) : 0;
