@@ -34,6 +34,22 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
+CHROMIUM = "/usr/bin/chromium"  # Debian's (.ci/run installs it), never a downloaded browser
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium, driven by Playwright (the browser tests' pages each get a context of their own)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
 def figure(sent):
     """A figure as a handler sends it to the page (serialized), back as a plotly Figure a test can read."""
     import json

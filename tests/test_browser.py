@@ -9,29 +9,16 @@ from urllib.parse import urlparse
 import pytest
 
 import app
-from conftest import ROOT
+from conftest import CHROMIUM, ROOT
 from playground.figures.glance import piece as lesson_piece
 from playground import registry
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run"]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 LEAVES = re.compile(r"^(?!(https?://(127\.0\.0\.1|localhost)[:/]|data:|blob:|about:))")  # any address but this machine
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text())
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium (.ci/run installs it)")]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 def open_page(browser, url: str, size: tuple[int, int] = (1400, 1000)):

@@ -9,23 +9,14 @@ from pathlib import Path
 import pytest
 import segno
 
-from test_browser import ARTIFACTS, CHROMIUM, FLAGS, open_page
+from conftest import CHROMIUM
+from test_browser import ARTIFACTS, open_page
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium (.ci/run installs it)")]
 
 SIZES = {"present": (1280, 720), "1280x720": (1280, 720), "1440x900": (1440, 900), "390x844": (390, 844)}
 HOSTILE = ["<script>window.pwned = 1</script>Hi", '<img src=x onerror="window.pwned = 1">', "W" * 2000]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 def qr_matrix_of(page) -> list[list[bool]]:
