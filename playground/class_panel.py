@@ -322,16 +322,20 @@ class ClassPanel:
         return {self.voted: "Your vote is in: you can change it until the teacher reveals the answer."}
 
     @friendly
-    def settings(self, values: dict) -> dict:
-        """The nickname and the two switches, kept in the student's browser; the nickname in the class too."""
+    def settings(self, values: dict, request: gr.Request) -> dict:
+        """The nickname and the two switches, kept in the student's browser; the nickname in the class too. The
+        follow box is emptied at once when following stops, and drawn again at the next poll when it starts."""
         member = dict(values.get(self.member) or {})
         if not member.get("token"):
             return {}
+        session = self.ctx_session(request)
+        session.classroom.pop("seen", None)  # the next poll draws what the switches now ask for
+        session.classroom.get("sent", {}).pop(id(self.followed), None)
         nickname = (values[self.nickname] or "").strip()[:24]
         if nickname != member.get("nickname", ""):
             self.store.join(member["code"], member["token"], nickname)
         member |= {"nickname": nickname, "send": bool(values[self.send]), "follow": bool(values[self.follow])}
-        return {self.member: member}
+        return {self.member: member} | ({} if member["follow"] else {self.followed: ""})
 
     @friendly
     def quit(self, values: dict, request: gr.Request) -> dict:
@@ -409,7 +413,7 @@ class ClassPanel:
               self.student_view + [self.member, self.said, page.tabs.top, self.entry_column], queue=False, **common)
         event([self.vote.input], self.cast, [], [self.member, self.vote], [self.voted], **common)
         event([self.nickname.blur, self.nickname.submit, self.send.input, self.follow.input], self.settings, [],
-              [self.member, self.nickname, self.send, self.follow], [self.member], **common)
+              [self.member, self.nickname, self.send, self.follow], [self.member, self.followed], **common)
         event([self.leave.click], self.quit, [], [self.member],
               [self.said, page.tabs.top, self.member, self.entry_column] + self.student_view, **common)
 
