@@ -125,8 +125,7 @@ def looked_at(result: Result) -> int:
 def by_position(tokens: list[str], weights, k: int) -> tuple[list[str], int]:
     """A poll over pieces: the `weights`' four heaviest pieces (the heaviest, `k`, among them) named in the
     sentence's order, and where `k` landed."""
-    top = sorted(sorted(range(len(tokens)), key=lambda i: -float(weights[i]))[:4] + [k])
-    top = sorted(set(top))
+    top = sorted(set(sorted(range(len(tokens)), key=lambda i: -float(weights[i]))[:4]) | {k})
     return [named(tokens, i) for i in top], top.index(k)
 
 

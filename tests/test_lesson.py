@@ -87,7 +87,25 @@ def check_every_answer(translator, result):
     greedy = translator.translate(result.text).text  # step 8: beam search against greedy
     beam = translator.translate(result.text, DecodeOptions(strategy="beam", beam_size=4)).text
     assert bold(made[7].answer) == ("Yes" if beam == greedy else "No")
+    check_polls(made)
     return made
+
+
+def check_polls(made: list) -> None:
+    """Each question as a class's poll (playground.classroom): distinct choices, and the right one is the answer."""
+    for s in made:
+        if s.question and s.choices:
+            assert len(s.choices) >= 2 and len(set(s.choices)) == len(s.choices) and 0 <= s.right < len(s.choices)
+    right = [html.unescape(s.choices[s.right]) if s.choices else None for s in made]
+    assert right[0] == bold(made[0].answer).split()[0]  # the number of pieces
+    assert right[1] == "the " + bold(made[1].answer)
+    assert right[2] == html.unescape(bold(made[2].answer)) and right[3] == bold(made[3].answer)
+    if made[4].choices:
+        assert right[4] == ("No" if made[4].answer.startswith("**No") else "Yes")  # may it look at a later piece?
+    if made[5].choices:
+        assert right[5] == html.unescape(bold(made[5].answer))
+    low, high = lesson.TENS[right[6]]
+    assert low <= int(bold(made[6].answer).split()[0]) <= high and right[7] == bold(made[7].answer)
 
 
 def check_deletion_step(translator, result, made):
