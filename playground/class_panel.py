@@ -135,11 +135,11 @@ class ClassPanel:
         code, secret = self.store.start()
         address = links.shared_address(values[self.address] or "", self.ctx.public_url)
         link = classroom.join_link(address, code)
-        session = self.ctx_session(request)
+        session, teacher = self.ctx_session(request), {"code": code, "secret": secret, "link": link}
         session.classroom.clear()
-        return ({self.teacher: {"code": code, "secret": secret, "link": link}, self.entry: gr.Accordion(open=False),
+        return ({self.teacher: teacher, self.entry: gr.Accordion(open=False),
                  self.said: f"Class **{shown_code(code)}** started: the class joins with the QR code or the link."}
-                | self.teacher_shows(session, {"code": code, "secret": secret, "link": link}))
+                | self.teacher_shows(session, teacher))
 
     def teacher_shows(self, session, teacher: dict) -> dict:
         """The teacher's part of the page, shown; the class drawn at its next tick."""
@@ -242,7 +242,8 @@ class ClassPanel:
     # A student
 
     def enrol(self, code: str, member: dict, request: gr.Request) -> dict:
-        """This page in the class with `code` (its token kept when it had joined it before)."""
+        """This page in the class with `code` (as the store writes it: normal_code), its token kept when it had
+        joined it before."""
         session, address = self.ctx_session(request), getattr(getattr(request, "client", None), "host", "") or ""
         if not self.joins.allow(request.session_hash or ""):
             raise ClassError("Too many tries: wait a minute, then type the code again.")
@@ -255,14 +256,15 @@ class ClassPanel:
             if not self.misses.allow(address):
                 raise ClassError("Too many wrong codes from here: wait a minute.") from None
             raise
-        member = {"code": code.upper(), "token": token, "nickname": nickname, "send": member.get("send", True) if same
-                  else True, "follow": member.get("follow", True) if same else True}
+        kept = member if same else {}  # the switches of a page that had joined this class before
+        member = {"code": code, "token": token, "nickname": nickname, "send": kept.get("send", True),
+                  "follow": kept.get("follow", True)}
         session.classroom.clear()
         session.student = True
         return {self.member: member, self.studying: gr.Column(visible=True), self.student_tick: gr.Timer(active=True),
                 self.entry_column: gr.Column(visible=False), self.page.tabs.top: gr.Tabs(visible=False),
                 self.nickname: nickname, self.send: member["send"], self.follow: member["follow"],
-                self.said: f"You are in class **{shown_code(normal_code(code))}**. What you translate goes to the "
+                self.said: f"You are in class **{shown_code(code)}**. What you translate goes to the "
                            "class's wall unless you switch it off below."}
 
     @friendly
@@ -354,7 +356,7 @@ class ClassPanel:
         if not self.sends.allow("send " + member["token"]):
             return {self.said: "Sent many sentences just now: this one stayed on your phone. Wait a moment."}
         translation = shown.get(self.panel.translation) or result.translation.text
-        notice = html.unescape(re.sub(r"<[^>]+>", "", str(shown.get(self.panel.notice) or "")))
+        notice = plain(str(shown.get(self.panel.notice) or ""))
         self.store.send(class_id, member["token"], member.get("nickname", ""), result.pair, values[self.panel.text],
                         translation, [w for w, unsure in words([result.translation]) if unsure], notice)
         return {}

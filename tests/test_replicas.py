@@ -20,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from classroom import SENTENCES, Student, free_port, start_class, ticks, together, value_of, vote  # noqa: E402
+from classroom import SENTENCES, Student, find, free_port, start_class, ticks, together, value_of, vote  # noqa: E402
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("haproxy") is None and not Path("/usr/sbin/haproxy").exists(),
@@ -133,9 +133,7 @@ def test_a_replica_stopped_mid_class_loses_no_sentence_vote_or_class(balanced):
 
     _, errors = together(students, join_and_send)
     assert errors == [], (errors, balanced.log())
-    ask = next(d for d in teacher.config["dependencies"]
-               if [next(c["id"] for c in teacher.config["components"]
-                        if c.get("props", {}).get("elem_id") == "class-ask"), "click"] in d["targets"])
+    ask = find(teacher.config, "click", elem_id="class-ask")
     teacher.event(ask, None)
     for s in students:
         s.at_once(student_tick)  # the phone's poll brings the question
