@@ -26,10 +26,14 @@
     if (button) trigger('act', {act: button.dataset.act, id: button.dataset.id});
   });
 
-  // A figure lays itself out for the box it is drawn in, which only the browser knows: once plotly has drawn it,
-  // tick labels that would run into their neighbours are thinned (every k-th kept), a heatmap's numbers that would
-  // touch are left to the hover, and other texts written on the data (a bar's piece) are kept where they fit
-  const touch = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  // A figure lays itself out for the box it is drawn in, which only the browser knows. Once plotly has drawn it:
+  // panels side by side in a box too narrow for them are stacked, one under another; tick labels that would run
+  // into their neighbours are thinned (every k-th kept); a heatmap's numbers that would touch are left to the
+  // hover; panels' and axes' titles shrink, wrap or rise until they touch nothing; the figure's title gets room;
+  // other texts written on the data (a bar's piece) are kept where they fit
+  // two boxes closer than `gap` px (by default: overlapping by more than a pixel)
+  const touch = (a, b, gap = -1) => a.left < b.right + gap && b.left < a.right + gap && a.top < b.bottom + gap
+    && b.top < a.bottom + gap;
   const box = (t) => {  // a text's box on the screen, turned with it (plotly's cell labels give the DOM no box)
     const b = t.getBBox(), m = t.getScreenCTM();
     if (!m || !b.width) return {left: 0, right: 0, top: 0, bottom: 0};
@@ -39,55 +43,193 @@
             top: Math.min(...at.map(p => p[1])), bottom: Math.max(...at.map(p => p[1]))};
   };
   const boxes = (texts) => texts.map(box);
+  // a turned tick label's own four corners, and whether two such overlap (no axis of either separates them): the
+  // upright boxes around two labels at -45 degrees overlap long before the labels do
+  const quad = (t) => {
+    const b = t.getBBox(), m = t.getScreenCTM();
+    if (!m || !b.width) return null;
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+  };
+  const clash = (P, Q) => P && Q && ![P, Q].some(poly => poly.some((a, i) => {
+    const b = poly[(i + 1) % 4], n = [b[1] - a[1], a[0] - b[0]], on = (R) => R.map(p => p[0] * n[0] + p[1] * n[1]);
+    const len = Math.hypot(...n) || 1, p = on(P), q = on(Q);
+    return (Math.max(...p) - Math.min(...q)) / len <= 1 || (Math.max(...q) - Math.min(...p)) / len <= 1;
+  }));
+  const shown = (t) => t.style.visibility !== 'hidden';
+  // on a phone, panels narrower than this are stacked (a projector's slide keeps them side by side: it must fit
+  // its height); more panels than MOST_STACKED stay a grid
+  const PHONE_PX = 600, PANEL_PX = 180, MOST_STACKED = 8;
+  const shrunk = new WeakMap();  // a title's text -> {own: plotly's font size, set: the one fit gave it}
+  const changes = new WeakMap();  // a layout (a new one with each figure sent; relayout keeps it) -> fit's changes
+  const change = (plot, layout, traces, indices) => {
+    const n = changes.get(plot.layout) || 0;
+    if (n >= 4 || !window.Plotly) return false;  // what four changes could not fix stays as it is
+    changes.set(plot.layout, n + 1);
+    if (traces) window.Plotly.update(plot, traces, layout, indices); else window.Plotly.relayout(plot, layout);
+    return true;
+  };
+  const axisName = (id) => id[0] + 'axis' + id.slice(1);  // 'y2' -> 'yaxis2'
+
+  // Panels side by side on a phone, each narrower than PANEL_PX: one column, top to bottom (rows first), each panel as tall as
+  // it was, with room between for its ticks and the next one's title; a panel's title, colour bar and shared
+  // axes' labels go with it
+  const stack = (plot) => {
+    const full = plot._fullLayout, size = full?._size;
+    if (!size) return false;
+    const panels = Object.keys(full).filter(k => /^xaxis\d*$/.test(k)).map(k => full[k])
+      .filter(x => x.anchor && x.anchor !== 'free' && plot.data.some(t => (t.xaxis || 'x') === x._id))
+      .map(x => ({x, y: full[axisName(x.anchor)]})).filter(p => p.y);
+    const columns = new Set(panels.map(p => p.x.domain[0].toFixed(3)));
+    const narrowest = Math.min(...panels.map(p => (p.x.domain[1] - p.x.domain[0]) * size.w));
+    if (window.innerWidth > PHONE_PX || columns.size < 2 || panels.length > MOST_STACKED || narrowest >= PANEL_PX)
+      return false;
+    panels.sort((a, b) => b.y.domain[1] - a.y.domain[1] || a.x.domain[0] - b.x.domain[0]);
+    const top = plot.querySelector('.main-svg').getBoundingClientRect().top + size.t;
+    panels.forEach(p => {  // its height, and how far its tick labels and axis title reach under it
+      const texts = plot.querySelectorAll(`.subplot.${p.x._id}${p.y._id} .xaxislayer-above text, .g-${p.x._id}title text`);
+      p.tall = Math.max(120, (p.y.domain[1] - p.y.domain[0]) * size.h);
+      p.below = Math.max(0, ...[...texts].map(t => box(t).bottom - top - (1 - p.y.domain[0]) * size.h)) + 12;
+    });
+    const notes = (plot.layout.annotations || []).map(a => ({...a}));
+    const over = (p, a) => Math.abs(a.x - (p.x.domain[0] + p.x.domain[1]) / 2) < 0.02 && Math.abs(a.y - p.y.domain[1]) < 0.02;
+    const drawn = [...plot.querySelectorAll('.annotation-text-g text')];
+    const room = (p) => {  // for its title: none, a line, or two when even 11 px is wider than the figure
+      const i = notes.findIndex(a => !a.moved && over(p, a)), t = drawn.find(t => t.closest('.annotation')?.dataset.index === String(i));
+      if (i < 0 || !t) return 8;
+      return box(t).right - box(t).left > 0.85 * (size.w + size.l + size.r) * parseFloat(getComputedStyle(t).fontSize) / 11 ? 44 : 28;
+    };
+    const area = panels.reduce((sum, p, i) => sum + p.tall + (i ? panels[i - 1].below + room(p) : 0), 0);
+    const layout = {height: full.height - size.h + area}, bars = [], indices = [];
+    let at = 0;
+    panels.forEach((p, i) => {
+      if (i) at += panels[i - 1].below + room(p);
+      const top = 1 - at / area, bottom = 1 - (at + p.tall) / area;
+      notes.forEach(a => {  // the panel's title (make_subplots writes it centred over the panel's top)
+        if (!a.moved && over(p, a))
+          Object.assign(a, {x: 0.5, y: top, moved: true});
+      });
+      layout[`${p.x._name}.domain`] = [0, 1];
+      layout[`${p.y._name}.domain`] = [bottom, top];
+      if (p.y.matches || p.y.showticklabels === false) layout[`${p.y._name}.showticklabels`] = true;
+      if (p.x.matches) layout[`${p.x._name}.showticklabels`] = true;
+      plot.data.forEach((t, n) => {
+        if ((t.xaxis || 'x') === p.x._id && plot._fullData[n]?.showscale) {
+          indices.push(n);
+          bars.push({y: (top + bottom) / 2, len: Math.min(1, Math.max(0.3, top - bottom)), yanchor: 'middle'});
+        }
+      });
+      at += p.tall;
+    });
+    layout.annotations = notes.map(({moved, ...a}) => a);
+    const legend = plot.layout.legend;  // one placed above or below the panels stays as far from them
+    if (legend?.y < 0) layout['legend.y'] = legend.y * size.h / area;
+    if (legend?.y > 1) layout['legend.y'] = 1 + (legend.y - 1) * size.h / area;
+    if (bars.length < 2) return change(plot, layout);  // one colour scale for all: it stays beside the whole
+    return change(plot, layout, {colorbar: bars.map((b, n) => ({...plot.data[indices[n]].colorbar, ...b}))}, indices);
+  };
+
   tp.fit = (plot) => {
+    if (stack(plot)) return;  // plotly draws it again, and fit runs on what it draws
     plot.querySelectorAll('.xaxislayer-above, .yaxislayer-above').forEach(layer => {
       const ticks = [...layer.querySelectorAll('text')];
       ticks.forEach(t => t.style.visibility = '');
-      const at = boxes(ticks);
-      for (let k = 1; k < ticks.length; k++) {
+      const at = ticks.map(quad);
+      for (let k = 1; k <= ticks.length; k++) {
         const kept = at.filter((_, i) => i % k === 0);
-        if (kept.every((b, i) => i === 0 || !touch(kept[i - 1], b))) {
+        if (kept.every((q, i) => i === 0 || !clash(kept[i - 1], q))) {
           ticks.forEach((t, i) => t.style.visibility = i % k === 0 ? '' : 'hidden');
           break;
         }
       }
+    });
+    // where two axes meet, an x label that touches a y label gives way (the corner's "0" under a "1")
+    const yTicks = [...plot.querySelectorAll('.yaxislayer-above text')].filter(shown).map(quad);
+    plot.querySelectorAll('.xaxislayer-above text').forEach(t => {
+      if (shown(t) && yTicks.some(q => clash(quad(t), q))) t.style.visibility = 'hidden';
     });
     const cells = [...plot.querySelectorAll('.heatmaplayer text')];
     cells.forEach(t => t.style.visibility = '');
     const inCells = boxes(cells);
     if (inCells.some((b, i) => inCells.slice(i + 1, i + 40).some(c => touch(b, c))))
       cells.forEach(t => t.style.visibility = 'hidden');
-    // panels' titles (annotations): smaller, down to 11 px (read on a phone), while two touch or one leaves the figure; then
-    // room under the figure's title when they reach into it (plotly puts both in the top margin)
+    // panels' and axes' titles: smaller, down to 11 px (read on a phone), while one touches another or leaves the
+    // figure; one still too long is cut in two lines; a panel's title on its own panel's tick labels rises
     const frame = plot.querySelector('.main-svg')?.getBoundingClientRect();
     const notes = [...plot.querySelectorAll('.annotation-text-g text')];
-    const crowded = (t, i) => notes.some((o, j) => j !== i && touch(box(t), box(o)))
-      || (frame && (box(t).left < frame.left || box(t).right > frame.right));
-    notes.forEach((t, i) => {
+    const axes = [...plot.querySelectorAll('[class^="g-x"][class$="title"] text, [class^="g-y"][class$="title"] text')];
+    const titles = [...notes, ...axes], main = plot.querySelector('.g-gtitle text');
+    const out = (b) => frame && (b.left < frame.left || b.right > frame.right || b.top < frame.top);
+    const bars = [...plot.querySelectorAll('.colorbar')];  // a colour bar whole: its bar, ticks and title
+    // (a panel's title under the figure's title gets room below instead: further down)
+    const others = (t) => [...titles, ...bars, ...(notes.includes(t) ? [] : [main])];
+    const crowded = (t) => others(t).some(o => o && o !== t && touch(box(t), box(o), 3)) || out(box(t));
+    const resize = (t, px) => {  // plotly's own size is kept, to start from at the next fit
+      if (!shrunk.has(t)) shrunk.set(t, {own: t.style.fontSize});
+      t.style.fontSize = shrunk.get(t).set = `${px}px`;
+    };
+    titles.forEach(t => {
+      if (shrunk.get(t)?.set === t.style.fontSize) t.style.fontSize = shrunk.get(t).own;  // not drawn again since
       let size = parseFloat(getComputedStyle(t).fontSize);
-      while (size > 11 && crowded(t, i)) t.style.fontSize = `${--size}px`;
+      while (size > 11 && crowded(t)) resize(t, --size);
     });
+    const least = Math.min(...notes.map(t => parseFloat(getComputedStyle(t).fontSize)));
+    notes.forEach(t => parseFloat(getComputedStyle(t).fontSize) > least && resize(t, least));  // panels' titles alike
+    const halves = (text) => {
+      const words = text.split(' '), half = Math.ceil(words.length / 2);
+      return `${words.slice(0, half).join(' ')}<br>${words.slice(half).join(' ')}`;
+    };
+    const twoLines = (text) => !text.includes('<br>') && text.includes(' ');
+    const ticks = boxes([...plot.querySelectorAll('.xaxislayer-above text, .yaxislayer-above text')].filter(shown));
+    const layout = {};
+    notes.forEach(t => {
+      const i = Number(t.closest('.annotation')?.dataset.index), note = plot.layout?.annotations?.[i];
+      if (!note || note.yref !== 'paper') return;
+      const b = box(t), text = String(note.text || '');
+      if ((out(b) || bars.some(o => touch(b, box(o), 3))) && twoLines(text)) layout[`annotations[${i}].text`] = halves(text);
+      const under = ticks.filter(c => touch(b, c) && c.top + c.bottom > b.top + b.bottom);  // lower than its middle
+      if (under.length) layout[`annotations[${i}].yshift`] = (note.yshift || 0) + b.bottom - Math.min(...under.map(c => c.top)) + 2;
+    });
+    axes.forEach(t => {
+      const name = axisName(t.closest('g[class]').getAttribute('class').slice(2, -5));  // 'g-y2title' -> 'yaxis2'
+      const text = String(plot._fullLayout?.[name]?.title?.text || '');
+      if (crowded(t) && twoLines(text)) layout[`${name}.title.text`] = halves(text);
+    });
+    // a legend beside the plot that takes more than a third of the figure's width: under the plot, in lines
+    const legend = plot.querySelector('.legend'), size = plot._fullLayout?._size;
+    if (legend && frame && size && plot._fullLayout.legend?.orientation !== 'h'
+        && legend.getBoundingClientRect().width > frame.width / 3) {
+      const xs = [...plot.querySelectorAll('.xaxislayer-above text, [class^="g-x"][class$="title"] text')].map(box);
+      const below = Math.max(0, ...xs.map(b => b.bottom - frame.top - size.t - size.h)) + 12;
+      const entries = legend.querySelectorAll('.traces').length;
+      Object.assign(layout, {'legend.orientation': 'h', 'legend.x': 0, 'legend.xanchor': 'left',
+        'legend.y': -below / size.h, 'legend.yanchor': 'top', height: (plot.layout.height || frame.height) + 22 * entries});
+    }
+    // the figure's title: room under it when panels' titles reach into it (plotly puts both in the top margin)
     const title = [...plot.querySelectorAll('.g-gtitle text')].map(box)[0];
     const reach = title ? Math.max(0, ...notes.map(box).filter(b => touch(title, b)).map(b => title.bottom - b.top)) : 0;
-    if (reach > 0 && plot.layout && !plot.dataset.roomed) {
-      plot.dataset.roomed = '1';  // once per drawing of this figure: its own layout keeps the room
+    if (reach > 0 && plot.layout) {
       const margin = plot.layout.margin?.t ?? 80, height = plot.layout.height || plot.getBoundingClientRect().height;
-      window.Plotly?.relayout(plot, {'margin.t': margin + reach + 6, height: height + reach + 6});
+      Object.assign(layout, {'margin.t': margin + reach + 6, height: (layout.height || height) + reach + 6});
     }
+    if (Object.keys(layout).length && change(plot, layout)) return;
     const kept = [];
     plot.querySelectorAll('.barlayer text, .scatterlayer .textpoint text').forEach(t => {
       t.style.visibility = '';
       const b = box(t);
-      if (kept.some(c => touch(b, c))) t.style.visibility = 'hidden'; else kept.push(b);
+      if (kept.some(c => touch(b, c, 2))) t.style.visibility = 'hidden'; else kept.push(b);  // words apart
     });
   };
-  // drawn again by plotly, or shown (a figure drawn in a hidden tab measures nothing until its tab opens)
-  const shown = new ResizeObserver(entries => entries.forEach(e => e.contentRect.width && tp.fit(e.target)));
+  // drawn again by plotly (a new figure, a resize, fit's own change) or shown (a figure drawn in a hidden tab
+  // measures nothing until its tab opens): fit once plotly is done
+  const soon = (plot) => { clearTimeout(plot.fitting); plot.fitting = setTimeout(() => tp.fit(plot), 50); };
+  const resized = new ResizeObserver(entries => entries.forEach(e => e.contentRect.width && soon(e.target)));
   new MutationObserver(() => document.querySelectorAll('.js-plotly-plot:not([data-fits])').forEach(plot => {
     if (!plot.on) return;  // plotly has not made it a graph yet
     plot.dataset.fits = '1';
-    plot.on('plotly_afterplot', () => tp.fit(plot));
-    shown.observe(plot);
+    plot.on('plotly_afterplot', () => soon(plot));
+    plot.on('plotly_relayout', () => soon(plot));
+    resized.observe(plot);
   })).observe(document.documentElement, {childList: true, subtree: true});
 
   // the arrow keys move between the Lesson's steps while it is in view (never while typing)

@@ -12,6 +12,7 @@ import app
 from conftest import CHROMIUM, ROOT
 from playground.figures.glance import piece as lesson_piece
 from playground import registry
+from tools.figure_overlaps import collisions
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
 LEAVES = re.compile(r"^(?!(https?://(127\.0\.0\.1|localhost)[:/]|data:|blob:|about:))")  # any address but this machine
@@ -185,7 +186,8 @@ SIZES = [((1280, 720), True), ((1280, 720), False), ((1440, 900), False), ((390,
 def test_every_view_and_lesson_step_fits_its_box_at_projector_laptop_and_phone_sizes(browser, server, size, present):
     """The first screen holds the sentence, its translation and the model at a glance (not on a phone: there it is
     the next thing down); then every view, inner tab and Lesson step is opened, and nothing on screen is wider than
-    its box or scrolls sideways, no button is covered, and the console logs no error."""
+    its box or scrolls sideways, no button is covered, no two texts of a figure cover each other and none is cut by
+    the figure's edge (tools/figure_overlaps.py), and the console logs no error."""
     page = open_page(browser, server + ("?present=1" if present else ""), size)
     try:
         page.wait_for_selector(".glance svg", timeout=30_000)
@@ -204,14 +206,14 @@ def test_every_view_and_lesson_step_fits_its_box_at_projector_laptop_and_phone_s
             page.wait_for_timeout(300)
             page.wait_for_function(SETTLED, timeout=60_000)
             page.wait_for_timeout(300)  # plotly lays the figures out
-            if found := page.evaluate(FITS) + [("covered", b) for b in page.evaluate(COVERED)]:
+            if found := page.evaluate(FITS) + [("covered", b) for b in page.evaluate(COVERED)] + collisions(page):
                 problems[path] = found
             shot(page, f"{name}_{'_'.join(path)}".replace(" ", "_").lower())
         open_view(page, "Lesson")
         page.wait_for_function(SETTLED, timeout=60_000)
         for n in range(2, 11):
             lesson_next(page, n)
-            if found := page.evaluate(FITS) + [("covered", b) for b in page.evaluate(COVERED)]:
+            if found := page.evaluate(FITS) + [("covered", b) for b in page.evaluate(COVERED)] + collisions(page):
                 problems[f"lesson {n}"] = found
             shot(page, f"{name}_lesson_{n}")
         assert not problems, problems

@@ -1,13 +1,15 @@
 """Text on text inside the page's figures: every view and every Lesson step at the four sizes a class meets.
 
-    python tools/figure_overlaps.py [--sizes present 1280x720 1440x900 390x844] [--shots DIR] [--json out.json]
+    python tools/figure_overlaps.py [--sizes present 1280x720 1440x900 390x844] [--only TEXT] [--shots DIR]
+                                    [--json out.json]
 
 Starts `python app.py` on this machine, opens the page in Debian's chromium (Playwright, never a downloaded
 browser), opens every view (the registry's tabs) and walks the Lesson's ten steps, and on each screen checks every
 visible plotly figure: no two of its texts (titles, tick labels, axis titles, legend entries, colour-bar ticks,
 annotations) cover each other, and none is cut by the figure's edge. A text is compared as drawn: its box turned
 with it (a tick label at -45° is a slanted box, not the upright box around it), 1 px of tolerance. Prints each
-collision and the count per screen; exits 1 when any is found.
+collision and the count per screen; exits 1 when any is found. --shots keeps each screen's screenshot and each visible
+figure alone (a figure with a collision named so); --only checks the screens whose name holds one of its texts.
 """
 from __future__ import annotations
 
@@ -48,7 +50,9 @@ COLLISIONS = """() => {
   }));
   const found = [];
   document.querySelectorAll('.js-plotly-plot').forEach(plot => {
+    delete plot.dataset.overlaps;
     if (!plot.checkVisibility()) return;
+    const before = found.length;
     const where = plot.closest('[id]')?.id || 'a figure';
     const frame = plot.querySelector('.main-svg').getBoundingClientRect();
     const texts = [...plot.querySelectorAll('svg text')].filter(t => t.textContent.trim() && !t.closest('.hoverlayer')
@@ -59,9 +63,22 @@ COLLISIONS = """() => {
         found.push([where, 'cut by the edge', text, '']);
       texts.slice(i + 1).forEach(([other, r]) => { if (!apart(q, r)) found.push([where, 'text on text', text, other]); });
     });
+    if (found.length > before) plot.dataset.overlaps = 'yes';  // for its screenshot
   });
   return found;
 }"""
+
+
+def collisions(page, patience_ms: int = 2000) -> list:
+    """The open screen's collisions once its figures have laid themselves out: looked at again every half second
+    while some are found (a figure drawn again for its box lands a moment after the drawing before it)."""
+    found = page.evaluate(COLLISIONS)
+    for _ in range(patience_ms // 500):
+        if not found:
+            break
+        page.wait_for_timeout(500)
+        found = page.evaluate(COLLISIONS)
+    return found
 
 
 def screens(page):
@@ -91,7 +108,7 @@ def screens(page):
             f"() => document.querySelector('#lesson-where').textContent.includes('Step {n} of')", timeout=60_000))
 
 
-def check(url: str, sizes: list[str], shots: Path | None) -> dict[str, list]:
+def check(url: str, sizes: list[str], shots: Path | None, only: list[str] | None = None) -> dict[str, list]:
     from playwright.sync_api import sync_playwright
 
     report = {}
@@ -103,14 +120,23 @@ def check(url: str, sizes: list[str], shots: Path | None) -> dict[str, list]:
             page.goto(url + ("?present=1" if present else ""))
             page.wait_for_selector(".glance svg", timeout=60_000)
             for name, go in screens(page):
+                if only and not any(o in name for o in only) and not name.startswith("Lesson step"):
+                    continue
                 go()
+                if only and not any(o in name for o in only):
+                    continue  # a Lesson step walked past on the way to the one asked for
                 page.wait_for_timeout(300)
                 page.wait_for_function(SETTLED, timeout=60_000)
-                page.wait_for_timeout(600)  # plotly lays the figures out
-                found = page.evaluate(COLLISIONS)
+                page.wait_for_timeout(300)  # plotly lays the figures out
+                found = collisions(page)
                 report[f"{size}: {name}"] = found
                 if shots:
-                    page.screenshot(path=str(shots / f"{size}_{name}.png".replace(" / ", "_").replace(" ", "_")))
+                    stem = f"{size}_{name}".replace(" / ", "_").replace(" ", "_")
+                    page.screenshot(path=str(shots / f"{stem}.png"))
+                    figures = page.locator(".js-plotly-plot:visible")
+                    for i in range(figures.count()):
+                        bad = "_collides" if figures.nth(i).get_attribute("data-overlaps") else ""
+                        figures.nth(i).screenshot(path=str(shots / f"{stem}_figure{i + 1}{bad}.png"))
             page.close()
         browser.close()
     return report
@@ -121,13 +147,14 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
     parser.add_argument("--shots", type=Path, help="a folder for each screen's screenshot")
     parser.add_argument("--json", type=Path, help="also write every collision here")
+    parser.add_argument("--only", nargs="+", help="only the screens whose name holds one of these texts")
     args = parser.parse_args()
     if args.shots:
         args.shots.mkdir(parents=True, exist_ok=True)
     port = free_port()
     app = serve(port)
     try:
-        report = check(f"http://127.0.0.1:{port}/", args.sizes, args.shots)
+        report = check(f"http://127.0.0.1:{port}/", args.sizes, args.shots, args.only)
     finally:
         os.killpg(app.pid, signal.SIGTERM)
         app.wait(timeout=60)

@@ -17,10 +17,10 @@ from playground.figures.patching import patching_grid
 
 DIRECTIONS = [("Denoising: the first sentence's part put into the second's run (is it enough?)", "denoising"),
               ("Noising: the second sentence's part put into the first's run (does it carry the change?)", "noising")]
-SITE_TITLES = {"encoder": "encoder: the residual stream after each layer, at each source piece",
+SITE_TITLES = {"encoder": "encoder layers × source pieces",
                "heads:encoder": "encoder self-attention heads", "heads:decoder": "decoder self-attention heads",
                "heads:cross": "cross-attention heads",
-               "decoder": "decoder: the residual stream after each layer, at each target position"}
+               "decoder": "decoder layers × target positions"}
 
 
 def edit_choices(translator, text: str) -> list[tuple[str, str]]:
