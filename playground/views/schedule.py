@@ -44,10 +44,12 @@ class ScheduleView(View):
 
     def build(self) -> None:
         with gr.Row():
-            self.d_model = gr.Slider(64, 1024, value=512, step=32, label="d_model")
-            self.warmup = gr.Slider(100, 16000, value=4000, step=100, label="warmup steps")
-            self.add = gr.Button("Add this curve")
-            self.clear = gr.Button("Clear")
+            # wide enough for their bounds ("16000") in presentation mode's larger text: the row wraps before
+            self.d_model = gr.Slider(64, 1024, value=512, step=32, label="d_model", min_width=300, scale=2)
+            self.warmup = gr.Slider(100, 16000, value=4000, step=100, label="warmup steps", min_width=300, scale=2)
+            with gr.Column(scale=1, min_width=160):
+                self.add = gr.Button("Add this curve")
+                self.clear = gr.Button("Clear")
         self.noam = gr.Plot()
         self.training = gr.Plot()
         self.curves = gr.State([PAPER_BASE])  # per user: the (d_model, warmup) curves drawn
