@@ -31,26 +31,24 @@
   // into their neighbours are thinned (every k-th kept); a heatmap's numbers that would touch are left to the
   // hover; panels' and axes' titles shrink, wrap or rise until they touch nothing; the figure's title gets room;
   // other texts written on the data (a bar's piece) are kept where they fit
-  // two boxes closer than `gap` px (by default: overlapping by more than a pixel)
-  const touch = (a, b, gap = -1) => a.left < b.right + gap && b.left < a.right + gap && a.top < b.bottom + gap
-    && b.top < a.bottom + gap;
-  const box = (t) => {  // a text's box on the screen, turned with it (plotly's cell labels give the DOM no box)
-    const b = t.getBBox(), m = t.getScreenCTM();
-    if (!m || !b.width) return {left: 0, right: 0, top: 0, bottom: 0};
-    const xs = [b.x, b.x + b.width], ys = [b.y, b.y + b.height];
-    const at = xs.flatMap(x => ys.map(y => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]));
-    return {left: Math.min(...at.map(p => p[0])), right: Math.max(...at.map(p => p[0])),
-            top: Math.min(...at.map(p => p[1])), bottom: Math.max(...at.map(p => p[1]))};
-  };
-  const boxes = (texts) => texts.map(box);
-  // a turned tick label's own four corners, and whether two such overlap (no axis of either separates them): the
-  // upright boxes around two labels at -45 degrees overlap long before the labels do
+  // a text's four corners on the screen, turned with it (a tick label at -45 degrees is a slanted box), and the
+  // upright box around them
   const quad = (t) => {
     const b = t.getBBox(), m = t.getScreenCTM();
     if (!m || !b.width) return null;
     return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
       .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
   };
+  const box = (t) => {
+    const q = quad(t) || [[0, 0]], xs = q.map(p => p[0]), ys = q.map(p => p[1]);
+    return {left: Math.min(...xs), right: Math.max(...xs), top: Math.min(...ys), bottom: Math.max(...ys)};
+  };
+  const boxes = (texts) => texts.map(box);
+  // two upright boxes closer than `gap` px (by default: overlapping by more than a pixel)
+  const touch = (a, b, gap = -1) => a.left < b.right + gap && b.left < a.right + gap && a.top < b.bottom + gap
+    && b.top < a.bottom + gap;
+  // two turned texts overlapping (no side of either separates them): the upright boxes around two labels at -45
+  // degrees overlap long before the labels do
   const clash = (P, Q) => P && Q && ![P, Q].some(poly => poly.some((a, i) => {
     const b = poly[(i + 1) % 4], n = [b[1] - a[1], a[0] - b[0]], on = (R) => R.map(p => p[0] * n[0] + p[1] * n[1]);
     const len = Math.hypot(...n) || 1, p = on(P), q = on(Q);
@@ -71,9 +69,9 @@
   };
   const axisName = (id) => id[0] + 'axis' + id.slice(1);  // 'y2' -> 'yaxis2'
 
-  // Panels side by side on a phone, each narrower than PANEL_PX: one column, top to bottom (rows first), each panel as tall as
-  // it was, with room between for its ticks and the next one's title; a panel's title, colour bar and shared
-  // axes' labels go with it
+  // Panels side by side on a phone, each narrower than PANEL_PX: one column, top to bottom (rows first), each
+  // panel as tall as it was, with room between for its ticks and the next one's title; a panel's title, colour
+  // bar and shared axes' labels go with it
   const stack = (plot) => {
     const full = plot._fullLayout, size = full?._size;
     if (!size) return false;
@@ -85,19 +83,24 @@
     if (window.innerWidth > PHONE_PX || columns.size < 2 || panels.length > MOST_STACKED || narrowest >= PANEL_PX)
       return false;
     panels.sort((a, b) => b.y.domain[1] - a.y.domain[1] || a.x.domain[0] - b.x.domain[0]);
-    const top = plot.querySelector('.main-svg').getBoundingClientRect().top + size.t;
+    const plotTop = plot.querySelector('.main-svg').getBoundingClientRect().top + size.t;
     panels.forEach(p => {  // its height, and how far its tick labels and axis title reach under it
-      const texts = plot.querySelectorAll(`.subplot.${p.x._id}${p.y._id} .xaxislayer-above text, .g-${p.x._id}title text`);
+      const texts = plot.querySelectorAll(`.subplot.${p.x._id}${p.y._id} .xaxislayer-above text, `
+                                          + `.g-${p.x._id}title text`);
       p.tall = Math.max(120, (p.y.domain[1] - p.y.domain[0]) * size.h);
-      p.below = Math.max(0, ...[...texts].map(t => box(t).bottom - top - (1 - p.y.domain[0]) * size.h)) + 12;
+      p.below = Math.max(0, ...[...texts].map(t => box(t).bottom - plotTop - (1 - p.y.domain[0]) * size.h)) + 12;
     });
     const notes = (plot.layout.annotations || []).map(a => ({...a}));
-    const over = (p, a) => Math.abs(a.x - (p.x.domain[0] + p.x.domain[1]) / 2) < 0.02 && Math.abs(a.y - p.y.domain[1]) < 0.02;
+    // a panel's title: make_subplots writes it centred over the panel's top
+    const over = (p, a) => Math.abs(a.x - (p.x.domain[0] + p.x.domain[1]) / 2) < 0.02
+      && Math.abs(a.y - p.y.domain[1]) < 0.02;
     const drawn = [...plot.querySelectorAll('.annotation-text-g text')];
     const room = (p) => {  // for its title: none, a line, or two when even 11 px is wider than the figure
-      const i = notes.findIndex(a => !a.moved && over(p, a)), t = drawn.find(t => t.closest('.annotation')?.dataset.index === String(i));
+      const i = notes.findIndex(a => !a.moved && over(p, a));
+      const t = drawn.find(t => t.closest('.annotation')?.dataset.index === String(i));
       if (i < 0 || !t) return 8;
-      return box(t).right - box(t).left > 0.85 * (size.w + size.l + size.r) * parseFloat(getComputedStyle(t).fontSize) / 11 ? 44 : 28;
+      const at11 = (box(t).right - box(t).left) * 11 / parseFloat(getComputedStyle(t).fontSize);
+      return at11 > 0.85 * (size.w + size.l + size.r) ? 44 : 28;
     };
     const area = panels.reduce((sum, p, i) => sum + p.tall + (i ? panels[i - 1].below + room(p) : 0), 0);
     const layout = {height: full.height - size.h + area}, bars = [], indices = [];
@@ -105,10 +108,7 @@
     panels.forEach((p, i) => {
       if (i) at += panels[i - 1].below + room(p);
       const top = 1 - at / area, bottom = 1 - (at + p.tall) / area;
-      notes.forEach(a => {  // the panel's title (make_subplots writes it centred over the panel's top)
-        if (!a.moved && over(p, a))
-          Object.assign(a, {x: 0.5, y: top, moved: true});
-      });
+      notes.forEach(a => !a.moved && over(p, a) && Object.assign(a, {x: 0.5, y: top, moved: true}));
       layout[`${p.x._name}.domain`] = [0, 1];
       layout[`${p.y._name}.domain`] = [bottom, top];
       if (p.y.matches || p.y.showticklabels === false) layout[`${p.y._name}.showticklabels`] = true;
@@ -157,7 +157,8 @@
     // figure; one still too long is cut in two lines; a panel's title on its own panel's tick labels rises
     const frame = plot.querySelector('.main-svg')?.getBoundingClientRect();
     const notes = [...plot.querySelectorAll('.annotation-text-g text')];
-    const axes = [...plot.querySelectorAll('[class^="g-x"][class$="title"] text, [class^="g-y"][class$="title"] text')];
+    const AXIS_TITLES = '[class^="g-x"][class$="title"] text, [class^="g-y"][class$="title"] text';
+    const axes = [...plot.querySelectorAll(AXIS_TITLES)];
     const titles = [...notes, ...axes], main = plot.querySelector('.g-gtitle text');
     const out = (b) => frame && (b.left < frame.left || b.right > frame.right || b.top < frame.top);
     const bars = [...plot.querySelectorAll('.colorbar')];  // a colour bar whole: its bar, ticks and title
@@ -186,9 +187,11 @@
       const i = Number(t.closest('.annotation')?.dataset.index), note = plot.layout?.annotations?.[i];
       if (!note || note.yref !== 'paper') return;
       const b = box(t), text = String(note.text || '');
-      if ((out(b) || bars.some(o => touch(b, box(o), 3))) && twoLines(text)) layout[`annotations[${i}].text`] = halves(text);
+      if ((out(b) || bars.some(o => touch(b, box(o), 3))) && twoLines(text))
+        layout[`annotations[${i}].text`] = halves(text);
       const under = ticks.filter(c => touch(b, c) && c.top + c.bottom > b.top + b.bottom);  // lower than its middle
-      if (under.length) layout[`annotations[${i}].yshift`] = (note.yshift || 0) + b.bottom - Math.min(...under.map(c => c.top)) + 2;
+      if (under.length)
+        layout[`annotations[${i}].yshift`] = (note.yshift || 0) + b.bottom - Math.min(...under.map(c => c.top)) + 2;
     });
     axes.forEach(t => {
       const name = axisName(t.closest('g[class]').getAttribute('class').slice(2, -5));  // 'g-y2title' -> 'yaxis2'
@@ -203,11 +206,12 @@
       const below = Math.max(0, ...xs.map(b => b.bottom - frame.top - size.t - size.h)) + 12;
       const entries = legend.querySelectorAll('.traces').length;
       Object.assign(layout, {'legend.orientation': 'h', 'legend.x': 0, 'legend.xanchor': 'left',
-        'legend.y': -below / size.h, 'legend.yanchor': 'top', height: (plot.layout.height || frame.height) + 22 * entries});
+                             'legend.yanchor': 'top', 'legend.y': -below / size.h,
+                             height: (plot.layout.height || frame.height) + 22 * entries});
     }
     // the figure's title: room under it when panels' titles reach into it (plotly puts both in the top margin)
-    const title = [...plot.querySelectorAll('.g-gtitle text')].map(box)[0];
-    const reach = title ? Math.max(0, ...notes.map(box).filter(b => touch(title, b)).map(b => title.bottom - b.top)) : 0;
+    const title = main && box(main);
+    const reach = !title ? 0 : Math.max(0, ...boxes(notes).filter(b => touch(title, b)).map(b => title.bottom - b.top));
     if (reach > 0 && plot.layout) {
       const margin = plot.layout.margin?.t ?? 80, height = plot.layout.height || plot.getBoundingClientRect().height;
       Object.assign(layout, {'margin.t': margin + reach + 6, height: (layout.height || height) + reach + 6});

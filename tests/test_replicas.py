@@ -108,10 +108,13 @@ def test_a_replica_stopped_mid_class_leaves_the_other_sessions_going(balanced):
 
 def polled(page: Student, tick: dict) -> None:
     """A page's poll of its class, as the page polls: one that finds its replica gone as it was killed (the balancer
-    has not noticed yet, and closes the connection) is followed by the next, 2 s later."""
+    has not noticed yet, and closes the connection or answers 502) is followed by the next, 2 s later. Only the
+    poll is asked again, never a sentence or a vote: those must go through the first time."""
     try:
         page.at_once(tick)
-    except httpx.TransportError:
+    except (httpx.TransportError, httpx.HTTPStatusError) as e:
+        if isinstance(e, httpx.HTTPStatusError) and e.response.status_code not in (502, 503):
+            raise
         time.sleep(2)
         page.at_once(tick)
 
