@@ -245,12 +245,27 @@ def test_symbols_the_vocabulary_lacks_are_set_aside_and_put_back_where_they_stoo
         translator.translate("🐶🐶")
 
 
-def test_the_pieces_the_model_was_unsure_of_are_those_under_the_threshold(translator):
+def test_a_word_is_unsure_when_its_pieces_probabilities_multiply_under_the_threshold():
+    from transformer.translator import unsure_words
+
+    pieces, probs = ["▁Ich", "▁lie", "be", "▁dich", "!"], [0.9, 0.7, 0.6, 0.95, 0.3]
+    assert unsure_words(pieces, probs, 0.5) == [1, 2, 3, 4]  # "liebe": 0.42; "dich!": 0.285; no piece of "liebe" under
+    assert unsure_words(pieces, probs, 0.4) == [3, 4]
+    assert unsure_words(pieces, probs, 0.0) == [] and unsure_words(pieces, probs, 1.01) == [0, 1, 2, 3, 4]
+    assert unsure_words(["de", "▁x"], [0.2, 0.9], 0.5) == [0]  # a first piece that continues nothing is a word
+    assert unsure_words(pieces, probs + [0.01], 0.35) == [3, 4]  # the step of </s> (no piece) is not a word
+
+
+def test_the_pieces_the_model_was_unsure_of_are_those_of_words_under_the_threshold(translator):
+    import math
+
     from transformer.metrics import Metrics
 
     t = translator.translate("the dog sits in the park")
     probs = [s.prob for s in t.steps[: len(t.target_ids)]]
-    assert t.unsure == [i for i, p in enumerate(probs) if p < translator.unsure_below]
+    starts = [i for i, p in enumerate(t.target_tokens) if p.startswith("▁") or i == 0] + [len(probs)]
+    words = [list(range(a, b)) for a, b in zip(starts, starts[1:])]
+    assert t.unsure == [i for w in words if math.prod(probs[i] for i in w) < translator.unsure_below for i in w]
     translator.metrics = Metrics(unsure={"below": 1.01})  # a calibrated threshold, as metrics.json keeps it
     assert translator.translate("the dog sits in the park").unsure == list(range(len(t.target_ids)))
     translator.metrics = Metrics(unsure={"below": 0.0})
