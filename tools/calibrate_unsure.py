@@ -5,7 +5,7 @@
 The labelled set (transformer/training/class_sets.labelled): the first minute, the classroom corpus's held-out
 sentences and one in four of its held-out word frames, translated greedily; a translation is right when it equals
 a reference ignoring case and punctuation. A word is marked when the probabilities of its pieces, multiplied,
-fall under the threshold (transformer.translator.unsure_words); a translation is flagged when a word is marked or
+fall under the threshold (unsure_words in transformer/translator.py); a translation is flagged when a word is marked or
 the page warns about it (checks: numbers, names, language, symbols carried over, far from its training data). The
 threshold kept is the highest whose marks flag at most --right-share of the right translations. Printed: the share
 of wrong and right translations flagged, the same when the threshold is chosen on four fifths of the set and
@@ -33,7 +33,7 @@ from transformer import Translator  # noqa: E402
 from transformer.metrics import Metrics  # noqa: E402
 from transformer.training.class_sets import is_right, labelled  # noqa: E402
 from transformer.training.data import open_corpora, read_classroom  # noqa: E402
-from transformer.translator import unsure_words  # noqa: E402
+from transformer.translator import word_probabilities  # noqa: E402
 
 
 def auc(wrong: list[float], right: list[float]) -> float:
@@ -43,13 +43,9 @@ def auc(wrong: list[float], right: list[float]) -> float:
 
 
 def lowest_word(translation) -> float:
-    """The lowest probability of a word (its pieces' multiplied): the highest threshold that marks none."""
-    probs = [s.prob for s in translation.steps[: len(translation.target_ids)]] or [1.0]
-    low, high = 0.0, 1.0 + 1e-9
-    for _ in range(40):  # unsure_words itself, bisected: the signal is exactly what the page marks
-        mid = (low + high) / 2
-        low, high = (low, mid) if unsure_words(translation.target_tokens, probs, mid) else (mid, high)
-    return low
+    """The lowest probability of a word (its pieces' multiplied), as the page's marks read it."""
+    probs = [s.prob for s in translation.steps[: len(translation.target_ids)]]
+    return min((p for _, p in word_probabilities(translation.target_tokens, probs)), default=1.0)
 
 
 def signals(translation) -> dict[str, float]:

@@ -24,18 +24,24 @@ CHARS_PER_POSITION = 16  # more characters than any subword needs; the rest cann
 FAR_PIECES_PER_WORD = 4.0  # held-out Tatoeba: 99 % of sentences under 3.7 pieces a word; nonsense words 4.5-6
 
 
-def unsure_words(pieces: Sequence[str], probs: Sequence[float], below: float) -> list[int]:
-    """The indices of the pieces of each word the model was unsure of: a word (a piece that begins one, "▁", and
-    the pieces that continue it) whose pieces' probabilities, multiplied, fall under `below`. A word cut in three
-    likely pieces is as doubtful as one unlikely piece (on our labelled sets this separates wrong translations from
-    right ones better than the lowest piece: tools/calibrate_unsure.py)."""
+def word_probabilities(pieces: Sequence[str], probs: Sequence[float]) -> list[tuple[list[int], float]]:
+    """Each word of a translation (a piece that begins one, "▁", and the pieces that continue it): its pieces'
+    indices and its probability, the probabilities of its pieces multiplied."""
     words: list[list[int]] = []
     for i, piece in enumerate(pieces[: len(probs)]):
         if piece.startswith("\u2581") or not words:
             words.append([i])
         else:
             words[-1].append(i)
-    return [i for word in words if math.prod(probs[i] for i in word) < below for i in word]
+    return [(word, math.prod(probs[i] for i in word)) for word in words]
+
+
+def unsure_words(pieces: Sequence[str], probs: Sequence[float], below: float) -> list[int]:
+    """The indices of the pieces of each word the model was unsure of: a word whose probability (its pieces'
+    multiplied) falls under `below`. A word written in three fairly likely pieces is as doubtful as one unlikely
+    piece (on our labelled sets this separates wrong translations from right ones better than the lowest piece:
+    tools/calibrate_unsure.py)."""
+    return [i for word, p in word_probabilities(pieces, probs) if p < below for i in word]
 
 
 @dataclass
