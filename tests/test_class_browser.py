@@ -11,11 +11,11 @@ import segno
 
 from conftest import CHROMIUM
 from test_browser import ARTIFACTS, open_page
+from tools.figure_overlaps import SIZES  # the four sizes a class meets: (width, height, presentation mode)
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium (.ci/run installs it)")]
 
-SIZES = {"present": (1280, 720), "1280x720": (1280, 720), "1440x900": (1440, 900), "390x844": (390, 844)}
 HOSTILE = ["<script>window.pwned = 1</script>Hi", '<img src=x onerror="window.pwned = 1">', "W" * 2000]
 
 
@@ -140,10 +140,10 @@ def test_a_teacher_and_three_students_run_a_lesson_together(browser, server):
                                   ".includes('My sister likes')", timeout=20_000)
 
     # the wall and a student's page at the four sizes (looked at; the wall never scrolls sideways at any of them)
-    for name, (width, height) in SIZES.items():
+    for name, (width, height, present) in SIZES.items():
         for who, p in (("teacher", teacher), ("student", students[1])):
             p.set_viewport_size({"width": width, "height": height})
-            p.evaluate("(on) => tp.present(on)", name == "present")
+            p.evaluate("(on) => tp.present(on)", present)
             p.wait_for_timeout(300)
             p.screenshot(path=str(ARTIFACTS / f"class-{who}-{name}.png"), full_page=True)
             for box in ("#class-wall", "#class-student-wall", "#class-question", "#class-card"):
