@@ -84,6 +84,26 @@ def swap_names(src: str, tgt: str, lang: str, names: Names, rng: random.Random) 
 NUMBER = re.compile(r"(?<![\d.,:])\d+(?:[:.]\d\d)?(?!\d|[.,:]\d)")  # 25, 1989, 10:45; not 2,000 or 3,5
 
 
+DOUBLED = 0.3  # the share of drawn numbers that write a digit twice in a row ("1887", "4432", "112"): the fifth
+# stage's models wrote every number they lost with such a digit once, and a uniform draw has few of them
+
+
+def digits(n: int, rng: random.Random, first: str = "123456789") -> str:
+    """A number of n digits, its first drawn from `first`; a share DOUBLED of them repeat a digit in a row."""
+    out = [rng.choice(first)] + [rng.choice("0123456789") for _ in range(n - 1)]
+    if n > 1 and rng.random() < DOUBLED:
+        i = rng.randrange(n - 1)
+        out[i + 1] = out[i]
+    return "".join(out)
+
+
+def year(rng: random.Random) -> str:
+    """A year from 1800 to 2030, drawn as `digits` draws them (some with a digit twice in a row: "1887", "2011")."""
+    while not 1800 <= int(drawn := digits(4, rng, "12")) <= 2030:
+        pass
+    return drawn
+
+
 def _new_number(old: str, rng: random.Random) -> str:
     """A number like `old`: a time stays a time, a year a year, otherwise as many digits."""
     if re.fullmatch(r"\d{1,2}[:.]\d\d", old):
@@ -91,10 +111,10 @@ def _new_number(old: str, rng: random.Random) -> str:
         sep = old[-3]
         return f"{rng.randrange(1, 13 if hour <= 12 else 24)}{sep}{rng.randrange(0, 60):02d}"
     if len(old) == 4 and old[:2] in ("19", "20", "18"):
-        return str(rng.randrange(1900, 2031))
+        return year(rng)
     if len(old) == 1:
         return str(rng.randrange(2, 10))
-    return str(rng.randrange(10 ** (len(old) - 1), 10 ** len(old)))
+    return digits(len(old), rng)
 
 
 def swap_numbers(src: str, tgt: str, rng: random.Random) -> tuple[str, str]:
@@ -188,9 +208,8 @@ def template_pair(lang: str, names: Names, rng: random.Random) -> tuple[str, str
     gender = gender[0] if gender else rng.choice("mf")
     h, m = rng.randrange(1, 24), rng.choice([0, 5, 10, 15, 20, 30, 45, rng.randrange(60)])
     slots = {"name": rng.choice(names.first[gender]), "surname": rng.choice(names.surnames),
-             "age": str(rng.randrange(6, 90)), "number": str(rng.randrange(10, 1000)),
-             "year": str(rng.randrange(1900, 2031)),
-             "phone": " ".join(str(rng.randrange(100, 1000)) for _ in range(rng.randrange(2, 4)))}
+             "age": str(rng.randrange(6, 90)), "number": digits(rng.randrange(2, 6), rng), "year": year(rng),
+             "phone": " ".join(digits(rng.randrange(3, 5), rng, "0123456789") for _ in range(rng.randrange(2, 4)))}
     target = rng.choice(de if lang == "de" else fr)
     city = rng.choice(CITIES)
     source = english.format(**slots, time=f"{h}:{m:02d}", city=city[0])
@@ -207,9 +226,9 @@ def copy_pair(names: Names, rng: random.Random) -> tuple[str, str]:
         text = f"{rng.choice(names.first[rng.choice('mf')])} {rng.choice(names.surnames)}"
     elif kind == 2:
         letters = "".join(rng.choice("ABCDEFGHJKLMNPRSTUVWXYZ") for _ in range(rng.randrange(1, 4)))
-        text = f"{letters}{rng.choice(['-', ' ', ''])}{rng.randrange(10, 100_000)}"
+        text = f"{letters}{rng.choice(['-', ' ', ''])}{digits(rng.randrange(2, 6), rng)}"
     else:
-        text = str(rng.randrange(0, 10 ** rng.randrange(1, 8)))
+        text = digits(rng.randrange(1, 8), rng)
     return text, text
 
 
