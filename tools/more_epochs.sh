@@ -4,7 +4,9 @@
 # seen about 30 times in all: test 2016 0.8 under its goal for both pairs), twice the copy pairs (names copied as
 # typed) and numbers drawn with a digit twice in a row (every number the fifth stage lost was "1887" -> "187").
 # A fresh Adam, 100 warm-up steps to 6.3e-4, the rate then falling linearly to 0 over the three epochs; the same
-# vocabulary, classroom corpus, typing noise and bf16 autocast. One thread, resumable.
+# vocabulary, classroom corpus, typing noise and bf16 autocast. One thread, resumable. It writes the last epoch;
+# which ships is chosen on val (EN→DE: the last two averaged, `python -m transformer average --checkpoint
+# runs/en-de-more --data-dir DATA/multi30k --last 2`; EN→FR: the last epoch), before `ship`.
 # Usage: tools/more_epochs.sh PAIR train    trains (or resumes) runs/PAIR-more
 #        tools/more_epochs.sh PAIR save     keeps the resumable state in git (resume/PAIR-more: fp32 weights,
 #                                           bf16 Adam moments, the curves)
