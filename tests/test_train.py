@@ -360,21 +360,22 @@ def test_carrying_a_model_over_to_a_new_vocabulary_keeps_its_layers_and_spells_n
 
 
 def test_a_compact_state_kept_in_git_resumes_with_the_same_weights_and_nearly_the_same_moments(data_dir, tmp_path):
-    from transformer.training.train import STATE, compact_state, load_state
+    from transformer.__main__ import main
+    from transformer.training.train import STATE, load_state
 
     out = tmp_path / "ck"
     tcfg = TrainConfig(epochs=1, max_tokens=512, warmup=20, vocab_size=60, average_last=1, fp16_weights=False, threads=1)
     train(str(data_dir), str(out), tiny_config(max_len=32), tcfg)
-    kept = tmp_path / "kept.safetensors"
-    compact_state(out / "train" / STATE, kept)
+    assert main(["keep-state", "--run", str(out), "--to", str(tmp_path / "kept")]) == 0
+    kept = tmp_path / "kept" / STATE
+    for name in ("metrics.json", "spm.model"):  # the curves and the vocabulary go with it
+        assert (tmp_path / "kept" / name).read_bytes() == (out / "train" / name).read_bytes()
     assert kept.stat().st_size < 0.7 * (out / "train" / STATE).stat().st_size
     models, optimizers, positions = [], [], []
-    for path in (out / "train" / STATE, kept):
-        (tmp_path / path.stem).mkdir()
-        (tmp_path / path.stem / STATE).write_bytes(path.read_bytes())
+    for path in (out / "train", kept.parent):
         model = Transformer(tiny_config(max_len=32, vocab_size=60))
         optimizer = make_optimizer(model)
-        positions.append(load_state(tmp_path / path.stem, model, optimizer))
+        positions.append(load_state(path, model, optimizer))
         models.append(model)
         optimizers.append(optimizer)
     assert positions[0] == positions[1]

@@ -19,9 +19,7 @@ FROM=b0e78b9 EPOCHS=${EPOCHS:-9}
 
 if [ "$mode" = save ]; then
   mkdir -p "$keep/timeline"
-  python -c "import sys; from pathlib import Path; from transformer.training.train import compact_state
-compact_state(Path(sys.argv[1]), Path(sys.argv[2]))" "$out/train/state.safetensors" "$keep/state.safetensors"
-  cp "$out/train/metrics.json" "$out/train/spm.model" "$keep/"
+  python -m transformer keep-state --run "$out" --to "$keep"
   find "$out/timeline" -name 'epoch*.safetensors' -newer "$out/train/spm.model" -exec cp {} "$keep/timeline/" \; 2>/dev/null || true
   du -sh "$keep"; exit 0
 fi

@@ -22,10 +22,7 @@ data=${DATA:-../shared/data} out=runs/$pair-more keep=resume/$pair-more from=run
 FROM=ce1ef82 EPOCHS=${EPOCHS:-3}
 
 if [ "$mode" = save ]; then
-  mkdir -p "$keep"
-  python -c "import sys; from pathlib import Path; from transformer.training.train import compact_state
-compact_state(Path(sys.argv[1]), Path(sys.argv[2]))" "$out/train/state.safetensors" "$keep/state.safetensors"
-  cp "$out/train/metrics.json" "$out/train/spm.model" "$keep/"
+  python -m transformer keep-state --run "$out" --to "$keep"
   du -sh "$keep"; exit 0
 fi
 if [ "$mode" = ship ]; then

@@ -1,4 +1,4 @@
-"""python -m transformer <train|average|translate|evaluate|bench|export|import-marian> ..."""
+"""python -m transformer <train|average|keep-state|translate|evaluate|bench|export|import-marian> ..."""
 from __future__ import annotations
 
 import argparse
@@ -54,6 +54,19 @@ def average(args) -> int:
     src_lang, tgt_lang = metrics.pair.split("-")
     val_src, val_tgt = read_pair(args.data_dir, "val", src_lang, tgt_lang)
     finish(args.checkpoint, model, tokenizer, metrics, args.last, args.fp16, val_src, val_tgt)
+    return 0
+
+
+def keep_state(args) -> int:
+    import shutil
+
+    from .training.train import STATE, compact_state
+
+    work, keep = Path(args.run) / "train", Path(args.to)
+    keep.mkdir(parents=True, exist_ok=True)
+    compact_state(work / STATE, keep / STATE)
+    for name in ("metrics.json", "spm.model"):
+        shutil.copy(work / name, keep / name)
     return 0
 
 
@@ -151,6 +164,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--last", type=int, required=True)
     p.add_argument("--fp16", type=lambda s: s.lower() in ("1", "true", "yes"), default=True, metavar="BOOL")
     p.set_defaults(func=average)
+
+    p = sub.add_parser("keep-state", help="a run's resumable state, small enough for git (bf16 Adam moments), "
+                       "with its curves and vocabulary: what a run on another machine resumes from")
+    p.add_argument("--run", required=True, help="the run's --out directory (with train/ inside)")
+    p.add_argument("--to", required=True, help="the folder to write, e.g. resume/en-de")
+    p.set_defaults(func=keep_state)
 
     p = sub.add_parser("translate", help="translate text with a checkpoint")
     p.add_argument("--checkpoint", required=True)
