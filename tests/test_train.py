@@ -444,11 +444,14 @@ def test_a_time_budget_sets_the_epoch_count_from_the_second_epoch(data_dir, tmp_
 
     from transformer.training.train import fit_budget
 
-    run = SimpleNamespace(tcfg=TrainConfig(epochs=30, budget_s=100.0), first=1, last=30, rank=1,
+    run = SimpleNamespace(tcfg=TrainConfig(epochs=30, budget_s=100.0, cooldown_epochs=10), first=1, last=30, rank=1,
                           position={"epoch": 3}, metrics=SimpleNamespace(train_config={}))
     fit_budget(run, spent_s=40.0, epoch_s=10.0)  # two epochs took 40 s; 60 s left at 10 s each
     assert run.tcfg.epochs == 8 and run.last == 8 and run.position["epochs"] == 8
     assert run.metrics.train_config["epochs"] == 8  # the recipe the schedule plot reads
+    # the cool-down asked for (10 epochs) fits in the six ahead: the rate is still held where the count is set
+    assert cooldown(2.0, 8, run.tcfg.cooldown_epochs) == 1.0 and cooldown(8.0, 8, run.tcfg.cooldown_epochs) == 0.0
+    assert run.metrics.train_config["cooldown_epochs"] == 6
     run.tcfg = TrainConfig(epochs=5, budget_s=1000.0)
     fit_budget(run, spent_s=40.0, epoch_s=10.0)
     assert run.tcfg.epochs == 5  # never more than asked

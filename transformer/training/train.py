@@ -498,10 +498,12 @@ def evaluation_s(run: TrainingRun) -> float:
 def fit_budget(run: TrainingRun, spent_s: float, epoch_s: float) -> None:
     """As many epochs as fit in tcfg.budget_s (at most tcfg.epochs): the two done in spent_s, then the rest at
     epoch_s each (the second epoch's pace, its validation included: the first is slower, a GPU warming up and an
-    untrained model writing every translation to the maximum length). The recipe (its cool-down counts from the last
-    epoch) and the resumable position keep the count."""
+    untrained model writing every translation to the maximum length). The recipe and the resumable position keep
+    the count. The cool-down fits in the epochs still ahead: the rate falls from where it is held to 0, never a step
+    down at the count (two epochs that spent the budget end where they are)."""
     tcfg = run.tcfg
     tcfg.epochs = max(2, min(tcfg.epochs, 2 + int((tcfg.budget_s - spent_s) // epoch_s)))
+    tcfg.cooldown_epochs = min(tcfg.cooldown_epochs, tcfg.epochs - 2)
     if dist.is_initialized():  # every rank runs rank 0's count, or the all-reduce of a rank that stopped would hang
         count = torch.tensor([tcfg.epochs], device=run.device)
         dist.broadcast(count, 0)
