@@ -719,7 +719,7 @@ def test_what_the_model_used_draws_when_opened_follows_the_chosen_token_and_draw
     steps = page.locator("#used-ig-steps input[type=number]")  # a step count typed in its box redraws
     steps.click()
     steps.press("Control+a")
-    page.keyboard.type("128")
+    page.keyboard.type("128", delay=400)  # as a person types: the box changes at each digit, 1, 12, 128
     page.keyboard.press("Enter")
     summary.get_by_text("(128 steps)", exact=False).wait_for(timeout=60_000)
     shot(page, "what_the_model_used")

@@ -112,7 +112,7 @@ class UsedView(View):
             self.step = gr.Dropdown([], label="Output token", elem_id="used-step")
             self.alternative = gr.Dropdown([("none", -1)], value=-1, label="…and not this one? (contrastive)",
                                            elem_id="used-alternative")
-            self.ig_steps = gr.Slider(IG_STEPS[0], IG_STEPS[1], value=64, step=4, elem_id="used-ig-steps",
+            self.ig_steps = gr.Slider(IG_STEPS[0], IG_STEPS[1], value=64, step=1, elem_id="used-ig-steps",
                                       label="Integrated-gradient steps (more: slower, closer to completeness)")
         self.summary = gr.HTML(elem_id="used-summary")
         self.attributions = gr.Plot(label="Attributions", elem_id="used-attributions")
@@ -187,7 +187,8 @@ class UsedView(View):
         inputs = [result, self.step, self.alternative, self.ig_steps]
         self.step.input(self.pick_step, inputs, self.token_outputs, api_visibility="private")
         self.alternative.input(self.redraw, inputs, self.token_outputs, api_visibility="private")
-        # a drag let go, or a number typed in its box (gradio sends no Enter; a typed number is a change as it is
-        # typed, a value outside the range none): the newest redraws, those in between are skipped
+        # a drag let go, or a number typed in its box (gradio sends no Enter; a typed number is a change at each
+        # keystroke, which a loaded server sees: "128" arrives as 1, 12, 128, each in range): the newest redraws,
+        # those in between are skipped
         gr.on([self.ig_steps.release, self.ig_steps.change], self.redraw, inputs, self.token_outputs,
               api_visibility="private", trigger_mode="always_last")

@@ -37,7 +37,8 @@ from .mechanics import chain, rollout
 
 METHODS = ("attention", "attention_norm", "gradient_x_input", "integrated_gradients", "alti_plus", "rollout")
 NEED_GRADIENTS = ("gradient_x_input", "integrated_gradients")  # what a model without gradients (int8) cannot give
-IG_STEPS = (4, 256)  # the integrated-gradient steps a caller may ask for: (fewest, most)
+IG_STEPS = (1, 256)  # the integrated-gradient steps a caller may ask for: (fewest, most). One point is a crude but
+# valid integral, and a number typed digit by digit (1, 12, 128) is then a request at every keystroke, never an error
 DELETION_KS = (1, 2, 3)
 
 
