@@ -94,3 +94,20 @@ def test_the_schedule_text_counts_the_warm_ups_its_curve_shows():
         text = schedule_text(metrics)
         said = text.count("a warm-up over") + sum(int(n) - 1 for n in re.findall(r"in (\d+) cycles", text))
         assert said == climbs, (metrics_file, text)
+
+
+def test_the_schedule_text_says_where_a_budgeted_runs_fall_began():
+    """A budget's epoch count is set after two epochs at the held rate: a fall asked over more epochs than were
+    left began below the peak, at once; the words say so, as the rates recorded at each epoch's end show."""
+    from playground.views.schedule import schedule_text
+    from transformer.metrics import Metrics
+
+    def text(epochs: int, cooldown: int, budget_s: float) -> str:
+        recipe = {"warmup": 200, "lr_scale": 0.2, "hold_peak": True, "epochs": epochs, "cooldown_epochs": cooldown,
+                  "budget_s": budget_s}
+        rows = [{"epoch": e, "step": 100 * e, "lr": 1e-4} for e in range(1, epochs + 1)]
+        return schedule_text(Metrics(model_config={"d_model": 256}, train_config=recipe, epochs=rows))
+
+    assert text(5, 5, 300.0).endswith("held, then falling linearly from 60% of it to 0 over the last 3 epochs")
+    assert text(8, 5, 300.0).endswith("held, then falling linearly to 0 over the last 5 epochs")  # room for it
+    assert text(5, 5, 0.0).endswith("held, then falling linearly to 0 over the last 5 epochs")  # no budget

@@ -14,8 +14,9 @@
 #   NO_BENCH=1 skips the throughput table. On 2026-11-26 (H200, four runs at once) an epoch took about 21 s;
 #   the default budget fits the device's ten-minute call with the start-up, the choice and the packing. The
 #   seventh stage (STAGE=more, BUDGET_S=300 COOLDOWN=5 VAL_EVERY=2): 80 s for the first epoch, then 30 to 40 s an
-#   epoch with Multi30k four times (docs/training.md); its "vocab" runs wrote nothing in eight minutes there
-#   (on this CPU the same command reaches its first batch in 30 s), hence GRACE_S and the stacks in their logs.
+#   epoch with Multi30k four times (docs/training.md); its "vocab" runs had not finished when the call's limit
+#   stopped the script, and their buffered logs were lost with them: hence unbuffered logs, GRACE_S and the stacks.
+#   A budget counts from a run's first batch: a new vocabulary is learned before it (about a minute).
 #
 # Writes runs/gpu/: throughput.md (tokens/s of each candidate shape), each run's log and metrics, choice.json,
 # and the chosen checkpoints packed as pack.tar.* (15 MB parts); tools/gpu_train.sh unpack puts them in checkpoints/.
