@@ -673,7 +673,7 @@ def test_what_the_model_used_draws_every_method_the_lens_and_a_download_of_every
     alternative = other[used.alternative]["choices"][1][1]
     contrast = used.redraw(result, 2, alternative, 64)
     assert "Contrastive" in contrast[used.summary] and contrast[used.alternative]["value"] == alternative
-    for bad, says in (((2, -1, 1000), "between 4 and 256"), ((999, -1, 64), "choose an output token")):
+    for bad, says in (((2, -1, 1000), "between 1 and 256"), ((999, -1, 64), "choose an output token")):
         with pytest.raises(gr.Error, match=says):
             used.redraw(result, *bad)
 
