@@ -28,7 +28,9 @@ threads=${THREADS:-3}
 
 if [ "${1:-}" = unpack ]; then  # here, after the parts came back: checkpoints/PAIR replaced by the chosen run
   tmp=$(mktemp -d) && cat "${2:-$out}"/pack.tar.* | tar -x -C "$tmp"
-  for pair in "$tmp"/*; do rm -rf "checkpoints/$(basename "$pair")" && mv "$pair" checkpoints/; done
+  for pair in "$tmp"/*; do  # none when no run finished: checkpoints/ left as it is
+    [ -d "$pair" ] && rm -rf "checkpoints/$(basename "$pair")" && mv "$pair" checkpoints/
+  done
   rmdir "$tmp"; exit 0
 fi
 
