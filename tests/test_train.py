@@ -451,10 +451,11 @@ def test_a_time_budget_sets_the_epoch_count_from_the_second_epoch(data_dir, tmp_
     assert run.metrics.train_config["epochs"] == 8  # the recipe the schedule plot reads
     # the cool-down asked for (10 epochs) fits in the six ahead: the rate is still held where the count is set
     assert cooldown(2.0, 8, run.tcfg.cooldown_epochs) == 1.0 and cooldown(8.0, 8, run.tcfg.cooldown_epochs) == 0.0
-    assert run.metrics.train_config["cooldown_epochs"] == 6
-    run.tcfg = TrainConfig(epochs=5, budget_s=1000.0)
+    assert run.metrics.train_config["cooldown_epochs"] == 6 and run.position["cooldown_epochs"] == 6  # resumes so
+    run.tcfg = TrainConfig(epochs=5, budget_s=1000.0, cooldown_epochs=5)
     fit_budget(run, spent_s=40.0, epoch_s=10.0)
     assert run.tcfg.epochs == 5  # never more than asked
+    assert run.tcfg.cooldown_epochs == 5  # the count as asked: the fall it began in epoch 1 goes on unchanged
     out = tmp_path / "ck"
     tcfg = TrainConfig(epochs=50, budget_s=0.001, max_tokens=512, warmup=20, vocab_size=60, average_last=1,
                        fp16_weights=False, threads=1, timeline="", snapshot_epochs="", bf16=True)

@@ -101,13 +101,18 @@ def test_the_schedule_text_says_where_a_budgeted_runs_fall_began():
     left began below the peak, at once; the words say so, as the rates recorded at each epoch's end show."""
     from playground.views.schedule import schedule_text
     from transformer.metrics import Metrics
+    from transformer.training.schedule import noam_lr
 
-    def text(epochs: int, cooldown: int, budget_s: float) -> str:
-        recipe = {"warmup": 200, "lr_scale": 0.2, "hold_peak": True, "epochs": epochs, "cooldown_epochs": cooldown,
-                  "budget_s": budget_s}
-        rows = [{"epoch": e, "step": 100 * e, "lr": 1e-4} for e in range(1, epochs + 1)]
+    peak = noam_lr(200, 256, 200, 0.2)
+
+    def text(epochs: int, cooldown: int, shares: list[float]) -> str:  # the rate recorded at each epoch's end
+        recipe = {"warmup": 200, "lr_scale": 0.2, "hold_peak": True, "epochs": epochs, "cooldown_epochs": cooldown}
+        rows = [{"epoch": e, "step": 100 * e, "lr": f * peak} for e, f in enumerate(shares, start=1)]
         return schedule_text(Metrics(model_config={"d_model": 256}, train_config=recipe, epochs=rows))
 
-    assert text(5, 5, 300.0).endswith("held, then falling linearly from 60% of it to 0 over the last 3 epochs")
-    assert text(8, 5, 300.0).endswith("held, then falling linearly to 0 over the last 5 epochs")  # room for it
-    assert text(5, 5, 0.0).endswith("held, then falling linearly to 0 over the last 5 epochs")  # no budget
+    held_then_fell = text(5, 5, [1.0, 1.0, 0.4, 0.2, 0.0])  # the count set at epoch 2 left 3 of the 5 asked
+    assert held_then_fell.endswith("held, then falling linearly from 60% of it to 0 over the last 3 epochs")
+    assert text(8, 5, [1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2, 0.0]).endswith(
+        "held, then falling linearly to 0 over the last 5 epochs")  # room for it
+    assert text(5, 5, [0.8, 0.6, 0.4, 0.2, 0.0]).endswith(
+        "held, then falling linearly to 0 over the last 5 epochs")  # the count as asked: it fell from the start

@@ -43,9 +43,12 @@ if [ "$device" = cuda ] && [ -z "${NO_BENCH:-}" ]; then
 fi
 
 # 2. Every pair with every candidate, at once (a small model leaves most of the GPU idle between its kernels)
+shipped_epoch() {  # the last epoch of checkpoints/PAIR, where STAGE=more starts from
+  python -c "import json,sys; print(json.load(open(sys.argv[1]))['epochs'][-1]['epoch'])" "checkpoints/$1/metrics.json"
+}
 candidate() {  # the arguments that differ between candidates: PAIR NAME
   if [ "${STAGE:-}" = more ]; then  # from the shipped model; the new vocabulary's run keeps its own first epoch
-    first=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['epochs'][-1]['epoch'] + 1)" "checkpoints/$1/metrics.json")
+    first=$(( $(shipped_epoch "$1") + 1 ))
     echo --init-from "checkpoints/$1" --new-vocab "$([ "$2" = vocab ] && echo true || echo false)" \
       --byte-fallback true --split-digits true --warmup 200 --lr-scale 0.2 --copies 0.01 \
       --oversample multi30k:4,phrasebook:8,words:2 \
@@ -109,8 +112,7 @@ for pair in $(python -c "import json,sys; print(*json.load(open(sys.argv[1])))" 
   mkdir -p "$out/pack/$pair"
   cp -r runs/$pair-$name/{config.json,model.safetensors,spm.model,metrics.json,timeline} "$out/pack/$pair/"
   if [ "${STAGE:-}" = more ]; then  # the shipped model's own snapshot (it stays a row of the timeline) is left out
-    started=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['epochs'][-1]['epoch'])" "checkpoints/$pair/metrics.json")
-    rm -f "$out/pack/$pair/timeline/epoch$started.safetensors"
+    rm -f "$out/pack/$pair/timeline/epoch$(shipped_epoch "$pair").safetensors"
   fi
 done
 for f in runs/*.log; do tail -c 20000 "$f" | grep -v "it/s]" >"$out/$(basename "$f")" || true; done

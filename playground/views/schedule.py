@@ -23,15 +23,17 @@ def schedule_text(metrics) -> str:
         c = TrainConfig.from_dict(stage.train_config)
         peak = noam_lr(c.warmup, d_model, c.warmup, c.lr_scale)
         epochs = f"epoch {start}" if start == end else f"epochs {start}-{end}"
+        rates = [r["lr"] for r in metrics.epochs if start <= r["epoch"] <= end and r.get("lr") is not None]
         fall, share = c.cooldown_epochs, 1.0
-        if c.budget_s and fall > c.epochs - 2:  # a budget's count, set after two epochs at the held rate, left less
-            fall, share = c.epochs - 2, (c.epochs - 2) / fall  # than the fall asked for: it began lower, at once
+        if c.hold_peak and c.epochs - 2 < fall and len(rates) > 2 and rates[1] > 0.98 * peak:
+            # still at its peak after two epochs although the recipe's fall had begun: a budget's count, set
+            # there, left fewer epochs than the fall asked for (before fit_budget fitted it), so it began lower
+            fall, share = c.epochs - 2, (c.epochs - 2) / fall
         words = (f"{epochs}: a warm-up over {c.warmup:,} steps to {peak:.2g}, "
                  + ("held" if c.hold_peak else "then decaying as 1/sqrt(step)")
                  + (", then falling linearly " + (f"from {share:.0%} of it " if share < 1 else "") + "to 0 over the last "
                     + (f"{fall} epochs" if fall > 1 else "epoch")
                if fall else ""))
-        rates = [r["lr"] for r in metrics.epochs if start <= r["epoch"] <= end and r.get("lr") is not None]
         # the rate back up after it had fallen below half its peak so far: the run went on with a new cycle
         cycles = 1 + sum(b > 1.5 * a and a < 0.5 * max(rates[: i + 1]) for i, (a, b) in enumerate(zip(rates, rates[1:])))
         parts.append(words + (f", in {cycles} cycles (the rate back at its peak each time the run went on)"

@@ -499,17 +499,19 @@ def fit_budget(run: TrainingRun, spent_s: float, epoch_s: float) -> None:
     """As many epochs as fit in tcfg.budget_s (at most tcfg.epochs): the two done in spent_s, then the rest at
     epoch_s each (the second epoch's pace, its validation included: the first is slower, a GPU warming up and an
     untrained model writing every translation to the maximum length). The recipe and the resumable position keep
-    the count. The cool-down fits in the epochs still ahead: the rate falls from where it is held to 0, never a step
-    down at the count (two epochs that spent the budget end where they are)."""
+    the count, and the cool-down with it: a rate still held when the count shrinks falls from there to 0 over the
+    epochs still ahead, never a step down at the count (two epochs that spent the budget end where they are)."""
     tcfg = run.tcfg
+    asked = tcfg.epochs
     tcfg.epochs = max(2, min(tcfg.epochs, 2 + int((tcfg.budget_s - spent_s) // epoch_s)))
-    tcfg.cooldown_epochs = min(tcfg.cooldown_epochs, tcfg.epochs - 2)
     if dist.is_initialized():  # every rank runs rank 0's count, or the all-reduce of a rank that stopped would hang
         count = torch.tensor([tcfg.epochs], device=run.device)
         dist.broadcast(count, 0)
         tcfg.epochs = int(count)
+    if tcfg.epochs < asked and asked - 2 >= tcfg.cooldown_epochs:  # held so far: the fall fits in what is left
+        tcfg.cooldown_epochs = min(tcfg.cooldown_epochs, tcfg.epochs - 2)
     run.last = run.first - 1 + tcfg.epochs
-    run.position["epochs"] = tcfg.epochs
+    run.position.update(epochs=tcfg.epochs, cooldown_epochs=tcfg.cooldown_epochs)
     run.metrics.train_config = tcfg.to_dict()
     if run.rank == 0:
         tqdm.write(f"budget {tcfg.budget_s:.0f} s, {spent_s:.0f} s for two epochs, then {epoch_s:.1f} s an epoch: "
@@ -529,8 +531,9 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
     next_ex = drawer.submit(epoch_examples, run, position["epoch"]) if drawer else None
     model.train()
     last_save = started = time.time()
-    if "epochs" in position:  # a budgeted run, resumed: the count its first epoch set
+    if "epochs" in position:  # a budgeted run, resumed: the count (and cool-down) its second epoch set
         tcfg.epochs = position["epochs"]
+        tcfg.cooldown_epochs = position.get("cooldown_epochs", tcfg.cooldown_epochs)
         run.metrics.train_config = tcfg.to_dict()
     run.last = run.first - 1 + tcfg.epochs
     epoch = position["epoch"]
