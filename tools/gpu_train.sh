@@ -16,7 +16,11 @@
 #   seventh stage (STAGE=more, BUDGET_S=300 COOLDOWN=5 VAL_EVERY=2): 80 s for the first epoch, then 30 to 40 s an
 #   epoch with Multi30k four times (docs/training.md); its "vocab" runs had not finished when the call's limit
 #   stopped the script, and their buffered logs were lost with them: hence unbuffered logs, GRACE_S and the stacks.
-#   A budget counts from a run's first batch: a new vocabulary is learned before it (about a minute).
+#   A budget counts from a run's first batch: a new vocabulary is learned before it (about a minute). Those
+#   "vocab" runs hung in sentencepiece 0.2.2, the machine's (the eighth stage found it): carry the cp312 wheel of
+#   0.2.3 in .whl/ (pip download --no-deps --only-binary=:all: --python-version 3.12 sentencepiece==0.2.3 -d .whl).
+#   The eighth stage: the same command with GRACE_S=140 (docs/training.md). A budget its second epoch nearly
+#   spends wants EPOCHS=2 COOLDOWN=2, or the count cut after the fall began ends the rate above 0.
 #
 # Writes runs/gpu/: throughput.md (tokens/s of each candidate shape), each run's log and metrics, choice.json,
 # and the chosen checkpoints packed as pack.tar.* (15 MB parts); tools/gpu_train.sh unpack puts them in checkpoints/.
@@ -61,6 +65,13 @@ candidate() {  # the arguments that differ between candidates: PAIR NAME
   fi
 }
 if [ "${STAGE:-}" = more ]; then sizes="same vocab"; fi
+# sentencepiece 0.2.2 (the GPU machine's image in 2026-11) never returns from learning a vocabulary of these corpora
+# (0.2.3: 12 s on 2 CPU cores): a newer one from .whl/ when carried there, else no candidate learns a vocabulary
+spm_ok() { python -c "import sentencepiece as s, sys; sys.exit(s.__version__ == '0.2.2')"; }
+if [[ " $sizes " = *" vocab "* ]] && ! spm_ok; then
+  python -m pip install -q --no-index --find-links .whl "sentencepiece>=0.2.3" || true
+  spm_ok || { echo "sentencepiece 0.2.2 cannot learn the vocabulary: candidate vocab left out"; sizes=same; }
+fi
 for pair in en-de en-fr; do
   for size in $sizes; do
     name=${size%%:*} run=runs/$pair-${size%%:*}
