@@ -5,22 +5,26 @@
 The labelled set (transformer/training/class_sets.labelled): the first minute, the classroom corpus's held-out
 sentences and one in four of its held-out word frames, translated greedily; a translation is right when it equals
 a reference ignoring case and punctuation. A word is marked when the probabilities of its pieces, multiplied,
-fall under the threshold (unsure_words in transformer/translator.py); a translation is flagged when a word is marked or
-the page warns about it (checks: numbers, names, language, symbols carried over, far from its training data). The
-threshold kept is the highest whose marks flag at most --right-share of the right translations. Printed: the share
-of wrong and right translations flagged, the same when the threshold is chosen on four fifths of the set and
-applied to the fifth left out (five times: what a new set may expect), and the area under the ROC curve of each
-signal measured (the lowest word probability, the lowest piece probability, the lowest margin to the runner-up,
-the mean log-probability). --record stores the threshold and the figures in metrics.json (unsure), where
-Translator.unsure_below reads it. --data-dir also counts the translations of sentences that appear in none
+fall under `below`, or under `several_below` when two or more words do (unsure_words in transformer/translator.py);
+a translation is flagged when a word is marked or the page warns about it (checks: numbers, names, language,
+symbols carried over, far from its training data). The pair of thresholds kept flags the most wrong translations
+while flagging at most --right-share of the right ones (ties: fewer right ones, then the one threshold alone).
+Printed: the share of wrong and right translations flagged, with `below` alone and with both, the same when the
+thresholds are chosen on four fifths of the set and applied to the fifth left out (five times: what a new set may
+expect), and the area under the ROC curve of each signal measured (the lowest word probability, the lowest piece
+probability, the lowest margin to the runner-up, the mean log-probability, the second-lowest word probability).
+--record stores the thresholds and the figures in metrics.json (unsure), where Translator.unsure_below and
+unsure_several_below read them. --data-dir also counts the translations of sentences that appear in none
 of the training files (the corpora's training pairs, the phrasebooks), right and wrong.
 """
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,19 +46,67 @@ def auc(wrong: list[float], right: list[float]) -> float:
     return pairs / max(1, len(wrong) * len(right))
 
 
-def lowest_word(translation) -> float:
-    """The lowest probability of a word (its pieces' multiplied), as the page's marks read it."""
+def word_probs(translation) -> list[float]:
+    """The probabilities of its words (their pieces' multiplied), as the page's marks read them, lowest first."""
     probs = [s.prob for s in translation.steps[: len(translation.target_ids)]]
-    return min((p for _, p in word_probabilities(translation.target_tokens, probs)), default=1.0)
+    return sorted(p for _, p in word_probabilities(translation.target_tokens, probs)) + [1.0, 1.0]
 
 
 def signals(translation) -> dict[str, float]:
     steps = translation.steps[: len(translation.target_ids)] or translation.steps
     probs = [s.prob for s in steps] or [1.0]
     margins = [s.prob - next((p for tok, p in s.alternatives if tok != s.token), 0.0) for s in steps] or [1.0]
-    return {"lowest word probability": lowest_word(translation), "lowest probability": min(probs),
+    words = word_probs(translation)
+    return {"lowest word probability": words[0], "lowest probability": min(probs),
             "lowest margin": min(margins),
-            "mean log-probability": sum(math.log(max(p, 1e-9)) for p in probs) / len(probs)}
+            "mean log-probability": sum(math.log(max(p, 1e-9)) for p in probs) / len(probs),
+            "second-lowest word probability": words[1]}
+
+
+def just_above(p: float) -> float:
+    """A threshold to three decimals that marks a word of probability p (p < it)."""
+    return math.floor(p * 1000 + 1) / 1000
+
+
+@dataclass
+class Labelled:
+    """Each labelled translation's lowest and second-lowest word probability, whether the page warned, whether right."""
+    lowest: list[float]
+    second: list[float]
+    warned: list[bool]
+    right: list[bool]
+
+    def marked(self, i: int, below: float, several: float = 0.0) -> bool:
+        """Translation i flagged: a word under `below`, two words under `several`, or a warning."""
+        return self.lowest[i] < below or self.second[i] < several or self.warned[i]
+
+    def flagged(self, below: float, several: float = 0.0, among=None) -> tuple[float, float]:
+        """The shares of the wrong and of the right translations among `among` (all) flagged."""
+        among = range(len(self.right)) if among is None else among
+        wrong = [self.marked(i, below, several) for i in among if not self.right[i]]
+        right = [self.marked(i, below, several) for i in among if self.right[i]]
+        return sum(wrong) / max(1, len(wrong)), sum(right) / max(1, len(right))
+
+    def thresholds(self, right_share: float, among=None, several_too: bool = True) -> tuple[float, float]:
+        """(below, several_below) flagging the most wrong translations among `among` (all) and at most right_share
+        of the right ones (ties: fewer right ones, then several_below 0): for each several_below (0: none, or just
+        above a translation's second-lowest word), the highest below that the right ones' budget leaves."""
+        among = range(len(self.right)) if among is None else among
+        allowed = math.floor(right_share * sum(self.right[i] for i in among) + 1e-9)
+        candidates = {0.0} | {just_above(self.lowest[i]) for i in among}  # 0.0: no word marked alone
+        best = (-1, 0, 0.0, 0.0)  # wrong flagged, -right flagged, below, several_below
+        for several in [0.0] + (sorted({just_above(self.second[i]) for i in among}) if several_too else []):
+            base = {i: self.second[i] < several or self.warned[i] for i in among}
+            spent = sum(base[i] for i in among if self.right[i])
+            if spent > allowed:
+                break  # a higher several_below flags these and more
+            free = sorted(self.lowest[i] for i in among if self.right[i] and not base[i])  # a below over one flags it
+            below = max(b for b in candidates if bisect.bisect_left(free, b) <= allowed - spent)
+            wrong_n = sum(base[i] or self.lowest[i] < below for i in among if not self.right[i])
+            right_n = sum(base[i] or self.lowest[i] < below for i in among if self.right[i])
+            if (wrong_n, -right_n) > best[:2]:
+                best = (wrong_n, -right_n, below, several)
+        return best[2], best[3]
 
 
 def training_sources(data: Path, pair: str) -> set[str]:
@@ -70,7 +122,9 @@ def training_sources(data: Path, pair: str) -> set[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkpoint", required=True)
-    ap.add_argument("--right-share", type=float, default=0.15, help="the most of the right translations flagged")
+    # 0.13, not the goal's 0.15: thresholds chosen at 0.15 flagged 17-18 % of the right translations of the fifth
+    # they were not chosen on; at 0.13, 13-15 % (docs/training.md, the eighth stage)
+    ap.add_argument("--right-share", type=float, default=0.13, help="the most of the right translations flagged")
     ap.add_argument("--record", action="store_true")
     ap.add_argument("--data-dir", type=Path)
     ap.add_argument("--threads", type=int, default=2)
@@ -91,41 +145,37 @@ def main() -> None:
         a = auc([s[name] for s, r in zip(sig, right) if not r], [s[name] for s, r in zip(sig, right) if r])
         print(f"  AUC {name}: {a:.3f}")
 
-    def flagged(below: float, among: range | list[int] = range(len(items))) -> tuple[float, float]:
-        """The shares of the wrong and of the right translations among `among` flagged with this threshold."""
-        marks = {i: sig[i]["lowest word probability"] < below or warned[i] for i in among}
-        wrong, right_ = [i for i in among if not right[i]], [i for i in among if right[i]]
-        return sum(marks[i] for i in wrong) / max(1, len(wrong)), sum(marks[i] for i in right_) / max(1, len(right_))
-
-    def threshold(among=range(len(items))) -> float:
-        """The highest threshold (to three decimals, just above a translation's lowest word) that flags at most
-        --right-share of the right translations among `among`."""
-        candidates = sorted({math.floor(sig[i]["lowest word probability"] * 1000 + 1) / 1000 for i in among})
-        return max((b for b in candidates if flagged(b, among)[1] <= args.right_share), default=0.01)
+    lab = Labelled([x["lowest word probability"] for x in sig], [x["second-lowest word probability"] for x in sig],
+                   warned, right)
+    flagged = lab.flagged
 
     print("  | marked below p | wrong flagged | right flagged |\n  | ---: | ---: | ---: |")
     for b in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
         print(f"  | {b:.1f} | {100 * flagged(b)[0]:.0f} % | {100 * flagged(b)[1]:.0f} % |")
-    below = threshold()
-    wrong_share, right_share = flagged(below)
-    only_marks = [s["lowest word probability"] < below for s in sig]
-    print(f"  marked below p = {below:.3f}: {100 * wrong_share:.0f} % of the wrong translations flagged, "
-          f"{100 * right_share:.0f} % of the right ones (warnings alone: "
+    alone, _ = lab.thresholds(args.right_share, several_too=False)
+    print(f"  marked below p = {alone:.3f} alone: {100 * flagged(alone)[0]:.1f} % of the wrong translations flagged, "
+          f"{100 * flagged(alone)[1]:.1f} % of the right ones")
+    below, several = lab.thresholds(args.right_share)
+    wrong_share, right_share = flagged(below, several)
+    only_marks = [lab.lowest[i] < below or lab.second[i] < several for i in range(len(items))]
+    print(f"  marked below p = {below:.3f}, and two or more words below {several:.3f}: {100 * wrong_share:.1f} % of "
+          f"the wrong translations flagged, {100 * right_share:.1f} % of the right ones (warnings alone: "
           f"{100 * sum(w for w, r in zip(warned, right) if not r) / max(1, n_wrong):.0f} % / "
           f"{100 * sum(w for w, r in zip(warned, right) if r) / max(1, n_right):.0f} %; marks alone: "
           f"{100 * sum(m for m, r in zip(only_marks, right) if not r) / max(1, n_wrong):.0f} % / "
           f"{100 * sum(m for m, r in zip(only_marks, right) if r) / max(1, n_right):.0f} %)")
-    # chosen on four fifths, applied to the fifth left out: each translation flagged by a threshold it did not set
+    # chosen on four fifths, applied to the fifth left out: each translation flagged by thresholds it did not set
     held = {}
     for fold in range(5):
         rest = [i for i in range(len(items)) if i % 5 != fold]
-        chosen = threshold(rest)
-        held |= {i: sig[i]["lowest word probability"] < chosen or warned[i] for i in range(fold, len(items), 5)}
+        b, sv = lab.thresholds(args.right_share, rest)
+        held |= {i: lab.marked(i, b, sv) for i in range(fold, len(items), 5)}
     cv_wrong = sum(held[i] for i in held if not right[i]) / max(1, n_wrong)
     cv_right = sum(held[i] for i in held if right[i]) / max(1, n_right)
-    print(f"  threshold chosen on four fifths, applied to the fifth: {100 * cv_wrong:.0f} % of the wrong translations "
+    print(f"  thresholds chosen on four fifths, applied to the fifth: {100 * cv_wrong:.0f} % of the wrong translations "
           f"flagged, {100 * cv_right:.0f} % of the right ones")
-    figures = {"below": below, "signal": "the probability of each word (its pieces' probabilities multiplied)",
+    figures = {"below": below, "several_below": several, "below_alone": alone, "right_share_asked": args.right_share,
+               "signal": "the probability of each word (its pieces' probabilities multiplied)",
                "translations": len(items), "right": n_right, "wrong": n_wrong, "wrong_flagged": wrong_share,
                "right_flagged": right_share, "held_out_wrong_flagged": cv_wrong, "held_out_right_flagged": cv_right,
                "auc_lowest_word_probability": auc([s["lowest word probability"] for s, r in zip(sig, right) if not r],
