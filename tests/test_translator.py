@@ -254,10 +254,12 @@ def test_a_word_is_unsure_when_its_pieces_probabilities_multiply_under_the_thres
     assert unsure_words(pieces, probs, 0.0) == [] and unsure_words(pieces, probs, 1.01) == [0, 1, 2, 3, 4]
     assert unsure_words(["de", "▁x"], [0.2, 0.9], 0.5) == [0]  # a first piece that continues nothing is a word
     assert unsure_words(pieces, probs + [0.01], 0.35) == [3, 4]  # the step of </s> (no piece) is not a word
-    # several_below: words under it are marked when two or more are ("liebe" 0.42 and "dich!" 0.285 under 0.45)
-    assert unsure_words(pieces, probs, 0.3, several_below=0.45) == [1, 2, 3, 4]
-    assert unsure_words(pieces, probs, 0.3, several_below=0.4) == [3, 4]  # only "dich!" under 0.4: one, by below
-    assert unsure_words(pieces, probs, 0.2, several_below=0.4) == []  # one word under several_below is not several
+    # several_below: words under it are marked when two or more are ("liebe" 0.42 and "dich!" 0.285 under 0.45),
+    # in a translation of at most several_words words (this one has three)
+    assert unsure_words(pieces, probs, 0.3, several_below=0.45, several_words=3) == [1, 2, 3, 4]
+    assert unsure_words(pieces, probs, 0.3, several_below=0.45, several_words=2) == [3, 4]  # too long: below alone
+    assert unsure_words(pieces, probs, 0.3, several_below=0.4, several_words=3) == [3, 4]  # one under 0.4: by below
+    assert unsure_words(pieces, probs, 0.2, several_below=0.4, several_words=3) == []  # one word is not several
 
 
 def test_the_pieces_the_model_was_unsure_of_are_those_of_words_under_the_threshold(translator):
@@ -274,9 +276,11 @@ def test_the_pieces_the_model_was_unsure_of_are_those_of_words_under_the_thresho
     assert translator.translate("the dog sits in the park").unsure == list(range(len(t.target_ids)))
     translator.metrics = Metrics(unsure={"below": 0.0})
     assert translator.translate("the dog sits in the park").unsure == []
-    translator.metrics = Metrics(unsure={"below": 0.0, "several_below": 1.01})  # every word, when two or more
-    t = translator.translate("the dog sits in the park")
+    translator.metrics = Metrics(unsure={"below": 0.0, "several_below": 1.01, "several_words": len(words)})
+    t = translator.translate("the dog sits in the park")  # every word, when two or more
     assert t.unsure == (list(range(len(t.target_ids))) if len(words) >= 2 else [])
+    translator.metrics = Metrics(unsure={"below": 0.0, "several_below": 1.01, "several_words": len(words) - 1})
+    assert translator.translate("the dog sits in the park").unsure == []  # longer than calibrated: none
 
 
 def test_a_british_spelling_is_read_as_its_american_twin(translator):

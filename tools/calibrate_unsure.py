@@ -5,7 +5,8 @@
 The labelled set (transformer/training/class_sets.labelled): the first minute, the classroom corpus's held-out
 sentences and one in four of its held-out word frames, translated greedily; a translation is right when it equals
 a reference ignoring case and punctuation. A word is marked when the probabilities of its pieces, multiplied,
-fall under `below`, or under `several_below` when two or more words do (unsure_words in transformer/translator.py);
+fall under `below`, or under `several_below` when two or more words do in a translation no longer than the longest
+labelled one (`several_words`; unsure_words in transformer/translator.py);
 a translation is flagged when a word is marked or the page warns about it (checks: numbers, names, language,
 symbols carried over, far from its training data). The pair of thresholds kept flags the most wrong translations
 while flagging at most --right-share of the right ones (ties: fewer right ones, then the one threshold alone).
@@ -14,7 +15,7 @@ thresholds are chosen on four fifths of the set and applied to the fifth left ou
 expect), and the area under the ROC curve of each signal measured (the lowest word probability, the lowest piece
 probability, the lowest margin to the runner-up, the mean log-probability, the second-lowest word probability).
 --record stores the thresholds and the figures in metrics.json (unsure), where Translator.unsure_below and
-unsure_several_below read them. --data-dir also counts the translations of sentences that appear in none
+unsure_several read them. --data-dir also counts the translations of sentences that appear in none
 of the training files (the corpora's training pairs, the phrasebooks), right and wrong.
 """
 from __future__ import annotations
@@ -174,7 +175,9 @@ def main() -> None:
     cv_right = sum(held[i] for i in held if right[i]) / max(1, n_right)
     print(f"  thresholds chosen on four fifths, applied to the fifth: {100 * cv_wrong:.0f} % of the wrong translations "
           f"flagged, {100 * cv_right:.0f} % of the right ones")
-    figures = {"below": below, "several_below": several, "below_alone": alone, "right_share_asked": args.right_share,
+    several_words = max(len(word_probs(t)) - 2 for t in translations)  # word_probs pads with two
+    figures = {"below": below, "several_below": several, "several_words": several_words, "below_alone": alone,
+               "right_share_asked": args.right_share,
                "signal": "the probability of each word (its pieces' probabilities multiplied)",
                "translations": len(items), "right": n_right, "wrong": n_wrong, "wrong_flagged": wrong_share,
                "right_flagged": right_share, "held_out_wrong_flagged": cv_wrong, "held_out_right_flagged": cv_right,

@@ -36,14 +36,16 @@ def word_probabilities(pieces: Sequence[str], probs: Sequence[float]) -> list[tu
     return [(word, math.prod(probs[i] for i in word)) for word in words]
 
 
-def unsure_words(pieces: Sequence[str], probs: Sequence[float], below: float, several_below: float = 0.0) -> list[int]:
+def unsure_words(pieces: Sequence[str], probs: Sequence[float], below: float, several_below: float = 0.0,
+                 several_words: int = 0) -> list[int]:
     """The indices of the pieces of each word the model was unsure of: a word whose probability (its pieces'
-    multiplied) falls under `below`, and every word under `several_below` when two or more are (one doubt may be a
-    synonym; several in one sentence seldom are). A word written in three fairly likely pieces is as doubtful as
-    one unlikely piece (on our labelled sets it separates wrong translations from right ones at least as well as
-    the lowest piece, and flags more wrong ones at the same share of right ones: tools/calibrate_unsure.py)."""
+    multiplied) falls under `below`, and, in a translation of at most `several_words` words, every word under
+    `several_below` when two or more are (one doubt may be a synonym; several in one short sentence seldom are; a
+    long one has more words a synonym could replace, and was not calibrated). A word written in three fairly
+    likely pieces is as doubtful as one unlikely piece (on our labelled sets it separates wrong translations from
+    right ones at least as well as the lowest piece: tools/calibrate_unsure.py)."""
     words = word_probabilities(pieces, probs)
-    several = sum(p < several_below for _, p in words) >= 2
+    several = len(words) <= several_words and sum(p < several_below for _, p in words) >= 2
     return [i for word, p in words if p < below or (several and p < several_below) for i in word]
 
 
@@ -239,10 +241,10 @@ class Translator:
         return float(self.metrics.unsure.get("below", UNSURE_BELOW))
 
     @property
-    def unsure_several_below(self) -> float:
-        """The probability under which two or more words are all marked (unsure_words): calibrated with
-        unsure_below, else 0 (none)."""
-        return float(self.metrics.unsure.get("several_below", 0.0))
+    def unsure_several(self) -> tuple[float, int]:
+        """The probability under which two or more words are all marked, in a translation of at most so many words
+        (unsure_words): calibrated with unsure_below (the longest labelled translation), else none."""
+        return float(self.metrics.unsure.get("several_below", 0.0)), int(self.metrics.unsure.get("several_words", 0))
 
     # -- input checks ---------------------------------------------------------------
 
@@ -347,7 +349,7 @@ class Translator:
             beam_tree=hyp.tree,
             carried=[a.text for a in asides],
             unsure=unsure_words(self.tokenizer.pieces(hyp.tokens), [s.prob for s in hyp.steps], self.unsure_below,
-                                self.unsure_several_below),
+                                *self.unsure_several),
             source_ids=list(source[0]),
         )
 
