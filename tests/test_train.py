@@ -456,6 +456,12 @@ def test_a_time_budget_sets_the_epoch_count_from_the_second_epoch(data_dir, tmp_
     fit_budget(run, spent_s=40.0, epoch_s=10.0)
     assert run.tcfg.epochs == 5  # never more than asked
     assert run.tcfg.cooldown_epochs == 5  # the count as asked: the fall it began in epoch 1 goes on unchanged
+    run.tcfg = TrainConfig(epochs=10, budget_s=70.0, cooldown_epochs=10)  # falling from the start; 5 epochs fit
+    fit_budget(run, spent_s=40.0, epoch_s=10.0)
+    k = run.tcfg.cooldown_epochs
+    assert run.tcfg.epochs == 5 and run.position["cooldown_epochs"] == k
+    assert abs(cooldown(2.0, 5, k) - cooldown(2.0, 10, 10)) < 1e-9  # no step where the count was set
+    assert cooldown(5.0, 5, k) == 0.0 and 0 < cooldown(4.0, 5, k) < cooldown(3.0, 5, k)  # down to 0 at the end
     out = tmp_path / "ck"
     tcfg = TrainConfig(epochs=50, budget_s=0.001, max_tokens=512, warmup=20, vocab_size=60, average_last=1,
                        fp16_weights=False, threads=1, timeline="", snapshot_epochs="", bf16=True)

@@ -116,3 +116,6 @@ def test_the_schedule_text_says_where_a_budgeted_runs_fall_began():
         "held, then falling linearly to 0 over the last 5 epochs")  # room for it
     assert text(5, 5, [0.8, 0.6, 0.4, 0.2, 0.0]).endswith(
         "held, then falling linearly to 0 over the last 5 epochs")  # the count as asked: it fell from the start
+    # 10 asked, falling from the start; the count set after epoch 2 kept 5, and the fall went on more steeply
+    assert text(5, 3.75, [0.9, 0.8, 8 / 15, 4 / 15, 0.0]).endswith(
+        "held, then falling linearly to 0, more steeply after the second epoch (where a budget set the count)")

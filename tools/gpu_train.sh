@@ -20,7 +20,7 @@
 #   "vocab" runs hung in sentencepiece 0.2.2, the machine's (the eighth stage found it): carry the cp312 wheel of
 #   0.2.3 in .whl/ (pip download --no-deps --only-binary=:all: --python-version 3.12 sentencepiece==0.2.3 -d .whl).
 #   The eighth stage: the same command with GRACE_S=140 (docs/training.md). A budget its second epoch nearly
-#   spends wants EPOCHS=2 COOLDOWN=2, or the count cut after the fall began ends the rate above 0.
+#   spends wants EPOCHS=2 COOLDOWN=2: a count cut to two after the fall began leaves no epoch to end it in.
 #
 # Writes runs/gpu/: throughput.md (tokens/s of each candidate shape), each run's log and metrics, choice.json,
 # and the chosen checkpoints packed as pack.tar.* (15 MB parts); tools/gpu_train.sh unpack puts them in checkpoints/.

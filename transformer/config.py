@@ -78,7 +78,7 @@ class TrainConfig:
     max_tokens: int = 4096  # token budget per batch (source or target side, padding included)
     warmup: int = 4000  # Noam warm-up steps (§5.3)
     lr_scale: float = 1.0  # multiplies the Noam rate; 1.0 is the paper's formula
-    cooldown_epochs: int = 0  # the rate falls linearly to 0 over the last k epochs (0: Noam to the end)
+    cooldown_epochs: float = 0  # the rate falls linearly to 0 over the last k epochs (0: Noam to the end)
     hold_peak: bool = False  # after the warm-up, keep the peak rate (until the cool-down) instead of Noam's decay
     label_smoothing: float = 0.1  # ε_ls (§5.4)
     weight_decay: float = 0.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from transformer.config import TrainConfig
-from transformer.training.schedule import noam_lr
+from transformer.training.schedule import cooldown, noam_lr
 
 from playground.view import View, friendly
 from playground.words import EXPLAIN, explained
@@ -29,11 +29,17 @@ def schedule_text(metrics) -> str:
             # still at its peak after two epochs although the recipe's fall had begun: a budget's count, set
             # there, left fewer epochs than the fall asked for (before fit_budget fitted it), so it began lower
             fall, share = c.epochs - 2, (c.epochs - 2) / fall
+        # already falling at the first epoch's end, and not as this recipe says: it fell for a longer run until a
+        # budget's count, set after the second epoch, made the rest of the fall steeper (fit_budget)
+        steeper = (c.hold_peak and fall and len(rates) > 2 and rates[0] < 0.98 * peak
+                   and abs(rates[0] - peak * cooldown(1.0, c.epochs, fall)) > 0.02 * peak)
         words = (f"{epochs}: a warm-up over {c.warmup:,} steps to {peak:.2g}, "
                  + ("held" if c.hold_peak else "then decaying as 1/sqrt(step)")
-                 + (", then falling linearly " + (f"from {share:.0%} of it " if share < 1 else "") + "to 0 over the last "
-                    + (f"{fall} epochs" if fall > 1 else "epoch")
-               if fall else ""))
+                 + (", then falling linearly to 0, more steeply after the second epoch (where a budget set the count)"
+                    if steeper else
+                    ", then falling linearly " + (f"from {share:.0%} of it " if share < 1 else "") + "to 0 over the last "
+                    + (f"{fall:g} epochs" if fall > 1 else "epoch")
+                    if fall else ""))
         # the rate back up after it had fallen below half its peak so far: the run went on with a new cycle
         cycles = 1 + sum(b > 1.5 * a and a < 0.5 * max(rates[: i + 1]) for i, (a, b) in enumerate(zip(rates, rates[1:])))
         parts.append(words + (f", in {cycles} cycles (the rate back at its peak each time the run went on)"

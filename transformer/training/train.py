@@ -500,7 +500,8 @@ def fit_budget(run: TrainingRun, spent_s: float, epoch_s: float) -> None:
     epoch_s each (the second epoch's pace, its validation included: the first is slower, a GPU warming up and an
     untrained model writing every translation to the maximum length). The recipe and the resumable position keep
     the count, and the cool-down with it: a rate still held when the count shrinks falls from there to 0 over the
-    epochs still ahead, never a step down at the count (two epochs that spent the budget end where they are)."""
+    epochs still ahead, never a step down at the count; one already falling goes on from where it is, more
+    steeply, to 0 at the new end (two epochs that spent the budget end where they are)."""
     tcfg = run.tcfg
     asked = tcfg.epochs
     tcfg.epochs = max(2, min(tcfg.epochs, 2 + int((tcfg.budget_s - spent_s) // epoch_s)))
@@ -510,6 +511,8 @@ def fit_budget(run: TrainingRun, spent_s: float, epoch_s: float) -> None:
         tcfg.epochs = int(count)
     if tcfg.epochs < asked and asked - 2 >= tcfg.cooldown_epochs:  # held so far: the fall fits in what is left
         tcfg.cooldown_epochs = min(tcfg.cooldown_epochs, tcfg.epochs - 2)
+    elif tcfg.epochs < asked and tcfg.cooldown_epochs:  # falling since before the count: the factor (asked - 2) / k
+        tcfg.cooldown_epochs = (tcfg.epochs - 2) * tcfg.cooldown_epochs / (asked - 2)  # it reached, kept
     run.last = run.first - 1 + tcfg.epochs
     run.position.update(epochs=tcfg.epochs, cooldown_epochs=tcfg.cooldown_epochs)
     run.metrics.train_config = tcfg.to_dict()
