@@ -50,14 +50,14 @@ def auc(wrong: list[float], right: list[float]) -> float:
 def word_probs(translation) -> list[float]:
     """The probabilities of its words (their pieces' multiplied), as the page's marks read them, lowest first."""
     probs = [s.prob for s in translation.steps[: len(translation.target_ids)]]
-    return sorted(p for _, p in word_probabilities(translation.target_tokens, probs)) + [1.0, 1.0]
+    return sorted(p for _, p in word_probabilities(translation.target_tokens, probs))
 
 
 def signals(translation) -> dict[str, float]:
     steps = translation.steps[: len(translation.target_ids)] or translation.steps
     probs = [s.prob for s in steps] or [1.0]
     margins = [s.prob - next((p for tok, p in s.alternatives if tok != s.token), 0.0) for s in steps] or [1.0]
-    words = word_probs(translation)
+    words = word_probs(translation) + [1.0, 1.0]  # a translation of one word (or none) has no second doubt
     return {"lowest word probability": words[0], "lowest probability": min(probs),
             "lowest margin": min(margins),
             "mean log-probability": sum(math.log(max(p, 1e-9)) for p in probs) / len(probs),
@@ -175,7 +175,7 @@ def main() -> None:
     cv_right = sum(held[i] for i in held if right[i]) / max(1, n_right)
     print(f"  thresholds chosen on four fifths, applied to the fifth: {100 * cv_wrong:.0f} % of the wrong translations "
           f"flagged, {100 * cv_right:.0f} % of the right ones")
-    several_words = max(len(word_probs(t)) - 2 for t in translations)  # word_probs pads with two
+    several_words = max(len(word_probs(t)) for t in translations)  # the longest labelled translation
     figures = {"below": below, "several_below": several, "several_words": several_words, "below_alone": alone,
                "right_share_asked": args.right_share,
                "signal": "the probability of each word (its pieces' probabilities multiplied)",
