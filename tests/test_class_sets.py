@@ -77,3 +77,5 @@ def test_the_shipped_models_on_the_class_sets_stay_above_their_floors(translator
     assert result["names"]["share"] >= floor["names_kept"], result["names"]["lost"][:10]
     assert result["numbers"]["share"] >= floor["numbers_kept"], result["numbers"]["changed"]
     assert result["classroom"]["right"] >= floor["classroom_right"], result["classroom"]["wrong"]
+    said = {name: result[name]["stutters"] for name in ("first_minute", "names", "classroom", "everyday_words")}
+    assert not any(said.values()), said  # decoding's stutter guard (RunGuard) leaves none on these sets

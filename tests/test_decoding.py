@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
 
 from transformer import ModelConfig, beam_search, greedy, sample
-from transformer.decoding import BeamObserver, DecodeOptions, beam_step, decode, filter_logits, new_cache
+from transformer.decoding import BeamObserver, DecodeOptions, RunLimits, beam_step, decode, filter_logits, new_cache
+from transformer.tokenizer import run_limits
 
 from conftest import random_tokens
 
@@ -148,6 +150,7 @@ def test_steps_report_the_model_probabilities(model):
     ({"top_k": -3}, "top_k must be"),
     ({"beam_size": 0}, "beam_size must be"),
     ({"seed": "x"}, "seed must be"),
+    ({"stutter_guard": "no"}, "stutter_guard must be true or false"),
 ])
 def test_decode_options_refuse_bad_values_in_a_sentence(fields, message):
     with pytest.raises(ValueError, match=message):
@@ -284,3 +287,63 @@ def test_the_automatic_length_bound_is_each_sentences_own(strategy):
     if strategy == "beam":  # the same search, step for step
         assert [(n.step, n.token, n.status) for n in batched[0].tree.nodes] == \
             [(n.step, n.token, n.status) for n in alone.tree.nodes]
+
+
+# -----------------------------------------------------------------------------
+# The stutter guard (RunGuard): no piece more times in a row than its limit
+
+STUTTERS = TableModel({}, {A: 0.7, B: 0.2, EOS: 0.1})  # A forever, unless something stops it
+A_TWICE = RunLimits(torch.tensor([0, 0, 0, 2, 0, 0]))  # A at most twice in a row; the rest unlimited
+
+
+def longest_run(tokens: list[int], of: int | None = None) -> int:
+    """The most times one token (or token `of`) comes in a row."""
+    run = best = 0
+    for i, tok in enumerate(tokens):
+        run = run + 1 if i and tok == tokens[i - 1] else 1
+        best = max(best, run) if of in (None, tok) else best
+    return best
+
+
+def test_the_guard_stops_a_piece_at_its_limit_and_takes_the_next_choice():
+    assert greedy(STUTTERS, one_source(), 9)[0].tokens == [A] * 9
+    hyp = greedy(STUTTERS, one_source(), 9, run_limits=A_TWICE)[0]
+    assert hyp.tokens == [A, A, B, A, A, B, A, A, B]
+    assert hyp.steps[2].prob == pytest.approx(0.2, abs=1e-6)  # the model's own probability of its next choice
+    assert A not in [a for a, _ in hyp.steps[2].alternatives]  # what the guard removed is no alternative
+    beams = beam_search(STUTTERS, one_source(2), 9, beam_size=3, run_limits=A_TWICE)
+    assert max(longest_run(h.tokens, A) for h in beams) == 2
+    samples = sample(STUTTERS, one_source(200), 9, torch.Generator().manual_seed(0), run_limits=A_TWICE)
+    assert max(longest_run(h.tokens, A) for h in samples) == 2
+
+
+def test_a_full_run_also_stops_the_pieces_that_begin_with_it():
+    vocabulary = ["<pad>", "<s>", "</s>", "is", "issez", "sez"]  # A, B, C
+    model = TableModel({}, {A: 0.5, B: 0.3, C: 0.15, EOS: 0.05})
+    limits = run_limits(vocabulary)
+    assert limits.limit.tolist() == [0, 0, 0, 2, 2, 2] and limits.repeating[A] == [A, B]
+    assert greedy(model, one_source(), 4, run_limits=limits)[0].tokens == [A, A, C, A]  # "isis" + "sez": no "isisis"
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "sample", "beam"])
+def test_the_guard_follows_each_row_when_rows_end_and_beams_move(model, strategy):
+    """Each piece at most once in a row: a batch decodes as its sentences do alone, and no row repeats a piece."""
+    src = random_tokens(5, 7, 40)
+    once = RunLimits(torch.ones(model.cfg.vocab_size, dtype=torch.long))
+    opts = DecodeOptions(strategy, temperature=1.5, beam_size=3, max_len=12)
+    batch = decode(model, src, opts, torch.Generator().manual_seed(1), run_limits=once)
+    assert all(longest_run(h.tokens) <= 1 for h in batch)
+    alone = [decode(model, src[i:i + 1], opts, torch.Generator().manual_seed(1), run_limits=once)[0] for i in range(5)]
+    if strategy != "sample":  # a sample draws from one generator across the batch
+        assert [h.tokens for h in batch] == [h.tokens for h in alone]
+    off = decode(model, src, replace(opts, stutter_guard=False), torch.Generator().manual_seed(1), run_limits=once)
+    assert [h.tokens for h in off] == [h.tokens for h in decode(model, src, opts, torch.Generator().manual_seed(1))]
+    assert max(longest_run(h.tokens) for h in off) > 1  # unguarded, this random model does repeat itself
+
+
+def test_run_limits_hold_letters_inside_a_word():
+    pieces = ["<pad>", "<s>", "</s>", "<unk>", "\u2581G", "ev", "f", "\u2581", "3", "<0x41>", "!", "\u2581sehr", "é",
+              "fahrt"]
+    limits = run_limits(pieces)
+    assert limits.limit.tolist() == [0, 0, 0, 0, 0, 2, 3, 0, 0, 0, 0, 0, 3, 2]
+    assert limits.repeating[6] == [6, 13] and limits.repeating[5] == [5] and 4 not in limits.repeating

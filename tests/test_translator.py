@@ -79,6 +79,26 @@ def test_options_are_one_object_and_keywords_override_its_fields(translator):
         translator.translate("A dog.", "beam")  # a strategy's name is a keyword, never the options
 
 
+def test_the_translator_keeps_a_piece_inside_a_word_from_stuttering(translator):
+    """A random model says one piece again and again; translated as the page does, a piece of letters inside a word
+    comes at most twice in a row (a single letter three times), and stutter_guard=False shows the model's own."""
+    sources = ["A man rides a bike.", "Two girls play in the water.", "The dog runs."]
+
+    def runs(t) -> list[tuple[str, int]]:
+        """Each piece of letters inside a word that the translation repeats, with how many times in a row."""
+        out, pieces = [], t.target_tokens
+        for i, piece in enumerate(pieces):
+            if piece.isalpha() and (i == 0 or pieces[i - 1] != piece):
+                n = next((k for k in range(i, len(pieces)) if pieces[k] != piece), len(pieces)) - i
+                out += [(piece, n)] if n > 1 else []
+        return out
+
+    plain = translator.translate_batch(sources, max_len=20, stutter_guard=False)
+    assert max(n for t in plain for _, n in runs(t)) > 3  # unguarded, this model stutters
+    for t in translator.translate_batch(sources, max_len=20):
+        assert all(n <= (2 if len(piece) > 1 else 3) for piece, n in runs(t)), t.target_tokens
+
+
 @pytest.mark.parametrize("text", ["", "   \n\t ", "\x00\x01"])
 def test_empty_text_gets_a_plain_message(translator, text):
     with pytest.raises(ValueError, match="no text to translate"):

@@ -5,6 +5,8 @@ Any object with those two methods and a `cfg` with pad/bos/eos ids and n_decoder
 returns a new tensor that the loop may modify in place. Every strategy returns, per sentence, a Hypothesis whose
 steps record the chosen token, its probability and the top alternatives at that step.
 
+A RunGuard, when given, keeps a piece from being chosen more times in a row than its RunLimits allow (a stutter).
+
 Shape legend: B batch, K beam size, S source length, V vocabulary, A alternatives kept per step.
 """
 from __future__ import annotations
@@ -124,10 +126,13 @@ class DecodeOptions:
     beam_size: int = 4
     length_penalty: float = 1.0  # beam: a finished hypothesis scores sum(log p) / length ** length_penalty
     max_len: int = 0  # generated tokens at most; 0: 1.5 x the source length + 10
+    stutter_guard: bool = True  # no piece chosen more times in a row than the vocabulary's run limits allow
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
             raise InputError(f"unknown strategy {self.strategy!r}: choose one of {', '.join(STRATEGIES)}")
+        if not isinstance(self.stutter_guard, bool):
+            raise InputError(f"stutter_guard must be true or false; got {self.stutter_guard!r}")
         checked = {
             "temperature": _check_number("temperature", self.temperature, 0, MAX_TEMPERATURE),
             "top_k": _check_number("top_k", self.top_k, 0, 2**31 - 1, integer=True),
@@ -149,16 +154,19 @@ class DecodeOptions:
 
 
 def decode(model, src: Tensor, options: DecodeOptions, rng: torch.Generator | None = None,
-           record_tree: bool = False) -> list[Hypothesis]:
+           record_tree: bool = False, run_limits: RunLimits | None = None) -> list[Hypothesis]:
     """Decode a batch src (B, S) with the strategy `options` names; sampling needs `rng`;
-    record_tree: beam search keeps each sentence's search in Hypothesis.tree."""
+    record_tree: beam search keeps each sentence's search in Hypothesis.tree;
+    run_limits: how many times in a row each piece may be chosen (a RunGuard's), used when options.stutter_guard."""
     lengths = src.ne(model.cfg.pad_id).sum(dim=1).tolist()  # (B,) real tokens per row, </s> included
     max_len = [options.length_limit(n, model.cfg.max_len) for n in lengths]  # per sentence: the same alone or batched
+    limits = run_limits if options.stutter_guard else None
     if options.strategy == "greedy":
-        return greedy(model, src, max_len)
+        return greedy(model, src, max_len, limits)
     if options.strategy == "sample":
-        return sample(model, src, max_len, rng, options.temperature, options.top_k, options.top_p)
-    return beam_search(model, src, max_len, options.beam_size, options.length_penalty, record_tree)
+        return sample(model, src, max_len, rng, options.temperature, options.top_k, options.top_p, limits)
+    return beam_search(model, src, max_len, options.beam_size, options.length_penalty, record_tree,
+                       run_limits=limits)
 
 
 @dataclass
@@ -275,6 +283,49 @@ def _forbid(log_probs: Tensor, special: Tensor) -> Tensor:
     return log_probs.index_fill_(1, special, float("-inf"))
 
 
+@dataclass
+class RunLimits:
+    """What a RunGuard holds each piece to (a vocabulary's: tokenizer.run_limits)."""
+
+    limit: Tensor  # (V,) how many times in a row a piece may be chosen (0: no limit)
+    repeating: dict[int, list[int]] = field(default_factory=dict)  # a piece -> the pieces that, once its run is full,
+    # would say it once more: itself and the pieces that begin with it ("is·is" goes on with neither "is" nor
+    # "issez"); a piece missing here: itself alone
+
+
+class RunGuard:
+    """Keeps each row from saying a piece more times in a row than its RunLimits allow.
+
+    A model that has lost its way in a word it does not know may say one piece again and again ("Görs·ev·ev·ev");
+    once a piece's run is full, the guard sets it, and the pieces that begin with it, to -inf for that row, which
+    takes its next choice. Like fairseq's and Hugging Face's no-repeat n-gram rule, it only removes candidates:
+    what remains keeps the model's own probabilities.
+    """
+
+    def __init__(self, limits: RunLimits, rows: int, device: torch.device):
+        self.limits, self.limit = limits, limits.limit.to(device)  # (V,)
+        self.last = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) each row's last piece
+        self.run = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) how many times in a row (0: none yet)
+
+    def forbid(self, log_probs: Tensor) -> Tensor:
+        """log_probs (n, V) with what would go on repeating each row's full run at -inf (in place)."""
+        limit = self.limit[self.last]  # (n,)
+        full = ((limit > 0) & (self.run >= limit)).nonzero().view(-1)  # rows whose run is full: seldom any
+        for row, piece in zip(full.tolist(), self.last[full].tolist()):
+            log_probs[row, self.limits.repeating.get(piece, [piece])] = float("-inf")
+        return log_probs
+
+    def advance(self, chosen: Tensor, rows: Tensor | None = None) -> None:
+        """Each row chose `chosen` (n,); rows (n,): the row of the previous step each one continues (beams move)."""
+        last, run = (self.last, self.run) if rows is None else (self.last[rows], self.run[rows])
+        self.run = torch.where(chosen.eq(last), run + 1, torch.ones_like(run))
+        self.last = chosen
+
+    def select(self, rows: Tensor) -> None:
+        """Keep rows `rows` (finished sentences leave the batch)."""
+        self.last, self.run = self.last[rows], self.run[rows]
+
+
 # -----------------------------------------------------------------------------
 # One token at a time: greedy and sampling share the loop
 
@@ -289,8 +340,10 @@ def _per_row(max_len: MaxLen, B: int) -> list[int]:
     return limits
 
 
-def _decode_one_path(model, src: Tensor, max_len: MaxLen, choose: Choose) -> list[Hypothesis]:
-    """choose(log_probs (n, V), alt_ids (n, A), alt_lp (n, A)) -> the chosen tokens (n,) and their log-probabilities."""
+def _decode_one_path(model, src: Tensor, max_len: MaxLen, choose: Choose,
+                     run_limits: RunLimits | None = None) -> list[Hypothesis]:
+    """choose(log_probs (n, V), alt_ids (n, A), alt_lp (n, A)) -> the chosen tokens (n,) and their log-probabilities;
+    run_limits: a RunGuard's, or None."""
     cfg = model.cfg
     B = src.size(0)
     limits = _per_row(max_len, B)
@@ -301,11 +354,16 @@ def _decode_one_path(model, src: Tensor, max_len: MaxLen, choose: Choose) -> lis
     log = StepLog(B, src.device)
     rows = list(range(B))  # which sentence each batch row is decoding
     hyps: list[Hypothesis | None] = [None] * B
+    guard = None if run_limits is None else RunGuard(run_limits, B, src.device)
     for t in range(max(limits)):
         log_probs = _forbid(model.decode_step(tokens, memory, cache), special)  # (n, V)
+        if guard is not None:
+            guard.forbid(log_probs)
         alt_ids, alt_lp = alternatives(log_probs)  # (n, A) each
         chosen, chosen_lp = choose(log_probs, alt_ids, alt_lp)  # (n,) each
         log.append(chosen, chosen_lp, alt_ids, alt_lp)
+        if guard is not None:
+            guard.advance(chosen)
         ids = chosen.tolist()
         ended = [i for i, tok in enumerate(ids) if tok == cfg.eos_id or t == limits[rows[i]] - 1]
         for i in ended:
@@ -319,14 +377,18 @@ def _decode_one_path(model, src: Tensor, max_len: MaxLen, choose: Choose) -> lis
             rows = [rows[i] for i in kept]
             cache.reorder(keep, cross=True)
             log = log.select(keep)
+            if guard is not None:
+                guard.select(keep)
         tokens = chosen[:, None]  # (n, 1): only the new token; the cache holds the rest
     return hyps
 
 
 @torch.inference_mode()
-def greedy(model, src: Tensor, max_len: MaxLen) -> list[Hypothesis]:
-    """Pick the most probable token at every step. src (B, S) -> one Hypothesis per row."""
-    return _decode_one_path(model, src, max_len, lambda log_probs, alt_ids, alt_lp: (alt_ids[:, 0], alt_lp[:, 0]))
+def greedy(model, src: Tensor, max_len: MaxLen, run_limits: RunLimits | None = None) -> list[Hypothesis]:
+    """Pick the most probable token at every step (that a RunGuard of run_limits allows). src (B, S) -> one
+    Hypothesis per row."""
+    return _decode_one_path(model, src, max_len, lambda log_probs, alt_ids, alt_lp: (alt_ids[:, 0], alt_lp[:, 0]),
+                            run_limits)
 
 
 def filter_logits(log_probs: Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0) -> Tensor:
@@ -353,20 +415,22 @@ def sample(
     temperature: float = 1.0,
     top_k: int = 0,
     top_p: float = 1.0,
+    run_limits: RunLimits | None = None,
 ) -> list[Hypothesis]:
     """Random sampling from softmax(logits / temperature), optionally restricted to top-k / top-p.
 
     rng, a torch.Generator, makes samples repeatable (never the global RNG). Temperature 0 is greedy.
+    run_limits: a RunGuard's, or None.
     """
     if temperature == 0:
-        return greedy(model, src, max_len)
+        return greedy(model, src, max_len, run_limits)
 
     def choose(log_probs: Tensor, alt_ids: Tensor, alt_lp: Tensor) -> tuple[Tensor, Tensor]:
         probs = filter_logits(log_probs, temperature, top_k, top_p).softmax(dim=-1)  # (B, V)
         chosen = torch.multinomial(probs, 1, generator=rng)  # (B, 1)
         return chosen.squeeze(1), log_probs.gather(1, chosen).squeeze(1)
 
-    return _decode_one_path(model, src, max_len, choose)
+    return _decode_one_path(model, src, max_len, choose, run_limits)
 
 
 # -----------------------------------------------------------------------------
@@ -474,12 +538,14 @@ class _Sentence:
 
 @torch.inference_mode()
 def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_penalty: float = 1.0,
-                record_tree: bool = False, observer: BeamObserver | None = None) -> list[Hypothesis]:
+                record_tree: bool = False, observer: BeamObserver | None = None,
+                run_limits: RunLimits | None = None) -> list[Hypothesis]:
     """Batched beam search; a finished hypothesis scores sum(log p) / length ** length_penalty.
 
     A sentence stops when `beam_size` hypotheses have ended with </s> (or at max_len). The KV cache
     follows the surviving beams through `index_select`. record_tree: every hypothesis carries its
     sentence's BeamTree (a TreeRecorder observes the search); observer: any other BeamObserver.
+    run_limits: a RunGuard's, each beam's runs followed as beams move; None: no guard.
     """
     cfg = model.cfg
     B, K, dev = src.size(0), beam_size, src.device
@@ -496,9 +562,12 @@ def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_
     scores = torch.zeros(B, K, device=dev)
     scores[:, 1:] = float("-inf")  # all beams start identical: keep only the first alive
     active = list(range(B))  # the sentences still decoding, in batch order; each owns K rows
+    guard = None if run_limits is None else RunGuard(run_limits, B * K, dev)
     for t in range(max(s.limit for s in sentences)):
         n = len(active)
         log_probs = _forbid(model.decode_step(tokens, memory, cache), special)  # (n*K, V)
+        if guard is not None:
+            guard.forbid(log_probs)
         room = torch.tensor([K - len(sentences[b].finished) for b in active], device=dev)  # (n,)
         last = torch.tensor([t == sentences[b].limit - 1 for b in active], device=dev)  # (n,)
         step = beam_step(scores, log_probs, cfg.eos_id, room, last)
@@ -529,6 +598,8 @@ def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_
             memory = memory.index_select(0, new_parent)
         cache.reorder(new_parent, cross=keep.numel() < n)
         tokens = step.tokens.view(-1)[cands][:, None]  # (n'*K, 1)
+        if guard is not None:
+            guard.advance(tokens[:, 0], new_parent)
         active = [active[i] for i in keep.tolist()]
     chosen = [s.best() for s in sentences]
     out = [s.finished[h] if h >= 0 else Hypothesis([]) for s, h in zip(sentences, chosen)]

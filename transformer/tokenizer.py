@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import sentencepiece as spm
 import torch
 from torch import Tensor
+
+from .decoding import RunLimits
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3  # the ids every checkpoint's ModelConfig repeats
 BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")  # a byte of a character the vocabulary lacks (byte_fallback)
@@ -107,6 +109,24 @@ BRITISH = {
     "dialog": "dialogue", "pajamas": "pyjamas",
 }
 AMERICAN = {b: a for a, b in BRITISH.items()}
+
+
+def run_limits(pieces: Sequence[str]) -> RunLimits:
+    """How many times in a row decoding may choose each of a vocabulary's pieces (decoding.RunGuard): a piece of
+    letters inside a word twice ("Görs·ev·ev"), a single letter three times (German's "Schiff·f·f·ahrt"); once its
+    run is full, neither it nor a piece that begins with it comes next ("Cho·is·is·issez", "Kleid·er·ma·t·t·t·ter").
+    So no word says two or three letters three times over, or one letter four times, by repeating pieces
+    (class_sets.STUTTER counts what is left). Pieces that begin a word ("▁sehr"), digits, punctuation and
+    special pieces have no limit."""
+    inner = {i: p for i, p in enumerate(pieces) if p.isalpha()}  # "▁", "<s>", "<0x41>", "3" are not alpha
+    beginning_with: dict[str, list[int]] = {}  # a text -> the inner pieces that begin with it
+    for i, p in inner.items():
+        for k in range(1, len(p) + 1):
+            beginning_with.setdefault(p[:k], []).append(i)
+    limit = torch.zeros(len(pieces), dtype=torch.long)
+    for i, p in inner.items():
+        limit[i] = 2 if len(p) > 1 else 3
+    return RunLimits(limit, {i: beginning_with[p] for i, p in inner.items()})
 
 
 def american(text: str) -> str:

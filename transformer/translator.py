@@ -17,7 +17,7 @@ from .decoding import DecodeOptions
 from .errors import InputError
 from .metrics import Metrics
 from .model import Transformer
-from .tokenizer import BYTE_PIECE, Tokenizer, american, length_sorted_batches, pad_batch
+from .tokenizer import BYTE_PIECE, Tokenizer, american, length_sorted_batches, pad_batch, run_limits
 
 UNSURE_BELOW = 0.5  # a word the model gave less than this probability is marked unsure, until calibrated
 CHARS_PER_POSITION = 16  # more characters than any subword needs; the rest cannot fit in the positions
@@ -214,6 +214,8 @@ class Translator:
         self.path: Path | None = None  # the checkpoint directory, when loaded from one (its timeline lives there)
         self.device = next(model.parameters()).device
         self._lacks: dict[str, bool] = {}  # character -> the vocabulary spells it in bytes or as <unk>
+        vocab = [tokenizer.id_to_piece(i) for i in range(len(tokenizer))]
+        self.run_limits = run_limits(vocab)  # decoding's stutter guard (DecodeOptions.stutter_guard)
 
     @classmethod
     def load(cls, path: str | Path, device: str = "auto", int8: bool = False) -> "Translator":
@@ -328,7 +330,7 @@ class Translator:
         results: list[Translation | None] = [None] * len(texts)
         for chunk in length_sorted_batches([ids for ids, _ in sources], batch_size):
             src = pad_batch([sources[i][0] for i in chunk], self.cfg.pad_id).to(self.device)  # (B, S)
-            for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, rng, record_tree)):
+            for i, hyp in zip(chunk, decoding.decode(self.model, src, opts, rng, record_tree, self.run_limits)):
                 results[i] = self.to_translation(sources[i], hyp, asides[i])
         return results
 

@@ -142,4 +142,5 @@ def decoder_lens(translator: Translator, text: str) -> list[Translation]:
     source = translator.source_ids(text)
     src = torch.tensor([source[0]], device=translator.device)  # (1, S)
     limit = DecodeOptions().length_limit(src.size(1), translator.cfg.max_len)
-    return [translator.to_translation(source, hyp) for hyp in patching.decoder_lens(translator.model, src, limit)]
+    lens = patching.decoder_lens(translator.model, src, limit, translator.run_limits)  # decoded as translate does
+    return [translator.to_translation(source, hyp) for hyp in lens]

@@ -203,9 +203,9 @@ class ReadsLayer:
         return self.model.decode_step(tokens, memory, cache)
 
 
-def decoder_lens(model: Transformer, src: Tensor, max_len: int) -> list:
+def decoder_lens(model: Transformer, src: Tensor, max_len: int, run_limits=None) -> list:
     """The greedy translation (a decoding.Hypothesis) when the decoder reads each encoder layer's output, layer by
-    layer, for src (1, S); the last one is the model's own."""
+    layer, for src (1, S); the last one is the model's own. run_limits: decoding's stutter guard, or None."""
     from ..decoding import greedy
 
-    return [greedy(ReadsLayer(model, k), src, max_len)[0] for k in range(model.cfg.n_encoder_layers)]
+    return [greedy(ReadsLayer(model, k), src, max_len, run_limits)[0] for k in range(model.cfg.n_encoder_layers)]
