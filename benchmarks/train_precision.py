@@ -39,7 +39,7 @@ def tokens_per_s(size: str, bf16: bool, steps: int, batch: int, length: int, dev
             t0 = time.perf_counter()
         _, n = train_step(model, optimizer, src, tgt, 1e-4, 0.1, cfg.pad_id, bf16=bf16)
     sync(device)
-    return n * steps / (time.perf_counter() - t0)
+    return int(n) * steps / (time.perf_counter() - t0)
 
 
 def sync(device: str) -> None:

@@ -5,11 +5,14 @@ with a device tensor). CUDA cases skip where there is no GPU.
 """
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
 from transformer import Transformer, Translator, beam_search, capture_attention, greedy, sample
-from transformer.training.train import make_optimizer, train_step
+from transformer.config import TrainConfig
+from transformer.training.train import make_optimizer, train, train_step
 from transformer.interpret import analyses
 
 from conftest import DEVICES, random_tokens, tiny_config
@@ -94,9 +97,27 @@ def test_training_steps_on_the_device_follow_the_cpu(device):
         torch.manual_seed(0)
         model = Transformer(tiny_config()).to(dev).train()
         opt = make_optimizer(model)
-        losses[dev] = [train_step(model, opt, src.to(dev), tgt.to(dev), 1e-3, 0.1, 0)[0] for _ in range(5)]
+        losses[dev] = [float(train_step(model, opt, src.to(dev), tgt.to(dev), 1e-3, 0.1, 0)[0]) for _ in range(5)]
     assert losses[device][-1] < losses[device][0]  # it learns
     assert losses[device] == pytest.approx(losses["cpu"], rel=1e-3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_training_run_on_the_device_learns_and_resumes(device, data_dir, tmp_path, monkeypatch):
+    """train() as tools/gpu_train.sh runs it: its epochs drawn in a process, batches copied from pinned memory
+    without waiting, the loss read once an epoch; on the CPU where the machine has a GPU too."""
+    if device == "cpu":
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    tcfg = TrainConfig(epochs=2, max_tokens=512, warmup=20, vocab_size=60, average_last=1, fp16_weights=False,
+                       threads=1, source_noise=0.3, timeline="", bf16=device != "cpu")
+    metrics = train(str(data_dir), str(tmp_path / "ck"), tiny_config(max_len=32), tcfg)
+    first, second = metrics.epochs
+    assert math.isfinite(first["train_loss"]) and second["train_loss"] < first["train_loss"]
+    assert ("NVIDIA" in metrics.hardware) == (device != "cpu")  # where it trained, recorded
+    tcfg.epochs = 3
+    again = train(str(data_dir), str(tmp_path / "ck"), tiny_config(max_len=32), tcfg, resume=True)
+    assert [r["epoch"] for r in again.epochs] == [1, 2, 3]
+    assert again.epochs[1]["train_loss"] == second["train_loss"] and again.epochs[2]["step"] > second["step"]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -108,7 +129,7 @@ def test_bf16_training_steps_follow_float32_and_keep_the_weights_in_float32(devi
         torch.manual_seed(0)
         model = Transformer(tiny_config()).to(device).train()
         opt = make_optimizer(model)
-        losses[bf16] = [train_step(model, opt, src, tgt, 1e-3, 0.1, 0, bf16=bf16)[0] for _ in range(5)]
+        losses[bf16] = [float(train_step(model, opt, src, tgt, 1e-3, 0.1, 0, bf16=bf16)[0]) for _ in range(5)]
         assert all(p.dtype == torch.float32 for p in model.parameters())
     assert losses[True][-1] < losses[True][0]
     assert losses[True] == pytest.approx(losses[False], rel=0.03)

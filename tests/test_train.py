@@ -211,6 +211,36 @@ def test_train_records_the_timeline_and_int8_snapshots(data_dir, tmp_path):
         load_snapshot(out, 2)
 
 
+def test_an_epochs_batches_drawn_in_a_process_are_the_ones_drawn_here(data_dir, tmp_path):
+    """EpochBatches holds an epoch's padded batches flat and gives each back as it was padded, in the epoch's order;
+    the drawing process (Drawer: spawned, sent the Drawing once) gives the same ones, epoch by epoch."""
+    from transformer.training.data import batch_tensors, bucket_batches
+    from transformer.training.train import Drawer, Drawing, epoch_batches, epoch_examples, set_up
+
+    tcfg = TrainConfig(epochs=1, max_tokens=256, vocab_size=60, threads=1, source_noise=0.3, swap_names=0.5,
+                       timeline="")
+    run = set_up(str(data_dir), str(tmp_path / "ck"), tiny_config(max_len=32), tcfg, resume=False, limit=0)
+    drawing = Drawing.of(run)
+    examples = epoch_examples(drawing, 3)
+    padded = [batch_tensors(examples, b, 0) for b in bucket_batches(examples, 256, seed=tcfg.seed + 3)]
+    batches = epoch_batches(drawing, 3)
+    assert len(batches) == len(padded) > 1
+    for (src, tgt), (src_here, tgt_here), n in zip(batches, padded, batches.tokens):
+        assert torch.equal(src.long(), src_here) and torch.equal(tgt.long(), tgt_here)
+        assert n == int(tgt_here[:, 1:].ne(0).sum())  # </s> counted, <s> and padding not
+    drawer = Drawer(drawing)
+    try:
+        drawer.ask(3)
+        drawer.ask(4)
+        apart, next_one = drawer.take(3), drawer.take(4)
+    finally:
+        drawer.close()
+    assert torch.equal(apart.src, batches.src) and torch.equal(apart.tgt, batches.tgt)
+    assert (apart.shapes, apart.tokens) == (batches.shapes, batches.tokens)
+    assert not torch.equal(next_one.src, epoch_batches(drawing, 3).src)  # each epoch drawn anew
+    assert torch.equal(next_one.src, epoch_batches(drawing, 4).src)
+
+
 def test_subword_sampling_draws_other_segmentations_repeatably(tokenizer):
     texts = ["a man walks in the park", "the small dog runs on the street"] * 20
     first, again = tokenizer.sample(texts, 0.2, seed=3), tokenizer.sample(texts, 0.2, seed=3)
@@ -285,7 +315,7 @@ def test_torchrun_trains_data_parallel_unchanged(data_dir, tmp_path):
 
 def test_a_first_minute_run_learns_bytes_and_digits_and_draws_names_each_epoch(data_dir, tmp_path):
     """byte_fallback, split_digits, swap_names and templates: the vocabulary spells anything, the epochs differ."""
-    from transformer.training.train import epoch_examples, set_up
+    from transformer.training.train import Drawing, epoch_examples, set_up
 
     tcfg = TrainConfig(epochs=1, max_tokens=512, warmup=20, vocab_size=400, average_last=1, fp16_weights=False,
                        threads=1, byte_fallback=True, split_digits=True, swap_names=0.5, templates=0.1, timeline="")
@@ -296,9 +326,10 @@ def test_a_first_minute_run_learns_bytes_and_digits_and_draws_names_each_epoch(d
     assert tok.decode(tok.encode("Ωμέγα 漢字 🙂")) == "Ωμέγα 漢字 🙂"
     assert metrics.train_config["swap_names"] == 0.5
     run = set_up(str(data_dir), str(tmp_path / "ck2"), tiny_config(max_len=32), tcfg, resume=False, limit=0)
-    one, two = epoch_examples(run, 1), epoch_examples(run, 2)
+    drawing = Drawing.of(run)
+    one, two = epoch_examples(drawing, 1), epoch_examples(drawing, 2)
     assert len(one) == len(two) == len(run.clean_ex) + int(len(run.clean_ex) * 0.1)  # the templates' share
-    assert one != two and one == epoch_examples(run, 1)  # drawn anew each epoch, the same on resume
+    assert one != two and one == epoch_examples(drawing, 1)  # drawn anew each epoch, the same on resume
 
 
 def test_the_phrasebook_gives_a_pair_for_each_alternative_and_joins_the_training_oversampled(data_dir, tmp_path):

@@ -52,6 +52,10 @@ class Tokenizer:
         )
         return cls(buf.getvalue())
 
+    def __reduce__(self):
+        """Pickled as its model's bytes (sentencepiece's processor is not): how a drawing process receives it."""
+        return type(self), (self.proto,)
+
     @classmethod
     def load(cls, path: str | Path) -> "Tokenizer":
         return cls(Path(path).read_bytes())

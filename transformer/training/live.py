@@ -128,7 +128,7 @@ def train_toy(settings: ToySettings, probe: list[int] | None = None, report_ever
         src, tgt = toy.make_batch(s.task, toy.random_sequences(s.batch_size, s.n_symbols, s.min_len, s.max_len, g),
                                  model.cfg)
         loss, n = train_step(model, optimizer, src, tgt, s.lr(step), 0.1, model.cfg.pad_id, clip_norm=1.0)
-        losses.append(loss / n)
+        losses.append(float(loss) / int(n))
         rates.append(s.lr(step))
         if pause_s:
             time.sleep(pause_s)

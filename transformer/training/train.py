@@ -17,7 +17,9 @@ import platform
 import shlex
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +35,7 @@ from ..checkpoint import (TIMELINE, int4_rows, int8_rows, load_checkpoint, load_
 from ..files import atomic_write, write_json
 from ..metrics import Metrics
 from ..config import ModelConfig, TrainConfig
-from .data import bucket_batches, iterate_batches, make_example, open_corpora, read_classroom
+from .data import batch_tensors, bucket_batches, iterate_batches, make_example, open_corpora, read_classroom
 from ..decoding import DecodeOptions
 from .evaluate import score_translations
 from ..model import Transformer, count_parameters
@@ -49,16 +51,18 @@ DROPOUTS = ("dropout", "attn_dropout", "act_dropout")  # the model options a sec
 # Loss
 
 
-def label_smoothed_nll(log_probs: Tensor, target: Tensor, epsilon: float, pad_id: int) -> tuple[Tensor, Tensor, int]:
+def label_smoothed_nll(log_probs: Tensor, target: Tensor, epsilon: float, pad_id: int) -> tuple[Tensor, Tensor, Tensor]:
     """Cross-entropy against (1 - ε) one-hot + ε uniform over V (§5.4), summed over non-pad targets.
 
-    log_probs (B, T, V), target (B, T). Returns (smoothed loss sum, plain NLL sum, number of target tokens).
+    log_probs (B, T, V), target (B, T). Returns (smoothed loss sum, plain NLL sum, number of target tokens), each a
+    0-dim tensor on log_probs' device: nothing here waits for a GPU (a mask multiplies; no boolean indexing).
     """
     nll = -log_probs.gather(-1, target.unsqueeze(-1)).squeeze(-1)  # (B, T)
     uniform = -log_probs.mean(dim=-1)  # (B, T): cross-entropy against the uniform distribution
-    keep = target.ne(pad_id)
-    loss = ((1.0 - epsilon) * nll + epsilon * uniform)[keep].sum()
-    return loss, nll[keep].sum(), int(keep.sum())
+    keep = target.ne(pad_id)  # (B, T)
+    zero = nll.new_zeros(())
+    loss = torch.where(keep, (1.0 - epsilon) * nll + epsilon * uniform, zero).sum()
+    return loss, torch.where(keep, nll, zero).sum(), keep.sum()
 
 
 # -----------------------------------------------------------------------------
@@ -74,8 +78,10 @@ def make_optimizer(model: Transformer, weight_decay: float = 0.0) -> torch.optim
 
 
 def train_step(model, optimizer, src: Tensor, tgt: Tensor, lr: float, label_smoothing: float, pad_id: int,
-               clip_norm: float = 0.0, bf16: bool = False) -> tuple[float, int]:
-    """One update on a batch src (B, S), tgt (B, T) with <s> and </s>; returns (summed smoothed loss, target tokens).
+               clip_norm: float = 0.0, bf16: bool = False) -> tuple[Tensor, Tensor]:
+    """One update on a batch src (B, S), tgt (B, T) with <s> and </s>; returns (summed smoothed loss, target tokens)
+    as 0-dim tensors on the batch's device, so that a GPU's next step is queued without waiting for this one (read
+    them with float() and int() when they are needed).
 
     `model` may be a DistributedDataParallel wrapper; the gradient is of the mean loss per target token.
     bf16: the forward pass under autocast (matrix products in bfloat16; log-softmax and the loss in float32).
@@ -90,7 +96,7 @@ def train_step(model, optimizer, src: Tensor, tgt: Tensor, lr: float, label_smoo
     if clip_norm:
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
     optimizer.step()
-    return loss.item(), n_tokens
+    return loss.detach(), n_tokens
 
 
 # -----------------------------------------------------------------------------
@@ -203,7 +209,7 @@ def validation_loss(model, examples, max_tokens: int, device) -> float:
         src, tgt = src.to(device), tgt.to(device)
         log_probs = model(src, tgt[:, :-1])  # (B, T-1, V)
         _, nll, count = label_smoothed_nll(log_probs, tgt[:, 1:], 0.0, model.cfg.pad_id)
-        nll_sum, n = nll_sum + float(nll), n + count
+        nll_sum, n = nll_sum + float(nll), n + int(count)
     model.train()
     return nll_sum / n
 
@@ -427,22 +433,120 @@ def augmented(tcfg: TrainConfig, src: list[str], tgt: list[str], seed: int) -> t
     return new_src, new_tgt
 
 
-def epoch_examples(run: TrainingRun, epoch: int) -> list[tuple[list[int], list[int]]]:
+@dataclass
+class Drawing:
+    """What drawing an epoch's examples takes, and nothing of the model: sent once to the process that draws."""
+
+    tcfg: TrainConfig
+    mcfg: ModelConfig
+    tokenizer: Tokenizer
+    train_src: list[str]
+    train_tgt: list[str]
+    clean_ex: list[tuple[list[int], list[int]]]  # the pairs as written, in their best segmentation
+
+    @classmethod
+    def of(cls, run: TrainingRun) -> "Drawing":
+        return cls(run.tcfg, run.mcfg, run.tokenizer, run.train_src, run.train_tgt, run.clean_ex)
+
+    @property
+    def redraws(self) -> bool:
+        """True when each epoch's examples differ: names, templates, copies, typing noise or sampled pieces."""
+        t = self.tcfg
+        return bool(t.spm_alpha or t.source_noise or t.swap_names or t.templates or t.copies)
+
+
+def epoch_examples(d: Drawing, epoch: int) -> list[tuple[list[int], list[int]]]:
     """This epoch's training pairs: names and numbers drawn anew (swap_names, templates), sources perturbed
     (source_noise) and pairs segmented (spm_alpha) by one draw per epoch, the same on every rank and resume."""
-    tcfg, tok = run.tcfg, run.tokenizer
+    tcfg, tok = d.tcfg, d.tokenizer
     seed = 2 * (tcfg.seed * 100_003 + epoch)  # sentencepiece takes unsigned seeds: src even, tgt odd
-    srcs, tgts = augmented(tcfg, run.train_src, run.train_tgt, seed)
+    srcs, tgts = augmented(tcfg, d.train_src, d.train_tgt, seed)
     if not srcs:
-        srcs, tgts = run.train_src, run.train_tgt
+        srcs, tgts = d.train_src, d.train_tgt
     srcs = noisy_sources(srcs, tcfg.source_noise, seed)
     if not tcfg.spm_alpha:
-        if tgts is run.train_tgt:  # the targets as written: their pieces are the clean examples'
-            return [make_example(tok.encode(s), tgt[1:-1], run.mcfg) for s, (_, tgt) in zip(srcs, run.clean_ex)]
-        return [make_example(tok.encode(s), tok.encode(t), run.mcfg) for s, t in zip(srcs, tgts)]
+        if tgts is d.train_tgt:  # the targets as written: their pieces are the clean examples'
+            return [make_example(tok.encode(s), tgt[1:-1], d.mcfg) for s, (_, tgt) in zip(srcs, d.clean_ex)]
+        return [make_example(tok.encode(s), tok.encode(t), d.mcfg) for s, t in zip(srcs, tgts)]
     src_ids = tok.sample(srcs, tcfg.spm_alpha, seed)
     tgt_ids = tok.sample(tgts, tcfg.spm_alpha, seed + 1)
-    return [make_example(s, t, run.mcfg) for s, t in zip(src_ids, tgt_ids)]
+    return [make_example(s, t, d.mcfg) for s, t in zip(src_ids, tgt_ids)]
+
+
+@dataclass
+class EpochBatches:
+    """An epoch's batches, padded, in their order: two flat int32 tensors and each batch's shape (one object to
+    pass between processes, not thousands)."""
+
+    src: Tensor  # (sum of B * S,)
+    tgt: Tensor  # (sum of B * T,)
+    shapes: list[tuple[int, int, int]]  # per batch: B, S, T
+    tokens: list[int]  # per batch: the target tokens the loss counts (</s> included, <s> and padding not)
+
+    def __len__(self) -> int:
+        return len(self.shapes)
+
+    def pinned(self) -> "EpochBatches":
+        """The same batches in page-locked memory, which a GPU copies from while it computes (non_blocking)."""
+        return EpochBatches(self.src.pin_memory(), self.tgt.pin_memory(), self.shapes, self.tokens)
+
+    def __iter__(self) -> Iterator[tuple[Tensor, Tensor]]:
+        """src (B, S), tgt (B, T) of each batch: views, no copy."""
+        at_s = at_t = 0
+        for B, S, T in self.shapes:
+            yield self.src[at_s: at_s + B * S].view(B, S), self.tgt[at_t: at_t + B * T].view(B, T)
+            at_s, at_t = at_s + B * S, at_t + B * T
+
+
+def epoch_batches(d: Drawing, epoch: int) -> EpochBatches:
+    """Epoch `epoch`'s examples (drawn anew when the recipe asks) in bucketed batches, shuffled by the epoch's seed."""
+    examples = epoch_examples(d, epoch) if d.redraws else d.clean_ex
+    pairs = [batch_tensors(examples, b, d.mcfg.pad_id)
+             for b in bucket_batches(examples, d.tcfg.max_tokens, seed=d.tcfg.seed + epoch)]
+    return EpochBatches(torch.cat([s.view(-1) for s, _ in pairs]).int(), torch.cat([t.view(-1) for _, t in pairs]).int(),
+                        [(s.size(0), s.size(1), t.size(1)) for s, t in pairs],
+                        [int(t[:, 1:].ne(d.mcfg.pad_id).sum()) for _, t in pairs])
+
+
+_drawing: Drawing | None = None  # in the drawing process: what Drawer sent it
+
+
+def _hold(drawing: Drawing) -> None:
+    global _drawing
+    torch.set_num_threads(1)
+    _drawing = drawing
+
+
+def _draw(epoch: int) -> EpochBatches:
+    return epoch_batches(_drawing, epoch)
+
+
+class Drawer:
+    """Draws the next epoch's batches while this one trains, in a process of its own: spawned, so that its Python
+    never holds this process's GIL, which the training loop needs to keep a GPU's kernels queued (a thread drawing
+    beside a launch-bound loop took a fifth of its steps, on this project's 2-core CPU). Examples that never change
+    are batched here, when asked for."""
+
+    def __init__(self, drawing: Drawing):
+        self.drawing = drawing
+        self.pool = None
+        if drawing.redraws:
+            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_hold,
+                                            initargs=(drawing,))
+        self.ahead: dict[int, Future] = {}
+
+    def ask(self, epoch: int) -> None:
+        """Start drawing `epoch` (nothing to do when the examples never change)."""
+        if self.pool is not None and epoch not in self.ahead:
+            self.ahead[epoch] = self.pool.submit(_draw, epoch)
+
+    def take(self, epoch: int) -> EpochBatches:
+        self.ask(epoch)
+        return self.ahead.pop(epoch).result() if self.pool is not None else epoch_batches(self.drawing, epoch)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
 
 
 def snapshot_rows(tcfg: TrainConfig, model: Transformer) -> dict[str, Tensor]:
@@ -528,10 +632,8 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
     data_dir: one folder or several (Multi30k's layout, or Tatoeba's with a held-out split of our own)."""
     run = set_up(data_dir, out, mcfg, tcfg, resume, limit)
     model, position, rank, world = run.model, run.position, run.rank, run.world
-    train_ex = run.clean_ex
-    redraw = tcfg.spm_alpha or tcfg.source_noise or tcfg.swap_names or tcfg.templates or tcfg.copies
-    drawer = ThreadPoolExecutor(1) if redraw else None  # draws the next epoch's examples meanwhile
-    next_ex = drawer.submit(epoch_examples, run, position["epoch"]) if drawer else None
+    drawer = Drawer(Drawing.of(run))
+    drawer.ask(position["epoch"])
     model.train()
     last_save = started = time.time()
     if "epochs" in position:  # a budgeted run, resumed: the count (and cool-down) its second epoch set
@@ -540,29 +642,34 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
         run.metrics.train_config = tcfg.to_dict()
     run.last = run.first - 1 + tcfg.epochs
     epoch = position["epoch"]
+    cuda = run.device.type == "cuda"
     while epoch <= run.last:
-        if drawer:
-            train_ex = next_ex.result()
-            next_ex = drawer.submit(epoch_examples, run, epoch + 1) if epoch < run.last else None
-        batches = bucket_batches(train_ex, tcfg.max_tokens, seed=tcfg.seed + epoch)
-        batches = batches[: len(batches) // world * world][rank::world]  # equal counts, or all-reduce would hang
+        drawn = drawer.take(epoch)
+        if epoch < run.last:
+            drawer.ask(epoch + 1)  # drawn while this one trains
+        drawn = drawn.pinned() if cuda else drawn
+        n = len(drawn) // world * world  # equal counts on every rank, or all-reduce would hang
+        batches = [(b, pair) for b, pair in enumerate(drawn) if b < n and b % world == rank]
         start_batch = position["batch"] if epoch == position["epoch"] else 0
-        t0, loss_sum, tok_sum = time.time(), 0.0, 0
-        bar = tqdm(iterate_batches(train_ex, batches, run.mcfg.pad_id, start_batch), total=len(batches) - start_batch,
-                   desc=f"epoch {epoch}", disable=rank != 0, mininterval=10 if not sys.stderr.isatty() else 0.1)
-        for b, (src, tgt) in enumerate(bar, start=start_batch):
-            src, tgt = src.to(run.device), tgt.to(run.device)
+        t0, loss_sum, tok_sum = time.time(), torch.zeros((), dtype=torch.float64, device=run.device), 0
+        bar = tqdm(batches[start_batch:], total=len(batches) - start_batch, desc=f"epoch {epoch}",
+                   disable=rank != 0, mininterval=10 if not sys.stderr.isatty() else 0.1)
+        for b, (k, (src, tgt)) in enumerate(bar, start=start_batch):
+            src = src.to(run.device, non_blocking=True).long()  # (B, S)
+            tgt = tgt.to(run.device, non_blocking=True).long()  # (B, T)
             position["step"] += 1
             lr = learning_rate(position["step"], epoch - run.first + b / len(batches), run.mcfg.d_model, tcfg)
-            loss, n_tokens = train_step(run.ddp_model, run.optimizer, src, tgt, lr, tcfg.label_smoothing,
-                                        run.mcfg.pad_id, tcfg.clip_norm, tcfg.bf16)
-            loss_sum, tok_sum = loss_sum + loss, tok_sum + n_tokens
-            bar.set_postfix(loss=f"{loss_sum / tok_sum:.3f}", lr=f"{lr:.2e}", refresh=False)
+            loss, _ = train_step(run.ddp_model, run.optimizer, src, tgt, lr, tcfg.label_smoothing, run.mcfg.pad_id,
+                                 tcfg.clip_norm, tcfg.bf16)
+            loss_sum, tok_sum = loss_sum + loss, tok_sum + drawn.tokens[k]  # no wait for the device
+            if b % 100 == 0:
+                bar.set_postfix(loss=f"{float(loss_sum) / max(tok_sum, 1):.3f}", lr=f"{lr:.2e}", refresh=False)
             if rank == 0 and time.time() - last_save > tcfg.save_every_s:  # resumable mid-epoch
                 elapsed = position["elapsed_s"] + time.time() - t0
                 save_state(run.work, model, run.optimizer,
                            {**position, "epoch": epoch, "batch": b + 1, "elapsed_s": elapsed})
                 last_save = time.time()
+        loss_sum = float(loss_sum)
         epoch_s = time.time() - t0
         position["elapsed_s"] += epoch_s
         if tcfg.budget_s and "epochs" not in position and epoch == run.first + 1:  # the second epoch sets the count
@@ -575,8 +682,7 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
             position.update(epoch=epoch + 1, batch=0)
         epoch += 1
 
-    if drawer:
-        drawer.shutdown()
+    drawer.close()
     if rank == 0:
         run.metrics.train_wall_s = position["elapsed_s"]
         vsrc, vrefs = next(iter(run.val_sets.values()))
