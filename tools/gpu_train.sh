@@ -21,6 +21,9 @@
 #   0.2.3 in .whl/ (pip download --no-deps --only-binary=:all: --python-version 3.12 sentencepiece==0.2.3 -d .whl).
 #   The eighth stage: the same command with GRACE_S=140 (docs/training.md). A budget its second epoch nearly
 #   spends wants EPOCHS=2 COOLDOWN=2: a count cut to two after the fall began leaves no epoch to end it in.
+#   Since the eighth stage the loop no longer waits for the GPU each step (epochs drawn and padded in a process of
+#   their own, the loss read every 100 steps): compare each epoch's tokens_per_s with the eighth stage's 100,000 to
+#   150,000, and run `pytest -k cuda` first (it trains and resumes a tiny model on the device).
 #
 # Writes runs/gpu/: throughput.md (tokens/s of each candidate shape), each run's log and metrics, choice.json,
 # and the chosen checkpoints packed as pack.tar.* (15 MB parts); tools/gpu_train.sh unpack puts them in checkpoints/.
