@@ -7,19 +7,22 @@ torchrun (DDP) unchanged: each rank takes every world_size-th batch and rank 0 w
 A run may start from a shipped checkpoint (`init_from`): a second stage that keeps its vocabulary and
 weights, numbers its epochs on from the first stage's and keeps that stage's curves and snapshots.
 
+Each epoch's batches are drawn one epoch ahead in a process of their own (Drawer); a step never waits for a GPU to
+finish the one before (the loss is summed on the device and read every 100 steps).
+
 Shape legend: B batch, S source length, T target length, V vocabulary.
 """
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import platform
 import shlex
 import sys
 import time
-import multiprocessing
-from concurrent.futures import Future, ProcessPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
