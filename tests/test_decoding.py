@@ -309,10 +309,14 @@ def test_the_guard_stops_a_piece_at_its_limit_and_takes_the_next_choice():
     assert greedy(STUTTERS, one_source(), 9)[0].tokens == [A] * 9
     hyp = greedy(STUTTERS, one_source(), 9, run_limits=A_TWICE)[0]
     assert hyp.tokens == [A, A, B, A, A, B, A, A, B]
+    assert [s.guarded for s in hyp.steps] == [False, False, True] * 3  # where the model's first choice was removed
     assert hyp.steps[2].prob == pytest.approx(0.2, abs=1e-6)  # the model's own probability of its next choice
     assert A not in [a for a, _ in hyp.steps[2].alternatives]  # what the guard removed is no alternative
     beams = beam_search(STUTTERS, one_source(2), 9, beam_size=3, run_limits=A_TWICE)
     assert max(longest_run(h.tokens, A) for h in beams) == 2
+    for h in beams:  # a step is marked where the run before it was full: the model's first choice, A, was removed
+        full = [i >= 2 and h.tokens[i - 2:i] == [A, A] for i in range(len(h.steps))]
+        assert [s.guarded for s in h.steps] == full
     samples = sample(STUTTERS, one_source(200), 9, torch.Generator().manual_seed(0), run_limits=A_TWICE)
     assert max(longest_run(h.tokens, A) for h in samples) == 2
 
@@ -322,7 +326,9 @@ def test_a_full_run_also_stops_the_pieces_that_begin_with_it():
     model = TableModel({}, {A: 0.5, B: 0.3, C: 0.15, EOS: 0.05})
     limits = run_limits(vocabulary)
     assert limits.limit.tolist() == [0, 0, 0, 2, 2, 2] and limits.repeating[A] == [A, B]
-    assert greedy(model, one_source(), 4, run_limits=limits)[0].tokens == [A, A, C, A]  # "isis" + "sez": no "isisis"
+    hyp = greedy(model, one_source(), 4, run_limits=limits)[0]
+    assert hyp.tokens == [A, A, C, A]  # "isis" + "sez": no "isisis"
+    assert [s.guarded for s in hyp.steps] == [False, False, True, False]
 
 
 @pytest.mark.parametrize("strategy", ["greedy", "sample", "beam"])

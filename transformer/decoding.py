@@ -173,7 +173,8 @@ def decode(model, src: Tensor, options: DecodeOptions, rng: torch.Generator | No
 class Step:
     token: int
     prob: float  # the model's probability of `token` at this step (before temperature or truncation)
-    alternatives: list[tuple[int, float]]  # the most probable tokens at this step, best first
+    alternatives: list[tuple[int, float]]  # the most probable tokens at this step that it could choose, best first
+    guarded: bool = False  # the stutter guard (RunGuard) removed the piece the model ranked first here
 
 
 @dataclass
@@ -226,15 +227,21 @@ class StepLog:
         self.log_probs = torch.empty(batch, 0, device=device)  # (B, t)
         self.alt_ids = torch.empty(batch, 0, N_ALTERNATIVES, dtype=torch.long, device=device)  # (B, t, A)
         self.alt_log_probs = torch.empty(batch, 0, N_ALTERNATIVES, device=device)  # (B, t, A)
-        self.pending: list[tuple[Tensor, Tensor, Tensor, Tensor]] = []  # steps not yet joined
+        self.guarded = torch.empty(batch, 0, dtype=torch.bool, device=device)  # (B, t)
+        self.pending: list[tuple[Tensor, Tensor, Tensor, Tensor, Tensor]] = []  # steps not yet joined
 
-    def append(self, chosen: Tensor, chosen_lp: Tensor, alt_ids: Tensor, alt_lp: Tensor) -> None:
-        """One step per row: chosen (B,) and its log-probability (B,); alternatives (B, A) from `alternatives`."""
-        self.pending.append((chosen, chosen_lp, alt_ids, alt_lp))
+    def append(self, chosen: Tensor, chosen_lp: Tensor, alt_ids: Tensor, alt_lp: Tensor,
+               guarded: Tensor | None = None) -> None:
+        """One step per row: chosen (B,) and its log-probability (B,); alternatives (B, A) from `alternatives`;
+        guarded (B,): where a RunGuard removed the piece the model ranked first (None: nowhere)."""
+        self.pending.append((chosen, chosen_lp, alt_ids, alt_lp,
+                             chosen.new_zeros(chosen.shape, dtype=torch.bool) if guarded is None else guarded))
+
+    FIELDS = ("tokens", "log_probs", "alt_ids", "alt_log_probs", "guarded")
 
     def _join(self) -> None:
         if self.pending:
-            fields = ("tokens", "log_probs", "alt_ids", "alt_log_probs")
+            fields = self.FIELDS
             for name, steps in zip(fields, zip(*self.pending)):
                 setattr(self, name, torch.cat([getattr(self, name), torch.stack(steps, dim=1)], dim=1))  # (B, t, ...)
             self.pending = []
@@ -243,7 +250,7 @@ class StepLog:
         """A new log holding rows `index` of this one (how beams inherit their parents' history)."""
         self._join()
         out = StepLog(0, self.tokens.device)
-        for name in ("tokens", "log_probs", "alt_ids", "alt_log_probs"):
+        for name in self.FIELDS:
             setattr(out, name, getattr(self, name).index_select(0, index))
         return out
 
@@ -257,8 +264,8 @@ class StepLog:
         probs = log_probs.exp().tolist()
         alt_ids, alt_probs = self.alt_ids[row, :length].tolist(), self.alt_log_probs[row, :length].exp().tolist()
         steps = [
-            Step(t, p, [(a, q) for a, q in zip(ids, ps) if q > 0.0])
-            for t, p, ids, ps in zip(toks, probs, alt_ids, alt_probs)
+            Step(t, p, [(a, q) for a, q in zip(ids, ps) if q > 0.0], g)
+            for t, p, ids, ps, g in zip(toks, probs, alt_ids, alt_probs, self.guarded[row, :length].tolist())
         ]
         return Hypothesis([t for t in toks if t != eos_id], steps, score)
 
@@ -306,13 +313,18 @@ class RunGuard:
         self.limits, self.limit = limits, limits.limit.to(device)  # (V,)
         self.last = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) each row's last piece
         self.run = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) how many times in a row (0: none yet)
+        self.acted = torch.zeros(rows, dtype=torch.bool, device=device)  # (n,) at the last forbid: the model's first
+        # choice was removed
 
     def forbid(self, log_probs: Tensor) -> Tensor:
         """log_probs (n, V) with what would go on repeating each row's full run at -inf (in place)."""
         limit = self.limit[self.last]  # (n,)
         full = ((limit > 0) & (self.run >= limit)).nonzero().view(-1)  # rows whose run is full: seldom any
+        self.acted = torch.zeros_like(self.last, dtype=torch.bool)
         for row, piece in zip(full.tolist(), self.last[full].tolist()):
-            log_probs[row, self.limits.repeating.get(piece, [piece])] = float("-inf")
+            removed = self.limits.repeating.get(piece, [piece])
+            self.acted[row] = int(log_probs[row].argmax()) in removed
+            log_probs[row, removed] = float("-inf")
         return log_probs
 
     def advance(self, chosen: Tensor, rows: Tensor | None = None) -> None:
@@ -361,7 +373,7 @@ def _decode_one_path(model, src: Tensor, max_len: MaxLen, choose: Choose,
             guard.forbid(log_probs)
         alt_ids, alt_lp = alternatives(log_probs)  # (n, A) each
         chosen, chosen_lp = choose(log_probs, alt_ids, alt_lp)  # (n,) each
-        log.append(chosen, chosen_lp, alt_ids, alt_lp)
+        log.append(chosen, chosen_lp, alt_ids, alt_lp, None if guard is None else guard.acted)
         if guard is not None:
             guard.advance(chosen)
         ids = chosen.tolist()
@@ -578,7 +590,8 @@ def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_
             """The steps of candidates `cands` (indices into the n*2K): their parent's, then this one."""
             rows = parent.index_select(0, cands)
             out = log.select(rows)
-            out.append(step.tokens.view(-1)[cands], step.token_log_probs.view(-1)[cands], alt_ids[rows], alt_lp[rows])
+            out.append(step.tokens.view(-1)[cands], step.token_log_probs.view(-1)[cands], alt_ids[rows], alt_lp[rows],
+                       None if guard is None else guard.acted[rows])
             return out
 
         for i, j in step.ended.nonzero().tolist():

@@ -54,6 +54,7 @@ class TokenStep:
     token: str
     prob: float
     alternatives: list[tuple[str, float]]  # the top-5 tokens at this step with their probabilities
+    guarded: bool = False  # the stutter guard removed the piece the model ranked first (decoding.RunGuard)
 
 
 @dataclass
@@ -338,7 +339,7 @@ class Translator:
                        asides: Sequence[Aside] = ()) -> Translation:
         piece = self.tokenizer.id_to_piece
         steps = [
-            TokenStep(piece(s.token), s.prob, [(piece(a), p) for a, p in s.alternatives]) for s in hyp.steps
+            TokenStep(piece(s.token), s.prob, [(piece(a), p) for a, p in s.alternatives], s.guarded) for s in hyp.steps
         ]
         return Translation(
             text=put_back(self.tokenizer.decode(hyp.tokens), list(asides)),

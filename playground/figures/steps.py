@@ -50,4 +50,7 @@ def step_detail(step, cross_row: Tensor, source_tokens: list[str], index: int) -
                   row=1, col=2)
     fig.update_yaxes(autorange="reversed", row=1, col=2)
     fig.update_xaxes(tickangle=-45, row=1, col=2)
-    return laid_out(fig, f"Step {index + 1}: chose {pieces.shown(step.token)} (p = {step.prob:.3f})", 140 + max(220, 40 * L))
+    title = f"Step {index + 1}: chose {pieces.shown(step.token)} (p = {step.prob:.3f})"
+    if step.guarded:  # decoding's stutter guard took the piece the model ranked first away
+        title += "; the stutter guard removed the first choice"
+    return laid_out(fig, title, 140 + max(220, 40 * L))

@@ -34,7 +34,8 @@ def register(ctx: Context) -> None:
         out = analyses.ablated(ctx.translator(pair), text, options, heads_off(ablate))
         return out.text, {"source_tokens": out.source_tokens, "target_tokens": out.target_tokens,
                           "truncated": out.truncated, "unsure": out.unsure, "carried": out.carried,
-                          "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives} for s in out.steps]}
+                          "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives,
+                                     "guarded": s.guarded} for s in out.steps]}
 
     @friendly
     def attention(text: str, pair: str = default_pair, translation: str = "", ablate: str = "") -> dict:
