@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 import torch
@@ -71,6 +72,9 @@ def test_an_imported_marian_model_translates_a_padded_batch_as_one_sentence_at_a
     assert batched == alone
     theirs = [generate(hf, torch.tensor([tr.source_ids(t)[0]]), 12, beams)[0] for t in texts]
     assert alone == theirs
+    assert tr.run_limits.limit.numel() == tr.cfg.vocab_size  # the guard's limits: Marian's own target pieces
+    guarded = [t.target_ids for t in tr.translate_batch(texts, replace(options, stutter_guard=True))]
+    assert guarded == alone  # none of these outputs repeats a piece, so the guard changes nothing
 
 
 def test_marians_tokenizer_files_behind_our_interface(tmp_path):

@@ -215,7 +215,7 @@ class Translator:
         self.path: Path | None = None  # the checkpoint directory, when loaded from one (its timeline lives there)
         self.device = next(model.parameters()).device
         self._lacks: dict[str, bool] = {}  # character -> the vocabulary spells it in bytes or as <unk>
-        vocab = [tokenizer.id_to_piece(i) for i in range(len(tokenizer))]
+        vocab = [tokenizer.id_to_piece(i) for i in range(model.cfg.vocab_size)]  # what the output layer scores
         self.run_limits = run_limits(vocab)  # decoding's stutter guard (DecodeOptions.stutter_guard)
 
     @classmethod
