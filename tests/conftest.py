@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import itertools
 import json
 import random
 from pathlib import Path
@@ -80,6 +81,11 @@ def model(cfg) -> Transformer:
 def random_tokens(B: int, N: int, vocab: int, seed: int = 0) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     return torch.randint(4, vocab, (B, N), generator=g)  # ids 0-3 are pad, <s>, </s>, <unk>
+
+
+def runs(seq) -> list[tuple]:
+    """Each item of `seq` with how many times it comes in a row there: [a, a, b] -> [(a, 2), (b, 1)]."""
+    return [(item, len(list(run))) for item, run in itertools.groupby(seq)]
 
 
 def synthetic_pairs(n: int, seed: int = 0) -> tuple[list[str], list[str]]:

@@ -11,7 +11,7 @@ from transformer import ModelConfig, beam_search, greedy, sample
 from transformer.decoding import BeamObserver, DecodeOptions, RunLimits, beam_step, decode, filter_logits, new_cache
 from transformer.tokenizer import run_limits
 
-from conftest import random_tokens
+from conftest import random_tokens, runs
 
 PAD, BOS, EOS, A, B, C = range(6)
 
@@ -298,11 +298,7 @@ A_TWICE = RunLimits(torch.tensor([0, 0, 0, 2, 0, 0]))  # A at most twice in a ro
 
 def longest_run(tokens: list[int], of: int | None = None) -> int:
     """The most times one token (or token `of`) comes in a row."""
-    run = best = 0
-    for i, tok in enumerate(tokens):
-        run = run + 1 if i and tok == tokens[i - 1] else 1
-        best = max(best, run) if of in (None, tok) else best
-    return best
+    return max((n for tok, n in runs(tokens) if of in (None, tok)), default=0)
 
 
 def test_the_guard_stops_a_piece_at_its_limit_and_takes_the_next_choice():

@@ -2,7 +2,6 @@
 and compared with MarianMTModel itself: logits to 1e-4, greedy and beam search token for token."""
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from transformer.errors import InputError
 from transformer.interop.marian import import_marian
 from transformer.interop.marian_vocab import MarianVocab
 
-from conftest import ROOT, tiny_marian
+from conftest import ROOT, runs, tiny_marian
 
 transformers = pytest.importorskip("transformers")
 
@@ -75,9 +74,6 @@ def test_an_imported_marian_model_translates_a_padded_batch_as_one_sentence_at_a
     assert alone == theirs
     limit = tr.run_limits.limit.tolist()  # the guard's limits: Marian's own target pieces, the output layer's
     assert len(limit) == tr.cfg.vocab_size
-
-    def runs(ids: list[int]) -> list[tuple[int, int]]:
-        return [(i, len(list(run))) for i, run in itertools.groupby(ids)]
 
     assert any(n > limit[i] > 0 for ids in alone for i, n in runs(ids))  # unguarded, this random model stutters
     guarded = [t.target_ids for t in tr.translate_batch(texts, replace(options, stutter_guard=True))]

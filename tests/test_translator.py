@@ -13,7 +13,7 @@ from transformer import DecodeOptions, InputError, Translator, save_checkpoint
 from transformer.translator import Aside, clean_text, column_major_embedding, quantize_int8
 from transformer.interpret import analyses
 
-from conftest import ROOT
+from conftest import ROOT, runs
 
 
 @pytest.mark.parametrize("strategy", ["greedy", "sample", "beam"])
@@ -84,19 +84,11 @@ def test_the_translator_keeps_a_piece_inside_a_word_from_stuttering(translator):
     comes at most twice in a row (a single letter three times), and stutter_guard=False shows the model's own."""
     sources = ["A man rides a bike.", "Two girls play in the water.", "The dog runs."]
 
-    def runs(t) -> list[tuple[str, int]]:
-        """Each piece of letters inside a word that the translation repeats, with how many times in a row."""
-        out, pieces = [], t.target_tokens
-        for i, piece in enumerate(pieces):
-            if piece.isalpha() and (i == 0 or pieces[i - 1] != piece):
-                n = next((k for k in range(i, len(pieces)) if pieces[k] != piece), len(pieces)) - i
-                out += [(piece, n)] if n > 1 else []
-        return out
-
-    plain = translator.translate_batch(sources, max_len=20, stutter_guard=False)
-    assert max(n for t in plain for _, n in runs(t)) > 3  # unguarded, this model stutters
+    letters = [(p, n) for t in translator.translate_batch(sources, max_len=20, stutter_guard=False)
+               for p, n in runs(t.target_tokens) if p.isalpha()]
+    assert max(n for _, n in letters) > 3  # unguarded, this model stutters
     for t in translator.translate_batch(sources, max_len=20):
-        assert all(n <= (2 if len(piece) > 1 else 3) for piece, n in runs(t)), t.target_tokens
+        assert all(n <= (2 if len(p) > 1 else 3) for p, n in runs(t.target_tokens) if p.isalpha()), t.target_tokens
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t ", "\x00\x01"])
