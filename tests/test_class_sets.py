@@ -9,7 +9,8 @@ import pytest
 from transformer.training import class_sets
 from transformer.training.augment import TEMPLATES, Names
 from transformer.training.class_sets import (FIRST_MINUTE, NAME_FRAMES, NUMBERS, digits, held_out_names,
-                                             is_right, name_kept, stutters)
+                                             is_right, judged, labelled, name_kept, rightness, stutters)
+from transformer.training.data import read_classroom
 
 from conftest import SHIPPED, shipped_pairs
 
@@ -56,10 +57,38 @@ def test_the_sets_are_big_enough_and_apart_from_training():
     assert not {it["en"] for it in items} & templates
 
 
+def test_judged_translations_are_of_held_out_sentences_only_and_each_read_once():
+    for lang in ("de", "fr"):
+        held = {en: refs for en, refs in labelled(lang, with_judged=False)}
+        right, wrong = judged(lang, "right"), judged(lang, "wrong")
+        assert len(right) >= 50 and len(wrong) >= 50
+        first = {it["en"] for it in json.loads(FIRST_MINUTE.read_text(encoding="utf-8"))["sentences"]}
+        room = read_classroom("data/classroom", lang)
+        trained = set(room["phrasebook"][0] + room["words"][0])
+        for en, texts in list(right.items()) + list(wrong.items()):
+            assert en in held and (en in first or en not in trained), en  # the classroom's: held out of training
+            assert texts and not any(is_right(t, held[en]) for t in texts), en  # none is a written reference
+        for en in right.keys() & wrong.keys():
+            assert not {t.lower() for t in right[en]} & {t.lower() for t in wrong[en]}, en  # read one way only
+        assert all(right.get(en, []) == refs[len(held[en]):] for en, refs in labelled(lang))  # counted as references
+
+
+def test_rightness_counts_the_written_references_and_the_judged_translations_apart(monkeypatch, tmp_path):
+    path = tmp_path / "judged.json"
+    path.write_text(json.dumps({"de": {"right": {"Hi!": ["Servus!"]}, "wrong": {"Hi!": ["Tschüss!"]}}}))
+    monkeypatch.setattr(class_sets, "JUDGED", path)
+    items = [("Hi!", ["Hallo!"]), ("Hi!", ["Hallo!"]), ("Hi!", ["Hallo!"]), ("Bye!", ["Tschüss!"])]
+    result = rightness(items, ["Hallo", "servus!", "Tschüss!", "Servus!"], "de")
+    assert (result["right"], result["right_judged"], result["sentences"]) == (1, 2, 4)
+    assert result["wrong"] == [("Hi!", "Tschüss!"), ("Bye!", "Servus!")]  # judged for another sentence: wrong
+    assert judged("fr") == {}
+
+
 def test_the_measures_on_a_tiny_model(translator):
     result = class_sets.class_sets(translator, lang="de")
     fm, nm, nb = result["first_minute"], result["names"], result["numbers"]
-    assert fm["sentences"] >= 60 and 0 <= fm["right"] <= fm["sentences"] and fm["right"] == fm["sentences"] - len(fm["wrong"])
+    assert fm["sentences"] >= 60 and 0 <= fm["right"] <= fm["right_judged"] <= fm["sentences"]
+    assert fm["right_judged"] == fm["sentences"] - len(fm["wrong"])
     assert nm["sentences"] == len(held_out_names()) * len(NAME_FRAMES) and nm["kept"] == nm["sentences"] - len(nm["lost"])
     assert nb["kept"] == nb["sentences"] - len(nb["changed"])
     assert "first minute" in class_sets.report(result)

@@ -4,10 +4,10 @@
 
 The labelled set (transformer/training/class_sets.labelled): the first minute, the classroom corpus's held-out
 sentences and one in four of its held-out word frames, translated greedily; a translation is right when it equals
-a reference ignoring case and punctuation. A word is marked when the probabilities of its pieces, multiplied,
-fall under `below`, or under `several_below` when two or more words do in a translation no longer than the longest
-labelled one (`several_words`; unsure_words in transformer/translator.py);
-a translation is flagged when a word is marked or the page warns about it (checks: numbers, names, language,
+a reference ignoring case and punctuation, or a translation a reader judged right (data/judged.json). A word is
+marked when the probabilities of its pieces, multiplied, fall under `below`, or under `several_below` when two or
+more words do in a translation no longer than the longest labelled one (`several_words`; unsure_words in
+transformer/translator.py); a translation is flagged when a word is marked or the page warns about it (checks: numbers, names, language,
 symbols carried over, far from its training data). The pair of thresholds kept flags the most wrong translations
 while flagging at most --right-share of the right ones (ties: fewer right ones, then the one threshold alone).
 Printed: the share of wrong and right translations flagged, with `below` alone and with both, the same when the
@@ -16,7 +16,8 @@ expect), and the area under the ROC curve of each signal measured (the lowest wo
 probability, the lowest margin to the runner-up, the mean log-probability, the second-lowest word probability).
 --record stores the thresholds and the figures in metrics.json (unsure), where Translator.unsure_below and
 unsure_several read them. --data-dir also counts the translations of sentences that appear in none
-of the training files (the corpora's training pairs, the phrasebooks), right and wrong.
+of the training files (the corpora's training pairs, the phrasebooks) right, by the written references and with
+the translations judged right.
 """
 from __future__ import annotations
 
@@ -134,9 +135,12 @@ def main() -> None:
     tr = Translator.load(args.checkpoint, device="cpu")
     lang = tr.metrics.pair.split("-")[1]
     frames = set(read_classroom(str(ROOT / "data" / "classroom"), lang, "heldout")["words"][0])
-    items = [it for i, it in enumerate(labelled(lang)) if it[0] not in frames or i % 4 == 0]  # frames: one in four
+    keep = [i for i, (en, _) in enumerate(labelled(lang)) if en not in frames or i % 4 == 0]  # frames: one in four
+    items = [labelled(lang)[i] for i in keep]
+    written = [labelled(lang, with_judged=False)[i][1] for i in keep]
     translations = tr.translate_batch([en for en, _ in items])
     right = [is_right(t.text, refs) for t, (_, refs) in zip(translations, items)]
+    by_written = [is_right(t.text, refs) for t, refs in zip(translations, written)]
     warned = [bool(panel.carried(t) or panel.unfamiliar(tr, en) or panel.warnings(tr, en, t.text))
               for t, (en, _) in zip(translations, items)]
     sig = [signals(t) for t in translations]
@@ -187,9 +191,12 @@ def main() -> None:
                                              [s["lowest probability"] for s, r in zip(sig, right) if r])}
     if args.data_dir:
         seen = training_sources(args.data_dir, tr.metrics.pair)
-        unseen = [r for (en, _), r in zip(items, right) if en not in seen]
-        figures |= {"unseen": len(unseen), "unseen_right": sum(unseen)}
-        print(f"  in no training file: {sum(unseen)} of {len(unseen)} right ({100 * sum(unseen) / max(1, len(unseen)):.0f} %)")
+        unseen = [i for i, (en, _) in enumerate(items) if en not in seen]
+        figures |= {"unseen": len(unseen), "unseen_right": sum(by_written[i] for i in unseen),
+                    "unseen_right_judged": sum(right[i] for i in unseen)}
+        print(f"  in no training file: {figures['unseen_right']} of {len(unseen)} right by the written references "
+              f"({100 * figures['unseen_right'] / max(1, len(unseen)):.0f} %), {figures['unseen_right_judged']} with "
+              f"the translations judged right ({100 * figures['unseen_right_judged'] / max(1, len(unseen)):.0f} %)")
     if args.record:
         metrics = Metrics.load(args.checkpoint)
         metrics.unsure = figures

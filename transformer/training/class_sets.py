@@ -7,6 +7,10 @@
 - classroom (data/classroom/, the eighth held out of training): its sentences and its everyday words in their
   frames, right as the first minute's are.
 
+"right" compares with the references written with each set; "right_judged" also accepts the translations a reader
+judged right where the written references lack them (data/judged.json, by English sentence: a model's translations
+of these sets, read one by one; the ones judged wrong are kept too, so that none is read twice).
+
     python -m transformer evaluate --checkpoint checkpoints/en-de --class-sets [--record]
 """
 from __future__ import annotations
@@ -27,6 +31,7 @@ FIRST_MINUTE = ROOT / "data" / "first_minute.json"
 NUMBERS = ROOT / "data" / "numbers.json"
 CLASSROOM = ROOT / "data" / "classroom"
 NAMES = ROOT / "data" / "names.json"
+JUDGED = ROOT / "data" / "judged.json"
 NAME_FRAMES = (  # none of them is a training template (augment.TEMPLATES)
     "I met {name} at the station.",
     "Yesterday {name} called me.",
@@ -57,6 +62,21 @@ def digits(text: str) -> str:
     return "".join(re.findall(r"\d", text))
 
 
+def judged(lang: str, verdict: str = "right") -> dict[str, list[str]]:
+    """{English: its translations into `lang` a reader judged `verdict` ("right" or "wrong")} (data/judged.json)."""
+    return json.loads(JUDGED.read_text(encoding="utf-8")).get(lang, {}).get(verdict, {})
+
+
+def rightness(items: list[tuple[str, list[str]]], hyps: list[str], lang: str) -> dict:
+    """How many of the translations `hyps` of `items` (English, references) are right by the references ("right"),
+    and by them or a reader's judgement ("right_judged"); the wrong ones, by both ("wrong": (English, translation))."""
+    accepted = judged(lang)
+    written = [is_right(h, refs) for (_, refs), h in zip(items, hyps)]
+    either = [w or is_right(h, accepted.get(en, [])) for w, (en, _), h in zip(written, items, hyps)]
+    return {"right": sum(written), "right_judged": sum(either), "sentences": len(items),
+            "wrong": [(en, h) for ok, (en, _), h in zip(either, items, hyps) if not ok]}
+
+
 def name_kept(name: str, text: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
@@ -81,9 +101,8 @@ def first_minute(translator, lang: str, options: DecodeOptions = DecodeOptions()
     refs = [it[lang] for it in items]
     most = max(len(r) for r in refs)
     streams = [[r[k] if k < len(r) else None for r in refs] for k in range(most)]
-    wrong = [(it["en"], h) for it, h, r in zip(items, hyps, refs) if not is_right(h, r)]
-    return {"right": len(items) - len(wrong), "sentences": len(items), "chrf": CHRF().corpus_score(hyps, streams).score,
-            "stutters": sum(stutters(h) for h in hyps), "wrong": wrong}
+    return rightness([(it["en"], r) for it, r in zip(items, refs)], hyps, lang) | {
+        "chrf": CHRF().corpus_score(hyps, streams).score, "stutters": sum(stutters(h) for h in hyps)}
 
 
 def names_kept(translator, options: DecodeOptions = DecodeOptions()) -> dict:
@@ -103,9 +122,10 @@ def numbers_kept(translator, options: DecodeOptions = DecodeOptions()) -> dict:
             "share": 1 - len(changed) / len(sources), "changed": changed}
 
 
-def labelled(lang: str) -> list[tuple[str, list[str]]]:
+def labelled(lang: str, with_judged: bool = True) -> list[tuple[str, list[str]]]:
     """(English, its references) of the held-out sets a translation is right or wrong on: the first minute, then the
-    classroom corpus's held-out sentences, then its held-out words in their frames."""
+    classroom corpus's held-out sentences, then its held-out words in their frames; the references include the
+    translations judged right unless `with_judged` is False."""
     items = [(it["en"], it[lang]) for it in json.loads(FIRST_MINUTE.read_text(encoding="utf-8"))["sentences"]]
     for part in ("phrasebook", "words"):
         src, tgt = read_classroom(str(CLASSROOM), lang, "heldout")[part]
@@ -113,7 +133,8 @@ def labelled(lang: str) -> list[tuple[str, list[str]]]:
         for s, t in zip(src, tgt):
             refs.setdefault(s, []).append(t)
         items += list(refs.items())
-    return items
+    accepted = judged(lang) if with_judged else {}
+    return [(en, refs + accepted.get(en, [])) for en, refs in items]
 
 
 def classroom(translator, lang: str, options: DecodeOptions = DecodeOptions()) -> dict:
@@ -125,9 +146,7 @@ def classroom(translator, lang: str, options: DecodeOptions = DecodeOptions()) -
         for s, t in zip(src, tgt):
             refs.setdefault(s, []).append(t)
         hyps = [t.text for t in translator.translate_batch(list(refs), options)]
-        wrong = [(s, h) for (s, r), h in zip(refs.items(), hyps) if not is_right(h, r)]
-        out[name] = {"right": len(refs) - len(wrong), "sentences": len(refs),
-                     "stutters": sum(stutters(h) for h in hyps), "wrong": wrong}
+        out[name] = rightness(list(refs.items()), hyps, lang) | {"stutters": sum(stutters(h) for h in hyps)}
     return out
 
 
@@ -142,15 +161,16 @@ def class_sets(translator, options: DecodeOptions = DecodeOptions(), lang: str =
 
 def report(result: dict) -> str:
     fm, nm, nb = result["first_minute"], result["names"], result["numbers"]
-    lines = [f"first minute  {fm['right']} of {fm['sentences']} right, chrF {fm['chrf']:.1f}, "
-             f"{fm['stutters']} stutters",
-             f"names kept    {nm['kept']} of {nm['sentences']} ({100 * nm['share']:.1f} %, {nm['names']} names), "
+    lines = [f"first minute   {fm['right']} of {fm['sentences']} right ({fm['right_judged']} judged), chrF "
+             f"{fm['chrf']:.1f}, {fm['stutters']} stutters",
+             f"names kept     {nm['kept']} of {nm['sentences']} ({100 * nm['share']:.1f} %, {nm['names']} names), "
              f"{nm['stutters']} stutters",
-             f"numbers kept  {nb['kept']} of {nb['sentences']} ({100 * nb['share']:.1f} %)"]
+             f"numbers kept   {nb['kept']} of {nb['sentences']} ({100 * nb['share']:.1f} %)"]
     for name in ("classroom", "everyday_words"):
         if name in result:
             r = result[name]
-            lines.append(f"{name.replace('_', ' '):14s}{r['right']} of {r['sentences']} right, {r['stutters']} stutters")
+            lines.append(f"{name.replace('_', ' '):15s}{r['right']} of {r['sentences']} right ({r['right_judged']} "
+                         f"judged), {r['stutters']} stutters")
     lines += [f"  wrong: {s!r} -> {h!r}" for s, h in fm["wrong"][:12]]
     lines += [f"  classroom wrong: {s!r} -> {h!r}" for s, h in result.get("classroom", {}).get("wrong", [])[:12]]
     lines += [f"  name lost: {s!r} -> {h!r}" for s, h in nm["lost"][:6]]
