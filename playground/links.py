@@ -69,7 +69,8 @@ def write(address: str, values: dict, panel, opened: str, step: int, public: str
     settings, presentation mode, and the open view (the Lesson at its step)."""
     address = shared_address(address, public)
     query = {"pair": values[panel.pair], "text": values[panel.text]}
-    query |= {name: values[control] for name, control in zip(QUERY_FIELDS, panel.decoding)}
+    query |= {name: int(v) if isinstance(v := values[control], bool) else v  # a switch: 1 or 0
+              for name, control in zip(QUERY_FIELDS, panel.decoding)}
     query |= {"present": "1"} if values[panel.present] else {}
     if opened == "lesson":
         query["lesson"] = int(step or 1)
@@ -77,6 +78,17 @@ def write(address: str, values: dict, panel, opened: str, step: int, public: str
         query["view"] = opened
     scheme, host, path, _, _ = urlsplit(address or "")
     return urlunsplit((scheme, host, path, urlencode(query), ""))
+
+
+SWITCHES = {f.name for f in dataclasses.fields(DecodeOptions) if f.type in (bool, "bool")}  # stutter_guard
+
+
+def switch(name: str, raw: str) -> bool:
+    """A link's on or off: 1 / true / on, or 0 / false / off."""
+    word = raw.strip().lower()
+    if word not in ("1", "true", "on", "0", "false", "off"):
+        raise ValueError(f"{name} must be 1 or 0, for on or off; got {raw!r}")
+    return word in ("1", "true", "on")
 
 
 def settings(query: dict[str, str], values: dict, panel) -> tuple[dict, list[str]]:
@@ -95,7 +107,7 @@ def settings(query: dict[str, str], values: dict, panel) -> tuple[dict, list[str
             continue
         raw = query[name]
         try:
-            value = raw if name == "strategy" else float(raw)
+            value = raw if name == "strategy" else switch(name, raw) if name in SWITCHES else float(raw)
             DecodeOptions(*(value if c is control else values[c] for c in panel.decoding))  # checks this one
             values[control] = value
         except ValueError as e:

@@ -147,6 +147,18 @@ def test_translate_endpoint_defaults_and_repeatable_samples(client, translators)
     assert len(others) > 1  # other seeds at a high temperature really draw other samples
 
 
+def test_translate_endpoint_switches_the_stutter_guard_and_says_what_it_removed(client, translators):
+    pair = "en-fr" if "en-fr" in shipped_pairs() else shipped_pairs()[0]
+    text = "I met Görsev at the station."  # a name the model does not know: where it may stutter
+    for on in (True, False):
+        out, details = client.predict(text, pair, api_name="/translate", stutter_guard=on)
+        assert out == translators[pair].translate(text, stutter_guard=on).text
+        steps = details["steps"]
+        assert all((s["removed"] is not None) == s["guarded"] for s in steps)
+        assert all(s["removed"][1] >= s["prob"] for s in steps if s["guarded"])  # it was the model's first choice
+        assert on or not any(s["guarded"] for s in steps)
+
+
 def test_attention_endpoint_shapes_and_rows(client, translators):
     pair = shipped_pairs()[0]
     cfg = translators[pair].cfg
@@ -496,11 +508,12 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
     pair = shipped_pairs()[-1]
     panel = page.panel
     request = Request(pair=pair, text="Two dogs run on the beach.", strategy="beam", beam_size="3",
-                      length_penalty="0.6", present="1")
+                      length_penalty="0.6", stutter_guard="0", present="1")
     out = page.open(on_load(page), request)
     assert out[panel.pair] == pair and out[panel.text] == "Two dogs run on the beach." and out[panel.present] is True
     result = out[page.result]
     assert result.pair == pair and result.options.beam_size == 3 and result.options.length_penalty == 0.6
+    assert out[panel.stutter_guard] is False and result.options.stutter_guard is False
     assert out[panel.translation] == result.translation.text != ""
     assert page.sessions.of(request).shown["glance"]["fill"] == result.key
     assert "<svg" in out[page.views["glance"].picture]
@@ -519,6 +532,7 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
     (dict(beam_size="99", strategy="beam"), "beam_size must be a whole number from 1 to 16; got 99)"),
     (dict(lesson="3", view="nope"), "view='nope' is not a view of this page"),  # beside a lesson too
     (dict(temperature="hot"), "temperature='hot' is not a number"),
+    (dict(stutter_guard="maybe"), "stutter_guard='maybe' was left out (stutter_guard must be 1 or 0, for on or off"),
 ])
 def test_a_bad_shared_link_still_opens_the_page_and_says_why(page, query, says):
     out = page.open(on_load(page), Request(**query))
@@ -529,12 +543,13 @@ def test_a_bad_shared_link_still_opens_the_page_and_says_why(page, query, says):
 def test_a_share_link_made_on_this_machine_names_the_address_the_class_can_open(page, monkeypatch):
     panel, lesson = page.panel, page.views["lesson"]
     values = defaults(page) | {panel.text: "Two dogs & a cat?", panel.strategy: "beam", lesson.number: 7,
-                               panel.present: False}
+                               panel.present: False, panel.stutter_guard: False}
     public = "http://192.168.1.20:7860/"
     made_here = links.write("http://127.0.0.1:7860/?old=1#x", values, panel, "lesson", 7, public)
     assert made_here.startswith(public + "?") and "lesson=7" in made_here and "strategy=beam" in made_here
-    assert links.read(dict(parse_qsl(urlsplit(made_here).query)), defaults(page), panel, lesson).values[panel.text] \
-        == "Two dogs & a cat?"  # the text comes back as typed
+    assert "stutter_guard=0" in made_here
+    back = links.read(dict(parse_qsl(urlsplit(made_here).query)), defaults(page), panel, lesson).values
+    assert back[panel.text] == "Two dogs & a cat?" and back[panel.stutter_guard] is False  # as typed, as set
     opened_elsewhere = links.write("https://class.example.org/app/", values, panel, "rollout", 1, public)
     assert opened_elsewhere.startswith("https://class.example.org/app/?") and "view=rollout" in opened_elsewhere
     assert links.write("http://localhost:7860/", values, panel, "glance", 1, None).startswith("http://localhost:7860/?")

@@ -757,13 +757,14 @@ def test_presentation_mode_enlarges_text_and_a_shared_link_restores_the_state(pa
     beam = page.locator("input[aria-label='number input for Beam size']")
     beam.fill("3")
     beam.press("Enter")
+    page.locator("#stutter-guard input").uncheck()  # the model alone
     page.locator("#present-toggle input").check()
     translation = click_translate(page)
     page.get_by_role("button", name="Link to this").click()  # the presentation bar's: the settings are folded
     link = page.locator("#share-link textarea")
     page.wait_for_function("el => el.value.startsWith('http')", arg=link.element_handle())
     url = link.input_value()
-    assert "beam_size=3" in url and "present=1" in url and "strategy=beam" in url
+    assert "beam_size=3" in url and "present=1" in url and "strategy=beam" in url and "stutter_guard=0" in url
 
     shared = open_page(browser, url)  # a second visitor opens the link: same state, already translated
     try:
@@ -775,6 +776,7 @@ def test_presentation_mode_enlarges_text_and_a_shared_link_restores_the_state(pa
         open_settings(shared)
         assert shared.get_by_test_id("Beam search-radio-label").locator("input").is_checked()
         assert shared.locator("input[aria-label='number input for Beam size']").input_value() == "3"
+        assert not shared.locator("#stutter-guard input").is_checked()
         open_view(shared, "Step by step")
         shared.wait_for_selector("#beam-tree-plot .scatterlayer .trace", timeout=30_000)
         assert not shared.dialogs and not shared.blocked

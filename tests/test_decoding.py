@@ -306,6 +306,7 @@ def test_the_guard_stops_a_piece_at_its_limit_and_takes_the_next_choice():
     hyp = greedy(STUTTERS, one_source(), 9, run_limits=A_TWICE)[0]
     assert hyp.tokens == [A, A, B, A, A, B, A, A, B]
     assert [s.guarded for s in hyp.steps] == [False, False, True] * 3  # where the model's first choice was removed
+    assert hyp.steps[2].removed == (A, pytest.approx(0.7, abs=1e-6)) and hyp.steps[1].removed is None  # and its p
     assert hyp.steps[2].prob == pytest.approx(0.2, abs=1e-6)  # the model's own probability of its next choice
     assert A not in [a for a, _ in hyp.steps[2].alternatives]  # what the guard removed is no alternative
     beams = beam_search(STUTTERS, one_source(2), 9, beam_size=3, run_limits=A_TWICE)
@@ -313,6 +314,7 @@ def test_the_guard_stops_a_piece_at_its_limit_and_takes_the_next_choice():
     for h in beams:  # a step is marked where the run before it was full: the model's first choice, A, was removed
         full = [i >= 2 and h.tokens[i - 2:i] == [A, A] for i in range(len(h.steps))]
         assert [s.guarded for s in h.steps] == full
+        assert all(s.removed == (A, pytest.approx(0.7, abs=1e-6)) for s, f in zip(h.steps, full) if f)
     samples = sample(STUTTERS, one_source(200), 9, torch.Generator().manual_seed(0), run_limits=A_TWICE)
     assert max(longest_run(h.tokens, A) for h in samples) == 2
 

@@ -39,10 +39,15 @@ def test_step_and_pe_figures_are_built_from_data():
     assert fig.data[0].z[0][0] == 0.9 and "<b>[Ein]</b>" == fig.data[0].text[0][0]
     assert list(fig.data[0].y) == ["1 Ein", "2 end"]  # steps counted from 1, pieces as the glance writes them
     assert fig.data[0].z[1][0] == 0.8 and fig.layout.width is None  # a row a step: as wide as its box
-    guarded = TokenStep("ant", 0.05, [("ant", 0.05), ("▁à", 0.04)], guarded=True)
-    said = {s.guarded: step_detail(s, torch.rand(2, 3), ["▁a", "b", "</s>"], 11).layout.title.text
-            for s in (steps[0], guarded)}
-    assert "stutter guard" in said[True] and "stutter guard" not in said[False] and "Step 12: chose -ant" in said[True]
+    guarded = TokenStep("ant", 0.05, [("ant", 0.05), ("▁à", 0.04)], removed=("ev", 0.61))
+    drawn = {s.guarded: step_detail(s, torch.rand(2, 3), ["▁a", "b", "</s>"], 11) for s in (steps[0], guarded)}
+    said = {g: fig.layout.title.text.replace("<br>", " ") for g, fig in drawn.items()}  # wrapped for its box
+    assert "Step 12: chose -ant (p = 0.050); the stutter guard removed -ev (p = 0.610)" == said[True]
+    assert "stutter guard" not in said[False]
+    bars = drawn[True].data[0]  # the removed piece first, with its probability, crossed; then what it could choose
+    assert list(bars.y) == ["-ev ✕", "-ant", "à"] and list(bars.x) == [0.61, 0.05, 0.04]
+    assert list(bars.marker.pattern.shape) == ["x", "", ""] and "stutter guard" in bars.customdata[0]
+    assert list(drawn[False].data[0].y) == ["Ein", "Der"] and not any(drawn[False].data[0].marker.pattern.shape)
     pe = torch.randn(50, 8)
     assert len(positional.pe_curves(pe, [0, 3]).data) == 2
     torch.testing.assert_close(torch.tensor(positional.pe_similarity(pe, 10).data[0].z), pe[:10] @ pe[:10].t())

@@ -174,7 +174,12 @@ class Step:
     token: int
     prob: float  # the model's probability of `token` at this step (before temperature or truncation)
     alternatives: list[tuple[int, float]]  # the most probable tokens at this step that it could choose, best first
-    guarded: bool = False  # the stutter guard (RunGuard) removed the piece the model ranked first here
+    removed: tuple[int, float] | None = None  # the piece the model ranked first, with its probability, where the
+    # stutter guard (RunGuard) removed it
+
+    @property
+    def guarded(self) -> bool:
+        return self.removed is not None
 
 
 @dataclass
@@ -227,17 +232,20 @@ class StepLog:
         self.log_probs = torch.empty(batch, 0, device=device)  # (B, t)
         self.alt_ids = torch.empty(batch, 0, N_ALTERNATIVES, dtype=torch.long, device=device)  # (B, t, A)
         self.alt_log_probs = torch.empty(batch, 0, N_ALTERNATIVES, device=device)  # (B, t, A)
-        self.guarded = torch.empty(batch, 0, dtype=torch.bool, device=device)  # (B, t)
-        self.pending: list[tuple[Tensor, Tensor, Tensor, Tensor, Tensor]] = []  # steps not yet joined
+        self.removed = torch.empty(batch, 0, dtype=torch.long, device=device)  # (B, t) -1: nothing removed
+        self.removed_log_probs = torch.empty(batch, 0, device=device)  # (B, t)
+        self.pending: list[tuple[Tensor, ...]] = []  # steps not yet joined
 
     def append(self, chosen: Tensor, chosen_lp: Tensor, alt_ids: Tensor, alt_lp: Tensor,
-               guarded: Tensor | None = None) -> None:
+               removed: tuple[Tensor, Tensor] | None = None) -> None:
         """One step per row: chosen (B,) and its log-probability (B,); alternatives (B, A) from `alternatives`;
-        guarded (B,): where a RunGuard removed the piece the model ranked first (None: nowhere)."""
-        self.pending.append((chosen, chosen_lp, alt_ids, alt_lp,
-                             chosen.new_zeros(chosen.shape, dtype=torch.bool) if guarded is None else guarded))
+        removed: the piece a RunGuard removed where the model ranked it first (B,), -1 elsewhere, and its
+        log-probability (B,) (None: nowhere)."""
+        if removed is None:
+            removed = (torch.full_like(chosen, -1), torch.zeros_like(chosen_lp))
+        self.pending.append((chosen, chosen_lp, alt_ids, alt_lp, *removed))
 
-    FIELDS = ("tokens", "log_probs", "alt_ids", "alt_log_probs", "guarded")
+    FIELDS = ("tokens", "log_probs", "alt_ids", "alt_log_probs", "removed", "removed_log_probs")
 
     def _join(self) -> None:
         if self.pending:
@@ -263,9 +271,10 @@ class StepLog:
         score = float(log_probs.sum()) if score is None else score
         probs = log_probs.exp().tolist()
         alt_ids, alt_probs = self.alt_ids[row, :length].tolist(), self.alt_log_probs[row, :length].exp().tolist()
+        removed = zip(self.removed[row, :length].tolist(), self.removed_log_probs[row, :length].exp().tolist())
         steps = [
-            Step(t, p, [(a, q) for a, q in zip(ids, ps) if q > 0.0], g)
-            for t, p, ids, ps, g in zip(toks, probs, alt_ids, alt_probs, self.guarded[row, :length].tolist())
+            Step(t, p, [(a, q) for a, q in zip(ids, ps) if q > 0.0], (r, rp) if r >= 0 else None)
+            for t, p, ids, ps, (r, rp) in zip(toks, probs, alt_ids, alt_probs, removed)
         ]
         return Hypothesis([t for t in toks if t != eos_id], steps, score)
 
@@ -313,17 +322,21 @@ class RunGuard:
         self.limits, self.limit = limits, limits.limit.to(device)  # (V,)
         self.last = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) each row's last piece
         self.run = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) how many times in a row (0: none yet)
-        self.acted = torch.zeros(rows, dtype=torch.bool, device=device)  # (n,) at the last forbid: the model's first
-        # choice was removed
+        # at the last forbid: the model's first choice where the guard removed it (-1: not removed), its log-probability
+        self.removed = torch.full((rows,), -1, dtype=torch.long, device=device)  # (n,)
+        self.removed_log_prob = torch.zeros(rows, device=device)  # (n,)
 
     def forbid(self, log_probs: Tensor) -> Tensor:
         """log_probs (n, V) with what would go on repeating each row's full run at -inf (in place)."""
         limit = self.limit[self.last]  # (n,)
         full = ((limit > 0) & (self.run >= limit)).nonzero().view(-1)  # rows whose run is full: seldom any
-        self.acted = torch.zeros_like(self.last, dtype=torch.bool)
+        self.removed = torch.full_like(self.last, -1)
+        self.removed_log_prob = log_probs.new_zeros(self.last.shape)
         for row, piece in zip(full.tolist(), self.last[full].tolist()):
             removed = self.limits.repeating.get(piece, [piece])
-            self.acted[row] = int(log_probs[row].argmax()) in removed
+            first = int(log_probs[row].argmax())
+            if first in removed:
+                self.removed[row], self.removed_log_prob[row] = first, log_probs[row, first]
             log_probs[row, removed] = float("-inf")
         return log_probs
 
@@ -373,7 +386,8 @@ def _decode_one_path(model, src: Tensor, max_len: MaxLen, choose: Choose,
             guard.forbid(log_probs)
         alt_ids, alt_lp = alternatives(log_probs)  # (n, A) each
         chosen, chosen_lp = choose(log_probs, alt_ids, alt_lp)  # (n,) each
-        log.append(chosen, chosen_lp, alt_ids, alt_lp, None if guard is None else guard.acted)
+        log.append(chosen, chosen_lp, alt_ids, alt_lp,
+                   None if guard is None else (guard.removed, guard.removed_log_prob))
         if guard is not None:
             guard.advance(chosen)
         ids = chosen.tolist()
@@ -591,7 +605,7 @@ def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_
             rows = parent.index_select(0, cands)
             out = log.select(rows)
             out.append(step.tokens.view(-1)[cands], step.token_log_probs.view(-1)[cands], alt_ids[rows], alt_lp[rows],
-                       None if guard is None else guard.acted[rows])
+                       None if guard is None else (guard.removed[rows], guard.removed_log_prob[rows]))
             return out
 
         for i, j in step.ended.nonzero().tolist():

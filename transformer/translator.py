@@ -54,7 +54,12 @@ class TokenStep:
     token: str
     prob: float
     alternatives: list[tuple[str, float]]  # the top-5 tokens at this step with their probabilities
-    guarded: bool = False  # the stutter guard removed the piece the model ranked first (decoding.RunGuard)
+    removed: tuple[str, float] | None = None  # the piece the model ranked first and its probability, where the
+    # stutter guard removed it (decoding.RunGuard)
+
+    @property
+    def guarded(self) -> bool:
+        return self.removed is not None
 
 
 @dataclass
@@ -339,7 +344,8 @@ class Translator:
                        asides: Sequence[Aside] = ()) -> Translation:
         piece = self.tokenizer.id_to_piece
         steps = [
-            TokenStep(piece(s.token), s.prob, [(piece(a), p) for a, p in s.alternatives], s.guarded) for s in hyp.steps
+            TokenStep(piece(s.token), s.prob, [(piece(a), p) for a, p in s.alternatives],
+                      s.removed and (piece(s.removed[0]), s.removed[1])) for s in hyp.steps
         ]
         return Translation(
             text=put_back(self.tokenizer.decode(hyp.tokens), list(asides)),

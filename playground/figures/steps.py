@@ -41,9 +41,16 @@ def step_detail(step, cross_row: Tensor, source_tokens: list[str], index: int) -
     fig = make_subplots(rows=1, cols=2, column_widths=[0.35, 0.65], horizontal_spacing=0.12,
                         subplot_titles=["candidates", "cross-attention, averaged over heads"])
     toks = [html.escape(pieces.shown(t)) for t, _ in step.alternatives]
-    fig.add_trace(go.Bar(x=[p for _, p in step.alternatives], y=toks, orientation="h",
-                         marker_color=["#1f77b4" if t == step.token else "#aec7e8" for t, _ in step.alternatives],
-                         hovertemplate="%{y}: p = %{x:.3f}<extra></extra>", showlegend=False), row=1, col=1)
+    probs = [p for _, p in step.alternatives]
+    colours = ["#1f77b4" if t == step.token else "#aec7e8" for t, _ in step.alternatives]
+    said = ["" for _ in toks]
+    if step.removed:  # decoding's stutter guard took the model's first choice away: drawn first, crossed, in grey
+        toks, probs = [html.escape(pieces.shown(step.removed[0])) + " ✕"] + toks, [step.removed[1]] + probs
+        colours, said = ["#c7c7c7"] + colours, [" (removed by the stutter guard)"] + said
+    fig.add_trace(go.Bar(x=probs, y=toks, orientation="h", marker_color=colours, customdata=said,
+                         marker_pattern_shape=["x" if s else "" for s in said],
+                         hovertemplate="%{y}: p = %{x:.3f}%{customdata}<extra></extra>", showlegend=False),
+                  row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     L = cross_row.size(0)
     fig.add_trace(heatmap_trace(values(cross_row), labels(source_tokens), [f"layer {i + 1}" for i in range(L)], zmax=None),
@@ -51,6 +58,6 @@ def step_detail(step, cross_row: Tensor, source_tokens: list[str], index: int) -
     fig.update_yaxes(autorange="reversed", row=1, col=2)
     fig.update_xaxes(tickangle=-45, row=1, col=2)
     title = f"Step {index + 1}: chose {pieces.shown(step.token)} (p = {step.prob:.3f})"
-    if step.guarded:  # decoding's stutter guard took the piece the model ranked first away
-        title += "; the stutter guard removed the first choice"
+    if step.removed:
+        title += f"; the stutter guard removed {pieces.shown(step.removed[0])} (p = {step.removed[1]:.3f})"
     return laid_out(fig, title, 140 + max(220, 40 * L))

@@ -27,15 +27,16 @@ def register(ctx: Context) -> None:
     @friendly
     def translate(text: str, pair: str = default_pair, strategy: str = "greedy", temperature: float = 1.0,
                   top_k: int = 0, top_p: float = 1.0, seed: int = 0, beam_size: int = 4, length_penalty: float = 1.0,
-                  max_len: int = 0, ablate: str = "") -> tuple[str, dict]:
+                  max_len: int = 0, ablate: str = "", stutter_guard: bool = True) -> tuple[str, dict]:
         """Translate `text`; returns the translation and its tokens and per-step probabilities.
         `ablate` lists heads to switch off, e.g. "cross:0:1,encoder:2:3"."""
-        options = DecodeOptions(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len)
+        options = DecodeOptions(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len,
+                                stutter_guard)
         out = analyses.ablated(ctx.translator(pair), text, options, heads_off(ablate))
         return out.text, {"source_tokens": out.source_tokens, "target_tokens": out.target_tokens,
                           "truncated": out.truncated, "unsure": out.unsure, "carried": out.carried,
                           "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives,
-                                     "guarded": s.guarded} for s in out.steps]}
+                                     "guarded": s.guarded, "removed": s.removed} for s in out.steps]}
 
     @friendly
     def attention(text: str, pair: str = default_pair, translation: str = "", ablate: str = "") -> dict:
