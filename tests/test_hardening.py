@@ -48,7 +48,7 @@ def test_a_lone_surrogate_sent_as_a_json_escape_is_translated(server):
 
     import httpx
 
-    inputs = ["A man \ud800 rides a bike.", shipped_pairs()[0], "greedy", 1.0, 0, 1.0, 0, 4, 1.0, 0, ""]
+    inputs = ["A man \ud800 rides a bike.", shipped_pairs()[0], "greedy", 1.0, 0, 1.0, 0, 4, 1.0, 0, "", True]
     body = json.dumps({"data": inputs}, ensure_ascii=True)
     assert "\\ud800" in body
     r = httpx.post(f"{server}gradio_api/call/translate", content=body, headers={"Content-Type": "application/json"})

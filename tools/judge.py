@@ -33,7 +33,8 @@ def main() -> None:
     tr = Translator.load(args.checkpoint, device="cpu")
     lang = tr.metrics.pair.split("-")[1]
     items = labelled(lang, with_judged=False)
-    seen = {en: judged(lang, "right").get(en, []) + judged(lang, "wrong").get(en, []) for en, _ in items}
+    right, wrong = judged(lang, "right"), judged(lang, "wrong")
+    seen = {en: right.get(en, []) + wrong.get(en, []) for en, _ in items}
     translations = tr.translate_batch([en for en, _ in items])
     unread = [(en, t.text, refs) for (en, refs), t in zip(items, translations)
               if not is_right(t.text, refs) and not is_right(t.text, seen[en])]
