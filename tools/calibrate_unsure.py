@@ -7,9 +7,10 @@ sentences and one in four of its held-out word frames, translated greedily; a tr
 a reference ignoring case and punctuation, or a translation a reader judged right (data/judged.json). A word is
 marked when the probabilities of its pieces, multiplied, fall under `below`, or under `several_below` when two or
 more words do in a translation no longer than the longest labelled one (`several_words`; unsure_words in
-transformer/translator.py); a translation is flagged when a word is marked or the page warns about it (checks: numbers, names, language,
-symbols carried over, far from its training data). The pair of thresholds kept flags the most wrong translations
-while flagging at most --right-share of the right ones (ties: fewer right ones, then the one threshold alone).
+transformer/translator.py); a translation is flagged when a word is marked or the page warns about it (checks:
+numbers, names, language, symbols carried over, far from its training data). The pair of thresholds kept flags
+the most wrong translations while flagging at most --right-share of the right ones (ties: fewer right ones, then
+the one threshold alone).
 Printed: the share of wrong and right translations flagged, with `below` alone and with both, the same when the
 thresholds are chosen on four fifths of the set and applied to the fifth left out (five times: what a new set may
 expect), and the area under the ROC curve of each signal measured (the lowest word probability, the lowest piece
@@ -135,9 +136,10 @@ def main() -> None:
     tr = Translator.load(args.checkpoint, device="cpu")
     lang = tr.metrics.pair.split("-")[1]
     frames = set(read_classroom(str(ROOT / "data" / "classroom"), lang, "heldout")["words"][0])
-    keep = [i for i, (en, _) in enumerate(labelled(lang)) if en not in frames or i % 4 == 0]  # frames: one in four
-    items = [labelled(lang)[i] for i in keep]
-    written = [labelled(lang, with_judged=False)[i][1] for i in keep]
+    judged_too, references_only = labelled(lang), labelled(lang, with_judged=False)
+    keep = [i for i, (en, _) in enumerate(judged_too) if en not in frames or i % 4 == 0]  # frames: one in four
+    items = [judged_too[i] for i in keep]
+    written = [references_only[i][1] for i in keep]
     translations = tr.translate_batch([en for en, _ in items])
     right = [is_right(t.text, refs) for t, (_, refs) in zip(translations, items)]
     by_written = [is_right(t.text, refs) for t, refs in zip(translations, written)]
