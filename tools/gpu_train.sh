@@ -27,6 +27,9 @@
 #
 # Writes runs/gpu/: throughput.md (tokens/s of each candidate shape), each run's log and metrics, choice.json,
 # and the chosen checkpoints packed as pack.tar.* (15 MB parts); tools/gpu_train.sh unpack puts them in checkpoints/.
+# Then, here: the test scores and class sets (tools/test_scores.sh, evaluate --class-sets --record); the new models'
+# class-set translations no one has read yet, read and filed (tools/judge.py --checkpoint, then --file: the judged
+# figures and the unsure marks' labels count them wrong until then); tools/calibrate_unsure.py --record.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${DATA:-../shared/data} out=runs/gpu budget=${BUDGET_S:-400} epochs=${EPOCHS:-60}
