@@ -48,6 +48,8 @@ def test_step_and_pe_figures_are_built_from_data():
     assert list(bars.y) == ["-ev ✕", "-ant", "à"] and list(bars.x) == [0.61, 0.05, 0.04]
     assert list(bars.marker.pattern.shape) == ["x", "", ""] and "stutter guard" in bars.customdata[0]
     assert list(drawn[False].data[0].y) == ["Ein", "Der"] and not any(drawn[False].data[0].marker.pattern.shape)
+    every = step_probabilities([steps[0], guarded]).data[0]  # the step's hover says what the guard removed
+    assert every.customdata[1][0] == "<br>the stutter guard removed -ev (p = 0.610)" and every.customdata[0][0] == ""
     pe = torch.randn(50, 8)
     assert len(positional.pe_curves(pe, [0, 3]).data) == 2
     torch.testing.assert_close(torch.tensor(positional.pe_similarity(pe, 10).data[0].z), pe[:10] @ pe[:10].t())

@@ -24,11 +24,14 @@ def step_probabilities(steps, title: str = "Top-5 candidates at every step") -> 
             if r < len(s.alternatives) and s.alternatives[r][0] == s.token:
                 text[j][r] = f"<b>[{text[j][r]}]</b>"
     y = pieces.labels([s.token for s in steps])
+    said = [[(f"<br>the stutter guard removed {html.escape(pieces.shown(s.removed[0]))} (p = {s.removed[1]:.3f})"
+              if s.removed else "")] * ranks for s in steps]  # where it took the model's first choice away
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(1, ranks + 1)), y=y, text=text,  # the rank as a number: "#1" drew NaN, "rank 1" turned
         # its labels on a phone, into the title
-        texttemplate="%{text}", textfont=dict(size=13),
-        colorscale=SCALE, zmin=0, zmax=1, hovertemplate="step %{y}<br>%{text}: p = %{z:.3f}<extra></extra>",
+        texttemplate="%{text}", textfont=dict(size=13), customdata=said,
+        colorscale=SCALE, zmin=0, zmax=1,
+        hovertemplate="step %{y}<br>%{text}: p = %{z:.3f}%{customdata}<extra></extra>",
         colorbar=dict(thickness=12),
     ))
     fig.update_yaxes(autorange="reversed", title_text="step (chosen piece)")
