@@ -240,18 +240,27 @@ class StepLog:
                removed: tuple[Tensor, Tensor] | None = None) -> None:
         """One step per row: chosen (B,) and its log-probability (B,); alternatives (B, A) from `alternatives`;
         removed: the piece a RunGuard removed where the model ranked it first (B,), -1 elsewhere, and its
-        log-probability (B,) (None: nowhere)."""
-        if removed is None:
-            removed = (torch.full_like(chosen, -1), torch.zeros_like(chosen_lp))
-        self.pending.append((chosen, chosen_lp, alt_ids, alt_lp, *removed))
+        log-probability (B,) (None: nowhere, as at nearly every step: nothing is made for it until the join)."""
+        self.pending.append((chosen, chosen_lp, alt_ids, alt_lp, removed))
 
     FIELDS = ("tokens", "log_probs", "alt_ids", "alt_log_probs", "removed", "removed_log_probs")
 
     def _join(self) -> None:
         if self.pending:
-            fields = self.FIELDS
-            for name, steps in zip(fields, zip(*self.pending)):
+            *columns, marks = zip(*self.pending)  # marks: each step's removed pieces, or None
+            if all(m is None for m in marks):  # the usual case: one (B, t) of each for all the steps
+                chosen = columns[0][0]
+                shape = (chosen.size(0), len(marks))
+                marks = [torch.full(shape, -1, dtype=torch.long, device=chosen.device),
+                         torch.zeros(shape, dtype=columns[1][0].dtype, device=chosen.device)]
+            else:
+                filled = [(torch.full_like(c, -1), torch.zeros_like(lp)) if m is None else m
+                          for m, c, lp in zip(marks, columns[0], columns[1])]
+                marks = [torch.stack([f[k] for f in filled], dim=1) for k in (0, 1)]  # (B, t) each
+            for name, steps in zip(self.FIELDS, columns):
                 setattr(self, name, torch.cat([getattr(self, name), torch.stack(steps, dim=1)], dim=1))  # (B, t, ...)
+            for name, joined in zip(self.FIELDS[4:], marks):
+                setattr(self, name, torch.cat([getattr(self, name), joined], dim=1))  # (B, t)
             self.pending = []
 
     def select(self, index: Tensor) -> "StepLog":
@@ -322,23 +331,28 @@ class RunGuard:
         self.limits, self.limit = limits, limits.limit.to(device)  # (V,)
         self.last = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) each row's last piece
         self.run = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) how many times in a row (0: none yet)
-        # at the last forbid: the model's first choice where the guard removed it (-1: not removed), its log-probability
-        self.removed = torch.full((rows,), -1, dtype=torch.long, device=device)  # (n,)
-        self.removed_log_prob = torch.zeros(rows, device=device)  # (n,)
+        # at the last forbid, where the guard removed a row's first choice: that piece (n,) (-1 in the other rows)
+        # and its log-probability (n,); None where it removed no first choice (nearly every step)
+        self.removed: tuple[Tensor, Tensor] | None = None
 
     def forbid(self, log_probs: Tensor) -> Tensor:
         """log_probs (n, V) with what would go on repeating each row's full run at -inf (in place)."""
         limit = self.limit[self.last]  # (n,)
         full = ((limit > 0) & (self.run >= limit)).nonzero().view(-1)  # rows whose run is full: seldom any
-        self.removed = torch.full_like(self.last, -1)
-        self.removed_log_prob = log_probs.new_zeros(self.last.shape)
+        self.removed = None
         for row, piece in zip(full.tolist(), self.last[full].tolist()):
             removed = self.limits.repeating.get(piece, [piece])
             first = int(log_probs[row].argmax())
             if first in removed:
-                self.removed[row], self.removed_log_prob[row] = first, log_probs[row, first]
+                if self.removed is None:
+                    self.removed = (torch.full_like(self.last, -1), log_probs.new_zeros(self.last.shape))
+                self.removed[0][row], self.removed[1][row] = first, log_probs[row, first]
             log_probs[row, removed] = float("-inf")
         return log_probs
+
+    def removed_at(self, rows: Tensor) -> tuple[Tensor, Tensor] | None:
+        """What the last forbid removed (self.removed), for rows `rows` (n',) of it."""
+        return None if self.removed is None else (self.removed[0][rows], self.removed[1][rows])
 
     def advance(self, chosen: Tensor, rows: Tensor | None = None) -> None:
         """Each row chose `chosen` (n,); rows (n,): the row of the previous step each one continues (beams move)."""
@@ -386,8 +400,7 @@ def _decode_one_path(model, src: Tensor, max_len: MaxLen, choose: Choose,
             guard.forbid(log_probs)
         alt_ids, alt_lp = alternatives(log_probs)  # (n, A) each
         chosen, chosen_lp = choose(log_probs, alt_ids, alt_lp)  # (n,) each
-        log.append(chosen, chosen_lp, alt_ids, alt_lp,
-                   None if guard is None else (guard.removed, guard.removed_log_prob))
+        log.append(chosen, chosen_lp, alt_ids, alt_lp, None if guard is None else guard.removed)
         if guard is not None:
             guard.advance(chosen)
         ids = chosen.tolist()
@@ -605,7 +618,7 @@ def beam_search(model, src: Tensor, max_len: MaxLen, beam_size: int = 4, length_
             rows = parent.index_select(0, cands)
             out = log.select(rows)
             out.append(step.tokens.view(-1)[cands], step.token_log_probs.view(-1)[cands], alt_ids[rows], alt_lp[rows],
-                       None if guard is None else (guard.removed[rows], guard.removed_log_prob[rows]))
+                       None if guard is None else guard.removed_at(rows))
             return out
 
         for i, j in step.ended.nonzero().tolist():
