@@ -127,26 +127,30 @@ def labelled(lang: str, with_judged: bool = True) -> list[tuple[str, list[str]]]
     classroom corpus's held-out sentences, then its held-out words in their frames; the references include the
     translations judged right unless `with_judged` is False."""
     items = [(it["en"], it[lang]) for it in json.loads(FIRST_MINUTE.read_text(encoding="utf-8"))["sentences"]]
-    for part in ("phrasebook", "words"):
-        src, tgt = read_classroom(str(CLASSROOM), lang, "heldout")[part]
-        refs: dict[str, list[str]] = {}
-        for s, t in zip(src, tgt):
-            refs.setdefault(s, []).append(t)
-        items += list(refs.items())
+    room = held_out_classroom(lang)
+    items += room["phrasebook"] + room["words"]
     accepted = judged(lang) if with_judged else {}
     return [(en, refs + accepted.get(en, [])) for en, refs in items]
 
 
-def classroom(translator, lang: str, options: DecodeOptions = DecodeOptions()) -> dict:
-    """The classroom corpus's held-out sentences and words (in their frames): how many come out right."""
+def held_out_classroom(lang: str) -> dict[str, list[tuple[str, list[str]]]]:
+    """The classroom corpus's held-out part: {"phrasebook": its sentences, "words": its words in their frames},
+    each as (English, its references into `lang`)."""
     out = {}
-    for part, name in (("phrasebook", "sentences"), ("words", "words")):
-        src, tgt = read_classroom(str(CLASSROOM), lang, "heldout")[part]
+    for part, (src, tgt) in read_classroom(str(CLASSROOM), lang, "heldout").items():
         refs: dict[str, list[str]] = {}
         for s, t in zip(src, tgt):
             refs.setdefault(s, []).append(t)
-        hyps = [t.text for t in translator.translate_batch(list(refs), options)]
-        out[name] = rightness(list(refs.items()), hyps, lang) | {"stutters": sum(stutters(h) for h in hyps)}
+        out[part] = list(refs.items())
+    return out
+
+
+def classroom(translator, lang: str, options: DecodeOptions = DecodeOptions()) -> dict:
+    """The classroom corpus's held-out sentences and words (in their frames): how many come out right."""
+    out, room = {}, held_out_classroom(lang)
+    for part, name in (("phrasebook", "sentences"), ("words", "words")):
+        hyps = [t.text for t in translator.translate_batch([en for en, _ in room[part]], options)]
+        out[name] = rightness(room[part], hyps, lang) | {"stutters": sum(stutters(h) for h in hyps)}
     return out
 
 
