@@ -15,11 +15,15 @@
 # Both pairs side by side, one core each: `setsid nohup tools/more_epochs.sh en-de > runs/more-en-de.log 2>&1 &`.
 # DATA (default ../shared/data) holds multi30k/ and tatoeba/. The starting point is the checkpoint shipped at
 # commit FROM (taken from git, so that a new checkpoint in checkpoints/ changes nothing).
+#
+# The ninth stage, on the CPU: the eighth stage's models (commit f05445f) three more epochs on the classroom corpus's
+# second word list (data/classroom/words.tsv: 792 more everyday words), the frames three times an epoch:
+#   FROM=f05445f RUN=ninth WORDS=3 tools/more_epochs.sh PAIR train     (then save / ship as above)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
-data=${DATA:-../shared/data} out=runs/$pair-more keep=resume/$pair-more from=runs/from5/$pair
-FROM=ce1ef82 EPOCHS=${EPOCHS:-3}
+FROM=${FROM:-ce1ef82} EPOCHS=${EPOCHS:-3} run=${RUN:-more}
+data=${DATA:-../shared/data} out=runs/$pair-$run keep=resume/$pair-$run from=runs/from-$FROM/$pair
 
 if [ "$mode" = save ]; then
   python -m transformer keep-state --run "$out" --to "$keep"
@@ -39,7 +43,7 @@ if [ ! -e "$out/train/state.safetensors" ] && [ -e "$keep/state.safetensors" ]; 
   mkdir -p "$out/train" && cp "$keep/state.safetensors" "$keep/metrics.json" "$keep/spm.model" "$out/train/"
 fi
 if [ ! -e "$from/model.safetensors" ]; then
-  mkdir -p runs/from5 && git archive "$FROM" "checkpoints/$pair" | tar -x --strip-components=1 -C runs/from5
+  mkdir -p "runs/from-$FROM" && git archive "$FROM" "checkpoints/$pair" | tar -x --strip-components=1 -C "runs/from-$FROM"
 fi
 
 OMP_NUM_THREADS=1 python -m transformer train --data-dir "$data/multi30k" --data-dir "$data/tatoeba" --pair "$pair" \
@@ -47,6 +51,6 @@ OMP_NUM_THREADS=1 python -m transformer train --data-dir "$data/multi30k" --data
   --dropout 0.2 --attn-dropout 0.1 --act-dropout 0.1 --label-smoothing 0.1 \
   --max-tokens 8192 --warmup 100 --lr-scale 0.1 --hold-peak true --cooldown-epochs "$EPOCHS" --average-last 1 \
   --clip-norm 1.0 --threads 1 --save-every-s 240 --val-bleu-every 1 --snapshot-epochs "" \
-  --phrasebook data/phrasebook.txt,data/classroom --oversample multi30k:4,phrasebook:8,words:2 \
+  --phrasebook data/phrasebook.txt,data/classroom --oversample multi30k:4,phrasebook:8,words:${WORDS:-2} \
   --swap-names 0.5 --templates 0.02 --copies 0.01 --source-noise 0.3 --timeline assets/examples.json \
   2>&1 | grep --line-buffered -v "it/s"
