@@ -1,6 +1,7 @@
 """Training pieces: schedule, loss, batching, checkpoints, and a tiny model that really learns."""
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import random
@@ -17,7 +18,7 @@ from transformer.training.data import bucket_batches, padding_waste, read_pair
 from transformer.training.schedule import cooldown
 from transformer.training.train import average_snapshots, label_smoothed_nll, make_optimizer, train, train_step
 
-from conftest import synthetic_pairs, tiny_config
+from conftest import DATA_DIR, synthetic_pairs, tiny_config
 from transformer.errors import InputError
 from transformer.tokenizer import Tokenizer
 
@@ -489,6 +490,39 @@ def test_a_held_out_word_is_not_trained_under_another_spelling():
             words[spelling(line.split("\t")[1])].add(line.split("\t")[1])
     split = {s for s, ws in words.items() if len({held_out(w) for w in ws}) > 1}
     assert split == {"dog", "cat", "spider", "dinosaur", "banana", "lemon", "sandwich", "cartoon"}
+
+
+def test_the_second_lists_forty_sentences_are_in_no_training_file_and_use_trained_words():
+    """data/second_list_forty.json (tools/second_list.py): sentences outside the training files that each use a
+    word the second list trains (never a held-out one), with a written reference in both languages."""
+    import json
+    import re
+
+    from transformer.training.data import held_out, read_classroom
+
+    items = json.loads(open("data/second_list_forty.json", encoding="utf-8").read())
+    lines = open("data/classroom/words.tsv", encoding="utf-8").read().splitlines()
+    second = [line.split("\t")[1] for line in lines[lines.index("# More animals"):] if "\t" in line]
+    trained = [w for w in second if not held_out(w)]
+    ours = set()
+    for split in ("train", "heldout"):
+        for sources, _ in read_classroom("data/phrasebook.txt,data/classroom", "de", split).values():
+            ours |= {s.lower() for s in sources}
+    corpora = [DATA_DIR / "train.en.gz", *sorted((DATA_DIR.parent / "tatoeba").glob("*/train.en.gz"))]
+    for path in corpora if DATA_DIR.is_dir() else []:  # the corpora, where they lie beside the project (CI)
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            ours |= {line.strip().lower() for line in f}
+
+    def said(word: str, text: str) -> bool:  # the word, a plural, or a verb's first word in any form ("played")
+        first, _, rest = word.lower().partition(" ")
+        form = re.escape(first) + (r"\w*\s" + re.escape(rest) if rest else "")
+        return re.search(r"\b" + form + r"(s|es)?\b", text) is not None
+
+    assert len(items) == 40 and len({item["en"] for item in items}) == 40
+    for item in items:
+        assert item["en"].lower() not in ours and item["de"] and item["fr"]
+        assert any(said(w, item["en"].lower()) for w in trained), item["en"]
+        assert not any(said(w, item["en"].lower()) for w in second if held_out(w)), item["en"]
 
 
 def test_a_time_budget_sets_the_epoch_count_from_the_second_epoch(data_dir, tmp_path):

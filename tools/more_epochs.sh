@@ -16,9 +16,11 @@
 # DATA (default ../shared/data) holds multi30k/ and tatoeba/. The starting point is the checkpoint shipped at
 # commit FROM (taken from git, so that a new checkpoint in checkpoints/ changes nothing).
 #
-# The ninth stage, on the CPU: the eighth stage's models (commit f05445f) three more epochs on the classroom corpus's
+# The ninth stage, on the CPU: the eighth stage's models (commit f05445f) two more epochs with the classroom corpus's
 # second word list (data/classroom/words.tsv: 792 more everyday words), the frames three times an epoch:
-#   FROM=f05445f RUN=ninth WORDS=3 tools/more_epochs.sh PAIR train     (then save / ship as above)
+#   FROM=f05445f RUN=ninth WORDS=3 EPOCHS=2 tools/more_epochs.sh PAIR train     (then save / ship as above)
+# Both pairs side by side with glibc told to hand freed memory back between batches (the sixth stage's two
+# trainers grew to 24 GB): MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=262144 in the environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
