@@ -11,6 +11,9 @@
 #   STAGE=more tools/gpu_train.sh      # the shipped models trained on instead (a fresh Adam, a short warm-up, the
 #                                      # rate held, then falling to 0): candidate "same" keeps their vocabulary,
 #                                      # "vocab" learns a new one with the classroom corpus (every layer carried over)
+#   WORDS (STAGE=more; default 4): the word lists' frames that many times an epoch. The second word list
+#   (data/classroom/words.tsv, 792 words) is in none of the shipped models: one epoch on the CPU with its frames
+#   three times left half its trained frames wrong (docs/training.md, the ninth stage); five epochs at 4 give 20.
 #   NO_BENCH=1 skips the throughput table. On 2026-11-26 (H200, four runs at once) an epoch took about 21 s;
 #   the default budget fits the device's ten-minute call with the start-up, the choice and the packing. The
 #   seventh stage (STAGE=more, BUDGET_S=300 COOLDOWN=5 VAL_EVERY=2): 80 s for the first epoch, then 30 to 40 s an
@@ -61,7 +64,7 @@ candidate() {  # the arguments that differ between candidates: PAIR NAME
     first=$(( $(shipped_epoch "$1") + 1 ))
     echo --init-from "checkpoints/$1" --new-vocab "$([ "$2" = vocab ] && echo true || echo false)" \
       --byte-fallback true --split-digits true --warmup 200 --lr-scale 0.2 --copies 0.01 \
-      --oversample multi30k:4,phrasebook:8,words:2 \
+      --oversample multi30k:4,phrasebook:8,words:"${WORDS:-4}" \
       --snapshot-epochs "$([ "$2" = vocab ] && echo "$first" || echo 0)"
   else
     IFS=: read -r _ d heads ff enc dec <<<"$(printf '%s\n' $sizes | grep "^$2:")"

@@ -16,15 +16,14 @@
 # DATA (default ../shared/data) holds multi30k/ and tatoeba/. The starting point is the checkpoint shipped at
 # commit FROM (taken from git, so that a new checkpoint in checkpoints/ changes nothing).
 #
-# The ninth stage, on the CPU: the eighth stage's models (commit f05445f) two more epochs with the classroom corpus's
-# second word list (data/classroom/words.tsv: 792 more everyday words), the frames three times an epoch:
-#   FROM=f05445f RUN=ninth WORDS=3 EPOCHS=2 tools/more_epochs.sh PAIR train     (then save / ship as above)
-# Both pairs side by side with glibc told to hand freed memory back between batches (the sixth stage's two
-# trainers grew to 24 GB): MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=262144 in the environment.
+# The ninth stage, on the CPU: the eighth stage's models (commit f05445f) one more epoch with the classroom corpus's
+# second word list (data/classroom/words.tsv: 792 more everyday words), the frames three times an epoch, one pair
+# after the other on both cores (3.1 s a batch; side by side on one core each, 9.3 s: the two cores share too little):
+#   FROM=f05445f RUN=ninth WORDS=3 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train    (then save / ship as above)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
-FROM=${FROM:-ce1ef82} EPOCHS=${EPOCHS:-3} run=${RUN:-more}
+FROM=${FROM:-ce1ef82} EPOCHS=${EPOCHS:-3} run=${RUN:-more} threads=${THREADS:-1}
 data=${DATA:-../shared/data} out=runs/$pair-$run keep=resume/$pair-$run from=runs/from-$FROM/$pair
 
 if [ "$mode" = save ]; then
@@ -48,11 +47,11 @@ if [ ! -e "$from/model.safetensors" ]; then
   mkdir -p "runs/from-$FROM" && git archive "$FROM" "checkpoints/$pair" | tar -x --strip-components=1 -C "runs/from-$FROM"
 fi
 
-OMP_NUM_THREADS=1 python -m transformer train --data-dir "$data/multi30k" --data-dir "$data/tatoeba" --pair "$pair" \
+OMP_NUM_THREADS=$threads python -m transformer train --data-dir "$data/multi30k" --data-dir "$data/tatoeba" --pair "$pair" \
   --out "$out" --init-from "$from" --resume --epochs "$EPOCHS" --bf16 true \
   --dropout 0.2 --attn-dropout 0.1 --act-dropout 0.1 --label-smoothing 0.1 \
   --max-tokens 8192 --warmup 100 --lr-scale 0.1 --hold-peak true --cooldown-epochs "$EPOCHS" --average-last 1 \
-  --clip-norm 1.0 --threads 1 --save-every-s 240 --val-bleu-every 1 --snapshot-epochs "" \
+  --clip-norm 1.0 --threads "$threads" --save-every-s 240 --val-bleu-every 1 --snapshot-epochs "" \
   --phrasebook data/phrasebook.txt,data/classroom --oversample multi30k:4,phrasebook:8,words:${WORDS:-2} \
   --swap-names 0.5 --templates 0.02 --copies 0.01 --source-noise 0.3 --timeline assets/examples.json \
   2>&1 | grep --line-buffered -v "it/s"
