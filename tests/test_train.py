@@ -471,6 +471,13 @@ def test_the_shipped_classroom_corpus_is_large_and_has_every_language():
     assert all(t.strip() and "|" not in t and "{" not in t for t in de["phrasebook"][1] + fr["words"][1])
 
 
+def test_english_says_an_before_a_vowel_sound_and_reads_capitals_letter_by_letter():
+    from transformer.training.data import english_vowel
+
+    assert [english_vowel(w) for w in ("apple", "hour", "ATM", "MP3 player", "egg hunt")] == [True] * 5
+    assert [english_vowel(w) for w in ("unicorn", "uniform", "USB stick", "3D printer", "dog")] == [False] * 5
+
+
 def test_a_held_out_word_is_not_trained_under_another_spelling():
     """"lunch box" trained would teach the held-out "lunchbox": words that differ only in spaces, hyphens or a
     plural s share their side. The eight pairs below came with the first list (a singular in the noun frames, its

@@ -212,7 +212,11 @@ def word_frames(path: str | Path, lang: str) -> tuple[list[str], list[str], list
 
 
 def english_vowel(word: str) -> bool:
-    """True where English says "an": a vowel sound first (an apple, an hour; a unicorn, a uniform)."""
+    """True where English says "an": a vowel sound first (an apple, an hour; a unicorn, a uniform). Capitals are
+    read letter by letter: an ATM, an MP3 player; a USB stick."""
+    first = word.split()[0]
+    if len(first) > 1 and first.isupper():
+        return first[0] in "AEFHILMNORSX"
     w = word.lower()
     return (w[0] in "aeiou" and not w.startswith(("uni", "use", "eu", "one"))) or w.startswith(("hour", "honest"))
 
