@@ -13,7 +13,7 @@
 #                                      # "vocab" learns a new one with the classroom corpus (every layer carried over)
 #   WORDS (STAGE=more; default 4): the word lists' frames that many times an epoch. The second word list
 #   (data/classroom/words.tsv, 792 words) is in none of the shipped models: one epoch on the CPU with its frames
-#   three times left half its trained frames wrong (docs/training.md, the ninth stage); five epochs at 4 give 20.
+#   three times left half its trained frames wrong (docs/training.md: a second word list); five epochs at 4 give 20.
 #   NO_BENCH=1 skips the throughput table. On 2026-11-26 (H200, four runs at once) an epoch took about 21 s;
 #   the default budget fits the device's ten-minute call with the start-up, the choice and the packing. The
 #   seventh stage (STAGE=more, BUDGET_S=300 COOLDOWN=5 VAL_EVERY=2): 80 s for the first epoch, then 30 to 40 s an

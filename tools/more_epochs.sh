@@ -18,7 +18,7 @@
 #
 # The ninth stage, on the CPU: the eighth stage's models (commit f05445f) one more epoch with the classroom corpus's
 # second word list (data/classroom/words.tsv: 792 more everyday words), the frames three times an epoch, one pair
-# after the other on both cores (3.1 s a batch; side by side on one core each, 9.3 s: the two cores share too little):
+# after the other on both cores (3.1 s a batch; side by side on one core each, about 9 s, roughly measured):
 #   FROM=f05445f RUN=ninth WORDS=3 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train    (then save / ship as above)
 set -euo pipefail
 cd "$(dirname "$0")/.."

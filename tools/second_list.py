@@ -6,9 +6,9 @@ one or more checkpoints and counted right by their written references.
 The second list of data/classroom/words.tsv trains its words in short frames only ("I have a raccoon."); these
 sentences (data/second_list_forty.json) use them elsewhere ("We saw a raccoon in the garden."), so they tell
 whether a word learned in a frame is known in a sentence. Each uses a word on the trained side of the split and
-none held out, and no sentence is in our classroom files or the corpora (tests/test_train.py). They were written, with their references, before any
-model trained on the list had translated them. Printed per checkpoint: how many are right, then each translation
-that no reference matched, for a reader.
+none held out, and no sentence is in our classroom files or the corpora (tests/test_train.py). They were written,
+with their references, before any model trained on the list had translated them. Printed per checkpoint: how many
+are right, then each translation that no reference matched, for a reader.
 """
 from __future__ import annotations
 
