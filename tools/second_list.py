@@ -9,12 +9,17 @@ whether a word learned in a frame is known in a sentence. Each uses a word on th
 none held out, and no sentence is in our classroom files or the corpora (tests/test_train.py). They were written,
 with their references, before any model trained on the list had translated them. Printed per checkpoint: how many
 are right, then each translation that no reference matched, for a reader.
+
+With `--frames N`, also N of each list's trained frames drawn at random (the same for every checkpoint: seed 0),
+counted right by their written references: how well each list's words were learned where they were taught.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,13 +29,32 @@ import torch  # noqa: E402
 
 from transformer import Translator  # noqa: E402
 from transformer.training.class_sets import is_right  # noqa: E402
+from transformer.training.data import held_out, word_frames  # noqa: E402
 
 SENTENCES = ROOT / "data" / "second_list_forty.json"
+WORDS = ROOT / "data" / "classroom" / "words.tsv"
+SECOND_LIST_STARTS = "# More animals"  # the second list's first section, after the first list's words
+
+
+def trained_frames(lang: str, n: int) -> dict[str, list[tuple[str, str]]]:
+    """{"first list": [(English, reference)...], "second list": [...]}: n trained frames of each, drawn at random."""
+    lines = WORDS.read_text(encoding="utf-8").splitlines()
+    start = lines.index(SECOND_LIST_STARTS)
+    drawn = {}
+    for name, part in (("first list", lines[:start]), ("second list", lines[start:])):
+        with tempfile.NamedTemporaryFile("w", suffix=".tsv", encoding="utf-8") as f:
+            f.write("\n".join(part) + "\n")
+            f.flush()
+            src, tgt, words = word_frames(f.name, lang)
+        pairs = [(s, t) for s, t, w in zip(src, tgt, words) if not held_out(w)]
+        drawn[name] = random.Random(0).sample(pairs, min(n, len(pairs)))
+    return drawn
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkpoint", action="append", required=True, help="a checkpoint folder; may be repeated")
+    ap.add_argument("--frames", type=int, default=0, help="also this many trained frames of each word list")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -43,6 +67,10 @@ def main() -> None:
         print(f"{path}: {len(items) - len(wrong)} of {len(items)} right by the references")
         for en, hyp in wrong:
             print(f"  {en} -> {hyp}")
+        for name, pairs in (trained_frames(lang, args.frames) if args.frames else {}).items():
+            hyps = [t.text for t in tr.translate_batch([en for en, _ in pairs])]
+            right = sum(is_right(hyp, [ref]) for hyp, (_, ref) in zip(hyps, pairs))
+            print(f"  trained frames of the {name}: {right} of {len(pairs)} right by the references")
 
 
 if __name__ == "__main__":
