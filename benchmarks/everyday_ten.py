@@ -5,11 +5,12 @@
     python benchmarks/everyday_ten.py --sentences second_twenty --before second_twenty_greedy_fourth
     python benchmarks/everyday_ten.py --sentences second_twenty --before second_twenty_greedy_sixth
     python benchmarks/everyday_ten.py --sentences second_twenty --before second_twenty_greedy_seventh
+    python benchmarks/everyday_ten.py --sentences second_twenty --before second_twenty_greedy_eighth
 
 --sentences names a list in data/ (NAME.json); --before a key of data/before.json, where the greedy
 translations of the checkpoints a new one replaced are kept (typed_ten_greedy: the second stage's; *_third: the
 third stage's; *_fourth: the fourth stage's, the first minute's; *_sixth: the sixth stage's;
-*_seventh: the seventh stage's). --keep KEY writes the shipped checkpoints'
+*_seventh: the seventh stage's; *_eighth: the eighth stage's). --keep KEY writes the shipped checkpoints'
 translations there instead of printing the tables."""
 import argparse
 import json

@@ -20,11 +20,16 @@
 # second word list (data/classroom/words.tsv: 792 more everyday words), the frames three times an epoch, one pair
 # after the other on both cores (3.1 s a batch; side by side on one core each, about 9 s, roughly measured):
 #   FROM=f05445f RUN=ninth WORDS=3 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train    (then save / ship as above)
+#
+# The tenth stage, on the CPU: the ninth stage's run one more epoch with 259 more classroom sentences (school,
+# family, plans, times), the frames four times an epoch:
+#   FROM_RUN=ninth RUN=tenth WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
 FROM=${FROM:-ce1ef82} EPOCHS=${EPOCHS:-3} run=${RUN:-more} threads=${THREADS:-1}
 data=${DATA:-../shared/data} out=runs/$pair-$run keep=resume/$pair-$run from=runs/from-$FROM/$pair
+[ -n "${FROM_RUN:-}" ] && from=runs/$pair-$FROM_RUN  # a run of this script, not a commit
 
 if [ "$mode" = save ]; then
   python -m transformer keep-state --run "$out" --to "$keep"
