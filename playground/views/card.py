@@ -24,7 +24,7 @@ def knows(metrics: Metrics) -> str:
         return ("**What it knows:** Multi30k's picture captions and Tatoeba's everyday sentences"
                 + (", also typed without capitals or full stops" if used("source_noise") else "")
                 + (", and this project's classroom corpus (what a class says: greetings, school, family, "
-                   "hobbies, food, plans, festivals, questions to a machine, and a thousand everyday words: "
+                   "hobbies, food, plans, festivals, questions to a machine, and everyday words in short frames: "
                    "`data/phrasebook.txt`, `data/classroom/`)" if "classroom" in used_value("phrasebook")
                    else ", and this project's classroom phrasebook (greetings, introductions, school, wishes: "
                    "`data/phrasebook.txt`)" if used("phrasebook") else "")
