@@ -1,12 +1,20 @@
 """tools/calibrate_unsure.py's choice of thresholds (Labelled): the right translations' budget is kept, and a second
-threshold for several doubtful words is taken only when it flags more wrong translations."""
+threshold for several doubtful words is taken only when it flags more wrong translations; the other signals it
+measures (--compare) read the model as decoding did."""
 import random
 import sys
 from pathlib import Path
 
+import pytest
+import torch
+from conftest import tiny_config
+
+from transformer import Translator
+from transformer.model import Transformer
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from calibrate_unsure import Labelled  # noqa: E402
+from calibrate_unsure import Labelled, least_covered, teacher_forced_probs  # noqa: E402
 
 
 def test_a_single_doubt_is_marked_below_the_threshold_the_budget_of_right_translations_leaves():
@@ -42,3 +50,25 @@ def test_the_budget_holds_and_both_thresholds_flag_at_least_as_many_wrong_ones_o
         one, both = lab.thresholds(share, several_too=False), lab.thresholds(share)
         assert lab.flagged(*one)[1] <= share + 1e-9 and lab.flagged(*both)[1] <= share + 1e-9
         assert lab.flagged(*both)[0] >= lab.flagged(*one)[0]
+
+
+def test_held_out_thresholds_are_chosen_without_the_fifth_they_flag():
+    # wrong ones under 0.3, right ones over 0.6; both wrong ones at 0.28 fall in the fifth i % 5 == 4, so the
+    # thresholds chosen on the other four fifths (just above 0.25) miss them, where thresholds chosen on all do not
+    lowest = [0.1, 0.2, 0.25, 0.15, 0.28] * 2 + [0.7, 0.8, 0.9, 0.95, 0.65] * 4
+    lab = Labelled(lowest, [1.0] * 30, [False] * 30, [False] * 10 + [True] * 20)
+    assert lab.flagged(*lab.thresholds(0.0)) == (1.0, 0.0)
+    assert lab.held_out(0.0) == (0.8, 0.0) and lab.auc() == 1.0
+
+
+def test_a_teacher_forced_pass_gives_decodings_probabilities_and_dropout_passes_leave_the_model_in_eval(tokenizer):
+    torch.manual_seed(0)
+    tr = Translator(Transformer(tiny_config(vocab_size=len(tokenizer), dropout=0.3)), tokenizer)
+    t = tr.translate("a man walks in the park", max_len=12)
+    decoded = [s.prob for s in t.steps[: len(t.target_ids)]]
+    assert len(t.target_ids) > 0 and teacher_forced_probs(tr, t) == pytest.approx(decoded, abs=1e-5)
+    torch.manual_seed(1)
+    dropped = teacher_forced_probs(tr, t, samples=8)
+    assert len(dropped) == len(decoded) and dropped != pytest.approx(decoded, abs=1e-3)
+    assert not tr.model.training and teacher_forced_probs(tr, t) == pytest.approx(decoded, abs=1e-5)
+    assert 0.0 <= least_covered(tr, t) <= len(t.target_ids) + 1

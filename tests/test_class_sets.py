@@ -23,11 +23,13 @@ def test_right_ignores_case_and_punctuation_but_not_words():
     assert not is_right("Sagt!", ["Hallo!", "Hi!"])
 
 
-def test_stutters_are_repeated_letters_not_words_or_numbers():
+def test_stutters_are_repeated_letters_or_a_word_three_times_not_grammar_or_numbers():
     assert stutters("Mein Namen ist Ananananana.") and stutters("Mein Sititititititit ist unser Lehrer.")
-    assert stutters("Wunnnnsch")
+    assert stutters("Wunnnnsch") and stutters("C'est une carte carte carte de cartes.")
+    assert stutters("Où est la carte Carte carte carte ?")
     assert not stutters("Die Schifffahrt beginnt 1999.") and not stutters("Das kostet 1000000 Euro.")
-    assert not stutters("Ananas")
+    assert not stutters("Ananas") and not stutters("Das Kind, das das Bild malt.")
+    assert not stutters("Nous nous levons tôt.") and not stutters("Nein, nein, nein!") and not stutters("1 1 1")
 
 
 def test_numbers_are_kept_when_their_digits_come_out_in_order():

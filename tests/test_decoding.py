@@ -349,5 +349,6 @@ def test_run_limits_hold_letters_inside_a_word():
     pieces = ["<pad>", "<s>", "</s>", "<unk>", "\u2581G", "ev", "f", "\u2581", "3", "<0x41>", "!", "\u2581sehr", "é",
               "fahrt"]
     limits = run_limits(pieces)
-    assert limits.limit.tolist() == [0, 0, 0, 0, 0, 2, 3, 0, 0, 0, 0, 0, 3, 2]
+    assert limits.limit.tolist() == [0, 0, 0, 0, 2, 2, 3, 0, 0, 0, 0, 2, 3, 2]  # a word ("▁sehr") twice
     assert limits.repeating[6] == [6, 13] and limits.repeating[5] == [5] and 4 not in limits.repeating
+    assert 11 not in limits.repeating  # a word's run stops that word alone

@@ -1,6 +1,7 @@
 """Calibrate a checkpoint's unsure marks on our labelled sets, and say how well they separate right from wrong.
 
     python tools/calibrate_unsure.py --checkpoint checkpoints/en-de [--record] [--data-dir ../shared/data]
+                                     [--compare [--second-opinion OTHER_CHECKPOINT]]
 
 The labelled set (transformer/training/class_sets.labelled): the first minute, the classroom corpus's held-out
 sentences and one in four of its held-out word frames, translated greedily; a translation is right when it equals
@@ -18,7 +19,8 @@ probability, the lowest margin to the runner-up, the mean log-probability, the s
 --record stores the thresholds and the figures in metrics.json (unsure), where Translator.unsure_below and
 unsure_several read them. --data-dir also counts the translations of sentences that appear in none
 of the training files (the corpora's training pairs, the phrasebooks) right, by the written references and with
-the translations judged right.
+the translations judged right. --compare also measures signals the page does not use, with the same rule
+(compare_signals): dropout at inference, a second snapshot's probabilities, the source's coverage.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ import torch  # noqa: E402
 
 from playground import panel  # noqa: E402
 from transformer import Translator  # noqa: E402
+from transformer.interpret.analyses import attention  # noqa: E402
 from transformer.metrics import Metrics  # noqa: E402
 from transformer.training.class_sets import is_right, labelled  # noqa: E402
 from transformer.training.data import open_corpora, read_classroom  # noqa: E402
@@ -49,21 +52,51 @@ def auc(wrong: list[float], right: list[float]) -> float:
     return pairs / max(1, len(wrong) * len(right))
 
 
-def word_probs(translation) -> list[float]:
-    """The probabilities of its words (their pieces' multiplied), as the page's marks read them, lowest first."""
-    probs = [s.prob for s in translation.steps[: len(translation.target_ids)]]
+def word_probs(translation, probs: list[float] | None = None) -> list[float]:
+    """The probabilities of its words (their pieces' multiplied), as the page's marks read them, lowest first; probs:
+    each piece's probability (default: decoding's own)."""
+    probs = probs or [s.prob for s in translation.steps[: len(translation.target_ids)]]
     return sorted(p for _, p in word_probabilities(translation.target_tokens, probs))
+
+
+def lowest_two(words: list[float]) -> tuple[float, float]:
+    """The lowest and second-lowest word probability (1.0 where a translation has fewer words)."""
+    words = words + [1.0, 1.0]
+    return words[0], words[1]
 
 
 def signals(translation) -> dict[str, float]:
     steps = translation.steps[: len(translation.target_ids)] or translation.steps
     probs = [s.prob for s in steps] or [1.0]
     margins = [s.prob - next((p for tok, p in s.alternatives if tok != s.token), 0.0) for s in steps] or [1.0]
-    words = word_probs(translation) + [1.0, 1.0]  # a translation of one word (or none) has no second doubt
-    return {"lowest word probability": words[0], "lowest probability": min(probs),
+    lowest, second = lowest_two(word_probs(translation))  # a translation of one word (or none) has no second doubt
+    return {"lowest word probability": lowest, "lowest probability": min(probs),
             "lowest margin": min(margins),
             "mean log-probability": sum(math.log(max(p, 1e-9)) for p in probs) / len(probs),
-            "second-lowest word probability": words[1]}
+            "second-lowest word probability": second}
+
+
+def teacher_forced_probs(tr: Translator, translation, samples: int = 1) -> list[float]:
+    """Each generated piece's probability in a teacher-forced pass; samples > 1: the mean over that many passes with
+    dropout on, as in training (dropout at inference)."""
+    src, tgt = tr.pair_tensors("", translation)  # (1, S), (1, T)
+    follow = torch.tensor(tr.followers(tgt), device=tr.device)  # (T,): what followed each position
+    tr.model.train(samples > 1)
+    try:
+        with torch.no_grad():
+            logp = tr.model(src.expand(samples, -1), tgt.expand(samples, -1))  # (K, T, V)
+    finally:
+        tr.model.eval()
+    probs = logp[:, torch.arange(len(follow)), follow].exp().mean(0)  # (K, T) -> (T,)
+    return probs[: len(translation.target_ids)].tolist()
+
+
+def least_covered(tr: Translator, translation) -> float:
+    """The least cross-attention a source word received: summed over the target positions, averaged over layers
+    and heads (</s> and punctuation left out). A word the translation left out should receive little."""
+    cross = attention(tr, "", translation).cross.mean(dim=(0, 1)).sum(0)  # (L, H, T, S) -> (T, S) -> (S,)
+    words = [j for j, p in enumerate(translation.source_tokens) if any(c.isalnum() for c in p) and p != "</s>"]
+    return min((cross[j].item() for j in words), default=1.0)
 
 
 def just_above(p: float) -> float:
@@ -111,6 +144,55 @@ class Labelled:
                 best = (wrong_n, -right_n, below, several)
         return best[2], best[3]
 
+    def held_out(self, right_share: float) -> tuple[float, float]:
+        """The shares of the wrong and of the right translations flagged by thresholds chosen on four fifths of the
+        set, each fifth in turn: what a new set may expect."""
+        n = len(self.right)
+        held = {}
+        for fold in range(5):
+            below, several = self.thresholds(right_share, [i for i in range(n) if i % 5 != fold])
+            held |= {i: self.marked(i, below, several) for i in range(fold, n, 5)}
+        wrong = [held[i] for i in held if not self.right[i]]
+        right = [held[i] for i in held if self.right[i]]
+        return sum(wrong) / max(1, len(wrong)), sum(right) / max(1, len(right))
+
+    def auc(self) -> float:
+        """The lowest word probability's AUC (auc)."""
+        return auc([x for x, r in zip(self.lowest, self.right) if not r],
+                   [x for x, r in zip(self.lowest, self.right) if r])
+
+
+def compare_signals(tr: Translator, translations: list, lab: Labelled, right_share: float,
+                    second_opinion: str | None) -> None:
+    """Print how other signals than decoding's own word probabilities separate the same labelled translations,
+    with the same rule (a word under one threshold, or two under another, or a warning): dropout at inference
+    (8 passes averaged; three seeds, to show the noise), another checkpoint's probabilities averaged with this
+    one's (a second snapshot), and the source's coverage by cross-attention (its AUC: low coverage = wrong)."""
+    print(f"  other signals, thresholds chosen at {100 * right_share:.0f} % of the right translations:\n"
+          "  | signal | AUC (lowest word) | wrong / right flagged | chosen on four fifths |\n  | --- | ---: | ---: | ---: |")
+
+    def report(name: str, lowest_second: list[tuple[float, float]]) -> None:
+        other = Labelled([x for x, _ in lowest_second], [y for _, y in lowest_second], lab.warned, lab.right)
+        wrong, right = other.flagged(*other.thresholds(right_share))
+        held_wrong, held_right = other.held_out(right_share)
+        print(f"  | {name} | {other.auc():.3f} | {100 * wrong:.1f} / {100 * right:.1f} % | "
+              f"{100 * held_wrong:.1f} / {100 * held_right:.1f} % |")
+
+    report("decoding's own probabilities", list(zip(lab.lowest, lab.second)))
+    for seed in (0, 1, 2):
+        torch.manual_seed(seed)
+        report(f"dropout at inference, 8 passes (seed {seed})",
+               [lowest_two(word_probs(t, teacher_forced_probs(tr, t, 8))) for t in translations])
+    if second_opinion:
+        other = Translator.load(second_opinion, device="cpu")
+        report(f"averaged with {second_opinion}",
+               [lowest_two(word_probs(t, [(a + b) / 2 for a, b in zip(teacher_forced_probs(tr, t),
+                                                                      teacher_forced_probs(other, t))]))
+                for t in translations])
+    covered = [least_covered(tr, t) for t in translations]
+    print(f"  AUC of the least-covered source word: "
+          f"{auc([c for c, r in zip(covered, lab.right) if not r], [c for c, r in zip(covered, lab.right) if r]):.3f}")
+
 
 def training_sources(data: Path, pair: str) -> set[str]:
     seen = set()
@@ -131,6 +213,8 @@ def main() -> None:
     ap.add_argument("--record", action="store_true")
     ap.add_argument("--data-dir", type=Path)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--compare", action="store_true", help="also measure other signals (compare_signals)")
+    ap.add_argument("--second-opinion", help="with --compare: another checkpoint to average probabilities with")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     tr = Translator.load(args.checkpoint, device="cpu")
@@ -171,14 +255,7 @@ def main() -> None:
           f"{100 * sum(w for w, r in zip(warned, right) if r) / max(1, n_right):.0f} %; marks alone: "
           f"{100 * sum(m for m, r in zip(only_marks, right) if not r) / max(1, n_wrong):.0f} % / "
           f"{100 * sum(m for m, r in zip(only_marks, right) if r) / max(1, n_right):.0f} %)")
-    # chosen on four fifths, applied to the fifth left out: each translation flagged by thresholds it did not set
-    held = {}
-    for fold in range(5):
-        rest = [i for i in range(len(items)) if i % 5 != fold]
-        b, sv = lab.thresholds(args.right_share, rest)
-        held |= {i: lab.marked(i, b, sv) for i in range(fold, len(items), 5)}
-    cv_wrong = sum(held[i] for i in held if not right[i]) / max(1, n_wrong)
-    cv_right = sum(held[i] for i in held if right[i]) / max(1, n_right)
+    cv_wrong, cv_right = lab.held_out(args.right_share)  # each translation flagged by thresholds it did not set
     print(f"  thresholds chosen on four fifths, applied to the fifth: {100 * cv_wrong:.0f} % of the wrong translations "
           f"flagged, {100 * cv_right:.0f} % of the right ones")
     several_words = max(len(word_probs(t)) for t in translations)  # the longest labelled translation
@@ -187,8 +264,7 @@ def main() -> None:
                "signal": "the probability of each word (its pieces' probabilities multiplied)",
                "translations": len(items), "right": n_right, "wrong": n_wrong, "wrong_flagged": wrong_share,
                "right_flagged": right_share, "held_out_wrong_flagged": cv_wrong, "held_out_right_flagged": cv_right,
-               "auc_lowest_word_probability": auc([s["lowest word probability"] for s, r in zip(sig, right) if not r],
-                                                  [s["lowest word probability"] for s, r in zip(sig, right) if r]),
+               "auc_lowest_word_probability": lab.auc(),
                "auc_lowest_probability": auc([s["lowest probability"] for s, r in zip(sig, right) if not r],
                                              [s["lowest probability"] for s, r in zip(sig, right) if r])}
     if args.data_dir:
@@ -199,6 +275,8 @@ def main() -> None:
         print(f"  in no training file: {figures['unseen_right']} of {len(unseen)} right by the written references "
               f"({100 * figures['unseen_right'] / max(1, len(unseen)):.0f} %), {figures['unseen_right_judged']} with "
               f"the translations judged right ({100 * figures['unseen_right_judged'] / max(1, len(unseen)):.0f} %)")
+    if args.compare:
+        compare_signals(tr, translations, lab, args.right_share, args.second_opinion)
     if args.record:
         metrics = Metrics.load(args.checkpoint)
         metrics.unsure = figures

@@ -24,6 +24,9 @@
 # The tenth stage, on the CPU: the ninth stage's run one more epoch with 259 more classroom sentences (school,
 # family, plans, times), the frames four times an epoch:
 #   FROM_RUN=ninth RUN=tenth WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
+#
+# The eleventh stage, on the CPU: the tenth stage's run one more epoch on the same data:
+#   FROM_RUN=tenth RUN=eleventh WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}

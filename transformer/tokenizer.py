@@ -120,8 +120,9 @@ def run_limits(pieces: Sequence[str]) -> RunLimits:
     letters inside a word twice ("Görs·ev·ev"), a single letter three times (German's "Schiff·f·f·ahrt"); once its
     run is full, neither it nor a piece that begins with it comes next ("Cho·is·is·issez", "Kleid·er·ma·t·t·t·ter").
     So no word says two or three letters three times over, or one letter four times, by repeating pieces
-    (class_sets.STUTTER counts what is left). Pieces that begin a word ("▁sehr"), digits, punctuation and
-    special pieces have no limit."""
+    (class_sets.STUTTER counts what is left). A piece that is a whole word of letters ("▁sehr", "▁carte") twice:
+    "die die" and "nous nous" are grammar, "carte carte carte" never. Digits, punctuation and special pieces have
+    no limit."""
     inner = {i: p for i, p in enumerate(pieces) if p.isalpha()}  # "▁", "<s>", "<0x41>", "3" are not alpha
     beginning_with: dict[str, list[int]] = {}  # a text -> the inner pieces that begin with it
     for i, p in inner.items():
@@ -130,6 +131,9 @@ def run_limits(pieces: Sequence[str]) -> RunLimits:
     limit = torch.zeros(len(pieces), dtype=torch.long)
     for i, p in inner.items():
         limit[i] = 2 if len(p) > 1 else 3
+    for i, p in enumerate(pieces):
+        if p.startswith("\u2581") and p[1:].isalpha():
+            limit[i] = 2  # itself alone: "carte carte" may go on with "cartes"
     return RunLimits(limit, {i: beginning_with[p] for i, p in inner.items()})
 
 

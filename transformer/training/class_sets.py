@@ -38,9 +38,10 @@ NAME_FRAMES = (  # none of them is a training template (augment.TEMPLATES)
     "{name} plays the guitar very well.",
 )
 NAMES_PER_GENDER = 60  # 120 held-out names, each in every frame
-# Two or three letters said three or more times in a row ("Ananananana"), or one letter four or more times
-# ("Wunnnnsch"): German's "fff" (Schifffahrt) and numbers are no stutter
-STUTTER = re.compile(r"([^\W\d_]{2,3})\1{2,}|([^\W\d_])\2{3,}", re.IGNORECASE)
+# Two or three letters said three or more times in a row ("Ananananana"), one letter four or more times
+# ("Wunnnnsch"), or a word three or more times ("carte carte carte"): German's "fff" (Schifffahrt), a word twice
+# ("die die", "nous nous": grammar) and numbers are no stutter
+STUTTER = re.compile(r"([^\W\d_]{2,3})\1{2,}|([^\W\d_])\2{3,}|\b([^\W\d_]+)(?:\s+\3\b){2,}", re.IGNORECASE)
 
 
 def normalized(text: str) -> str:
