@@ -345,6 +345,17 @@ def test_the_guard_follows_each_row_when_rows_end_and_beams_move(model, strategy
     assert max(longest_run(h.tokens) for h in off) > 1  # unguarded, this random model does repeat itself
 
 
+def test_a_word_comes_at_most_twice_in_a_row_and_then_the_model_goes_on():
+    vocabulary = ["<pad>", "<s>", "</s>", "\u2581carte", "\u2581cartes", "s"]  # A, B, C
+    model = TableModel({}, {A: 0.6, B: 0.25, C: 0.1, EOS: 0.05})  # "carte" forever, unless something stops it
+    limits = run_limits(vocabulary)
+    assert limits.limit.tolist() == [0, 0, 0, 2, 2, 3] and A not in limits.repeating  # a word stops itself alone
+    hyp = greedy(model, one_source(), 4, run_limits=limits)[0]
+    assert hyp.tokens == [A, A, B, A]  # "carte carte cartes carte": twice, then the next choice
+    assert [s.guarded for s in hyp.steps] == [False, False, True, False]
+    assert hyp.steps[2].prob == pytest.approx(0.25)  # with the model's own probability
+
+
 def test_run_limits_hold_letters_inside_a_word():
     pieces = ["<pad>", "<s>", "</s>", "<unk>", "\u2581G", "ev", "f", "\u2581", "3", "<0x41>", "!", "\u2581sehr", "é",
               "fahrt"]
