@@ -10,6 +10,7 @@
 # Usage: tools/more_epochs.sh PAIR train    trains (or resumes) runs/PAIR-more
 #        tools/more_epochs.sh PAIR save     keeps the resumable state in git (resume/PAIR-more: fp32 weights,
 #                                           bf16 Adam moments, the curves)
+#        tools/more_epochs.sh PAIR average  FROM_RUN's last epoch and this run's, averaged (runs/PAIR-RUN-avg)
 #        tools/more_epochs.sh PAIR ship     puts the run in checkpoints/PAIR (the fifth stage's timeline kept),
 #                                           then records every test score, the class sets and the unsure marks
 # Both pairs side by side, one core each: `setsid nohup tools/more_epochs.sh en-de > runs/more-en-de.log 2>&1 &`.
@@ -25,8 +26,11 @@
 # family, plans, times), the frames four times an epoch:
 #   FROM_RUN=ninth RUN=tenth WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
 #
-# The eleventh stage, on the CPU: the tenth stage's run one more epoch on the same data:
+# The eleventh stage, on the CPU: the tenth stage's run one more epoch on the same data, then (EN→DE, shipped) its
+# last epoch's weights averaged with the tenth's into runs/PAIR-eleventh-avg:
 #   FROM_RUN=tenth RUN=eleventh WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
+#   FROM_RUN=tenth RUN=eleventh tools/more_epochs.sh PAIR average
+#   RUN=eleventh-avg tools/more_epochs.sh en-de ship    (then calibrate_unsure.py --record at its default 13 %)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
@@ -37,6 +41,14 @@ data=${DATA:-../shared/data} out=runs/$pair-$run keep=resume/$pair-$run from=run
 if [ "$mode" = save ]; then
   python -m transformer keep-state --run "$out" --to "$keep"
   du -sh "$keep"; exit 0
+fi
+if [ "$mode" = average ]; then  # this run's last epoch and FROM_RUN's, averaged into runs/PAIR-RUN-avg
+  avg=$out-avg && rm -rf "$avg" && mkdir -p "$avg/train"
+  cp "$out"/{config.json,metrics.json,model.safetensors,spm.model} "$avg/" && cp -r "$out/timeline" "$avg/"
+  cp "$out"/train/{metrics.json,spm.model} "$avg/train/"
+  cp "$(ls "$from"/train/epoch*.safetensors | sort -V | tail -1)" "$(ls "$out"/train/epoch*.safetensors | sort -V | tail -1)" "$avg/train/"
+  python -m transformer average --checkpoint "$avg" --data-dir "$data/multi30k" --last 2
+  exit 0
 fi
 if [ "$mode" = ship ]; then
   timeline=$(mktemp -d) && cp -r "checkpoints/$pair/timeline/." "$timeline/"

@@ -85,6 +85,8 @@ def model_card(translator, pair: str) -> str:
                      + (f" on {stage.hardware}" if stage.hardware else "") + f": `{stage.command or 'unknown command'}`"
                      for i, (stage, start, end) in enumerate(metrics.stage_epochs(), 1))
     how = f"{len(metrics.stages())} stage(s):\n\n{how}"
+    if len(metrics.averaged_epochs) > 1:  # checkpoint averaging: the weights are no single epoch's
+        how += f"\n\nThe weights are epochs {', '.join(map(str, metrics.averaged_epochs))} averaged"
     tables = f"""| component | parameters | share |
 | --- | ---: | ---: |
 {rows}
