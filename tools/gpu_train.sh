@@ -30,6 +30,8 @@
 #
 # Writes runs/gpu/: throughput.md (tokens/s of each candidate shape), each run's log and metrics, choice.json,
 # and the chosen checkpoints packed as pack.tar.* (15 MB parts); tools/gpu_train.sh unpack puts them in checkpoints/.
+# PACK_ALL=1 packs the candidates not chosen too (without their timeline; two candidates of both pairs: 6 parts),
+# which unpack puts in runs/gpu-PAIR-NAME: the choice can then be made here, on the class sets as well.
 # Then, here: the test scores and class sets (tools/test_scores.sh, evaluate --class-sets --record); the new models'
 # class-set translations no one has read yet, read and filed (tools/judge.py --checkpoint, then --file: the judged
 # figures and the unsure marks' labels count them wrong until then); tools/calibrate_unsure.py --record.
@@ -41,6 +43,10 @@ threads=${THREADS:-3}
 
 if [ "${1:-}" = unpack ]; then  # here, after the parts came back: checkpoints/PAIR replaced by the chosen run
   tmp=$(mktemp -d) && cat "${2:-$out}"/pack.tar.* | tar -x -C "$tmp"
+  if [ -d "$tmp/others" ]; then  # PACK_ALL=1: the candidates not chosen, as runs/gpu-PAIR-NAME, to compare here
+    for run in "$tmp"/others/*; do rm -rf "runs/gpu-$(basename "$run")" && mv "$run" "runs/gpu-$(basename "$run")"; done
+    rmdir "$tmp/others"
+  fi
   for pair in "$tmp"/*; do  # none when no run finished: checkpoints/ left as it is
     [ -d "$pair" ] && rm -rf "checkpoints/$(basename "$pair")" && mv "$pair" checkpoints/
   done
@@ -133,6 +139,14 @@ for pair in $(python -c "import json,sys; print(*json.load(open(sys.argv[1])))" 
   cp -r runs/$pair-$name/{config.json,model.safetensors,spm.model,metrics.json,timeline} "$out/pack/$pair/"
   if [ "${STAGE:-}" = more ]; then  # the shipped model's own snapshot (it stays a row of the timeline) is left out
     rm -f "$out/pack/$pair/timeline/epoch$(shipped_epoch "$pair").safetensors"
+  fi
+  if [ -n "${PACK_ALL:-}" ]; then  # the others too (weights, vocabulary, metrics), to choose on the class sets here
+    for other in $(python -c "import json,sys; print(*json.load(open(sys.argv[1]))[sys.argv[2]]['candidates'])" \
+                   "$out/choice.json" $pair); do
+      [ "$other" = "$name" ] && continue
+      mkdir -p "$out/pack/others/$pair-$other"
+      cp runs/$pair-$other/{config.json,model.safetensors,spm.model,metrics.json} "$out/pack/others/$pair-$other/"
+    done
   fi
 done
 for f in runs/*.log; do tail -c 20000 "$f" | grep -v "it/s]" >"$out/$(basename "$f")" || true; done
