@@ -1,6 +1,7 @@
 """Greedy, sampling and beam search, on a hand-written probability table and on tiny random models."""
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import replace
 
@@ -8,7 +9,8 @@ import pytest
 import torch
 
 from transformer import ModelConfig, beam_search, greedy, sample
-from transformer.decoding import BeamObserver, DecodeOptions, RunLimits, beam_step, decode, filter_logits, new_cache
+from transformer.decoding import (BeamObserver, DecodeOptions, RunGuard, RunLimits, beam_step, decode, filter_logits,
+                                  new_cache)
 from transformer.tokenizer import run_limits
 
 from conftest import random_tokens, runs
@@ -354,6 +356,47 @@ def test_a_word_comes_at_most_twice_in_a_row_and_then_the_model_goes_on():
     assert hyp.tokens == [A, A, B, A]  # "carte carte cartes carte": twice, then the next choice
     assert [s.guarded for s in hyp.steps] == [False, False, True, False]
     assert hyp.steps[2].prob == pytest.approx(0.25)  # with the model's own probability
+
+
+def by_last_piece(rule: dict[int | None, dict[int, float]], longest: int = 9) -> dict[tuple[int, ...], dict]:
+    """A TableModel's table where the next piece depends on the last one alone (None: the first step)."""
+    return {p: rule[p[-1] if p else None] for n in range(longest) for p in itertools.product((A, B, C), repeat=n)}
+
+
+# "▁St·ate ▁St·ate ▁St·ate ...": each piece once in a row, the word over and over, unless something stops it
+STATE = ["<pad>", "<s>", "</s>", "\u2581St", "ate", "ates"]  # A, B, C
+STATE_RULE = {None: {A: 0.9, EOS: 0.1}, A: {B: 0.7, C: 0.2, EOS: 0.1}, B: {A: 0.8, EOS: 0.2}, C: {EOS: 0.9, A: 0.1}}
+
+
+def test_a_word_of_several_pieces_comes_at_most_twice_in_a_row():
+    model, limits = TableModel(by_last_piece(STATE_RULE), ENDS), run_limits(STATE)
+    assert limits.word_part == [0, 0, 0, 1, 2, 2]  # where a word begins, and goes on
+    hyp = greedy(model, one_source(), 8, run_limits=limits)[0]
+    assert hyp.tokens == [A, B, A, B, A, C]  # "State State States": twice, then the next choice, then the end
+    assert [s.guarded for s in hyp.steps] == [False] * 5 + [True, False]
+    assert hyp.steps[5].prob == pytest.approx(0.2)  # with the model's own probability
+    unwatched = replace(limits, word_part=[])  # the pieces' limits alone let the word go on
+    assert greedy(model, one_source(), 8, run_limits=unwatched)[0].tokens == [A, B] * 4
+
+
+def test_the_guard_follows_each_beams_words_as_beams_move():
+    guard = RunGuard(run_limits(STATE), 2, torch.device("cpu"))
+    for row0, row1 in [(A, A), (B, C), (A, A), (B, B)]:  # "▁St·ate ▁St·ate", "▁St·ates ▁St·ate"
+        guard.advance(torch.tensor([row0, row1]))
+    assert guard.word_ends == []
+    guard.advance(torch.tensor([A, A]), torch.tensor([1, 0]))  # the beams swap: row 1 goes on from row 0
+    assert guard.word_ends == [(1, B)]  # "State State St": not "ate" a third time
+    log_probs = guard.forbid(torch.zeros(2, 6))
+    assert log_probs[1, B] == float("-inf") and log_probs[1].isfinite().sum() == 5 and log_probs[0].isfinite().all()
+    guard.select(torch.tensor([1]))  # row 0's sentence finished
+    assert guard.word_ends == [(0, B)]
+
+
+def test_a_word_said_again_after_punctuation_is_no_stutter():
+    comma = ["<pad>", "<s>", "</s>", "\u2581St", "ate", ","]  # A, B, C: "State, State, State,"
+    rule = {None: {A: 0.9, EOS: 0.1}, A: {B: 0.9, EOS: 0.1}, B: {C: 0.9, EOS: 0.1}, C: {A: 0.9, EOS: 0.1}}
+    hyp = greedy(TableModel(by_last_piece(rule), ENDS), one_source(), 9, run_limits=run_limits(comma))[0]
+    assert hyp.tokens == [A, B, C] * 3 and not any(s.guarded for s in hyp.steps)
 
 
 def test_run_limits_hold_letters_inside_a_word():

@@ -316,32 +316,46 @@ class RunLimits:
     repeating: dict[int, list[int]] = field(default_factory=dict)  # a piece -> the pieces that, once its run is full,
     # would say it once more: itself and the pieces that begin with it ("is·is" goes on with neither "is" nor
     # "issez"); a piece missing here: itself alone
+    word_part: list[int] = field(default_factory=list)  # per piece: WORD_START ("▁St"), WORD_GOES_ON ("ate") or
+    # 0 (punctuation, digits, bytes, special pieces: between words); empty: words of several pieces go unwatched
+
+
+WORD_START, WORD_GOES_ON = 1, 2
 
 
 class RunGuard:
-    """Keeps each row from saying a piece more times in a row than its RunLimits allow.
+    """Keeps each row from saying a piece more times in a row than its RunLimits allow, or a word three times.
 
     A model that has lost its way in a word it does not know may say one piece again and again ("Görs·ev·ev·ev");
     once a piece's run is full, the guard sets it, and the pieces that begin with it, to -inf for that row, which
-    takes its next choice. Like fairseq's and Hugging Face's no-repeat n-gram rule, it only removes candidates:
-    what remains keeps the model's own probabilities.
+    takes its next choice. A word of several pieces said twice in a row ("▁St·ate ▁St·ate") may not be finished a
+    third time: once its first pieces are said again, its last piece is removed ("State State States" may follow).
+    Like fairseq's and Hugging Face's no-repeat n-gram rule, it only removes candidates: what remains keeps the
+    model's own probabilities.
     """
 
     def __init__(self, limits: RunLimits, rows: int, device: torch.device):
         self.limits, self.limit = limits, limits.limit.to(device)  # (V,)
         self.last = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) each row's last piece
         self.run = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) how many times in a row (0: none yet)
+        # each row's words, when the vocabulary tells words apart: (the word being said, the word before it, how
+        # many times in a row that one was said), words as tuples of pieces; kept on the CPU, a few per row
+        self.words: list[tuple[tuple[int, ...], tuple[int, ...], int]] = [((), (), 0)] * rows
+        self.word_ends: list[tuple[int, int]] = []  # (row, piece) that would finish a word a third time: seldom any
         # at the last forbid, where the guard removed a row's first choice: that piece (n,) (-1 in the other rows)
         # and its log-probability (n,); None where it removed no first choice (nearly every step)
         self.removed: tuple[Tensor, Tensor] | None = None
 
     def forbid(self, log_probs: Tensor) -> Tensor:
-        """log_probs (n, V) with what would go on repeating each row's full run at -inf (in place)."""
+        """log_probs (n, V) with what would go on repeating each row's full run, or say a word a third time, at
+        -inf (in place)."""
         limit = self.limit[self.last]  # (n,)
         full = ((limit > 0) & (self.run >= limit)).nonzero().view(-1)  # rows whose run is full: seldom any
+        banned = [(row, self.limits.repeating.get(piece, [piece]))
+                  for row, piece in zip(full.tolist(), self.last[full].tolist())]
+        banned += [(row, [piece]) for row, piece in self.word_ends]
         self.removed = None
-        for row, piece in zip(full.tolist(), self.last[full].tolist()):
-            removed = self.limits.repeating.get(piece, [piece])
+        for row, removed in banned:
             first = int(log_probs[row].argmax())
             if first in removed:
                 if self.removed is None:
@@ -359,10 +373,34 @@ class RunGuard:
         last, run = (self.last, self.run) if rows is None else (self.last[rows], self.run[rows])
         self.run = torch.where(chosen.eq(last), run + 1, torch.ones_like(run))
         self.last = chosen
+        if self.limits.word_part:
+            parents = range(len(self.words)) if rows is None else rows.tolist()
+            self.words = [self._next_word(self.words[r], piece) for r, piece in zip(parents, chosen.tolist())]
+            self._find_word_ends()
+
+    def _next_word(self, words: tuple[tuple[int, ...], tuple[int, ...], int], piece: int):
+        """A row's (word being said, word before, times in a row) after it says `piece`."""
+        word, before, times = words
+        part = self.limits.word_part[piece]
+        if part == WORD_GOES_ON and word:
+            return word + (piece,), before, times
+        if word:  # the word is finished
+            word, before, times = (), word, (times + 1 if word == before else 1)
+        if part == 0:  # punctuation or a number between: "State, State" is no stutter
+            return (), (), 0
+        return (piece,), before, times
+
+    def _find_word_ends(self) -> None:
+        """The rows about to finish, a third time in a row, a word of several pieces, and that word's last piece."""
+        self.word_ends = [(row, before[-1]) for row, (word, before, times) in enumerate(self.words)
+                          if times >= 2 and len(before) > 1 and word == before[:-1]]
 
     def select(self, rows: Tensor) -> None:
         """Keep rows `rows` (finished sentences leave the batch)."""
         self.last, self.run = self.last[rows], self.run[rows]
+        if self.limits.word_part:
+            self.words = [self.words[r] for r in rows.tolist()]
+            self._find_word_ends()
 
 
 # -----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import sentencepiece as spm
 import torch
 from torch import Tensor
 
-from .decoding import RunLimits
+from .decoding import WORD_GOES_ON, WORD_START, RunLimits
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3  # the ids every checkpoint's ModelConfig repeats
 BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")  # a byte of a character the vocabulary lacks (byte_fallback)
@@ -121,8 +121,9 @@ def run_limits(pieces: Sequence[str]) -> RunLimits:
     run is full, neither it nor a piece that begins with it comes next ("Cho·is·is·issez", "Kleid·er·ma·t·t·t·ter").
     So no word says two or three letters three times over, or one letter four times, by repeating pieces
     (class_sets.STUTTER counts what is left). A piece that is a whole word of letters ("▁sehr", "▁carte") twice:
-    "die die" and "nous nous" are grammar, "carte carte carte" never. Digits, punctuation and special pieces have
-    no limit."""
+    "die die" and "nous nous" are grammar, "carte carte carte" never; a word of several pieces is held to two in a
+    row by the guard itself ("▁St·ate" twice), which reads here where a word of letters begins and goes on.
+    Digits, punctuation and special pieces have no limit."""
     inner = {i: p for i, p in enumerate(pieces) if p.isalpha()}  # "▁", "<s>", "<0x41>", "3" are not alpha
     beginning_with: dict[str, list[int]] = {}  # a text -> the inner pieces that begin with it
     for i, p in inner.items():
@@ -131,10 +132,13 @@ def run_limits(pieces: Sequence[str]) -> RunLimits:
     limit = torch.zeros(len(pieces), dtype=torch.long)
     for i, p in inner.items():
         limit[i] = 2 if len(p) > 1 else 3
+    word_parts = [WORD_GOES_ON if i in inner else 0 for i in range(len(pieces))]
     for i, p in enumerate(pieces):
         if p.startswith("\u2581") and p[1:].isalpha():
             limit[i] = 2  # itself alone: "carte carte" may go on with "cartes"
-    return RunLimits(limit, {i: beginning_with[p] for i, p in inner.items()})
+        if p.startswith("\u2581") and (p[1:].isalpha() or p == "\u2581"):
+            word_parts[i] = WORD_START
+    return RunLimits(limit, {i: beginning_with[p] for i, p in inner.items()}, word_parts)
 
 
 def american(text: str) -> str:
