@@ -14,6 +14,8 @@
 #   WORDS (STAGE=more; default 4): the word lists' frames that many times an epoch. The second word list
 #   (data/classroom/words.tsv, 792 words) is in none of the shipped models: one epoch on the CPU with its frames
 #   three times left half its trained frames wrong (docs/training.md: a second word list); five epochs at 4 give 20.
+#   CANDIDATES (STAGE=more; default "same vocab"): "class" is "same" with the classroom corpus's sentences and frames
+#   twice as often an epoch (phrasebook:16, words twice WORDS).
 #   NO_BENCH=1 skips the throughput table. On 2026-11-26 (H200, four runs at once) an epoch took about 21 s;
 #   the default budget fits the device's ten-minute call with the start-up, the choice and the packing. The
 #   seventh stage (STAGE=more, BUDGET_S=300 COOLDOWN=5 VAL_EVERY=2): 80 s for the first epoch, then 30 to 40 s an
@@ -70,7 +72,8 @@ candidate() {  # the arguments that differ between candidates: PAIR NAME
     first=$(( $(shipped_epoch "$1") + 1 ))
     echo --init-from "checkpoints/$1" --new-vocab "$([ "$2" = vocab ] && echo true || echo false)" \
       --byte-fallback true --split-digits true --warmup 200 --lr-scale 0.2 --copies 0.01 \
-      --oversample multi30k:4,phrasebook:8,words:"${WORDS:-4}" \
+      --oversample "multi30k:4,$([ "$2" = class ] && echo "phrasebook:16,words:$((2 * ${WORDS:-4}))" ||
+                     echo "phrasebook:8,words:${WORDS:-4}")" \
       --snapshot-epochs "$([ "$2" = vocab ] && echo "$first" || echo 0)"
   else
     IFS=: read -r _ d heads ff enc dec <<<"$(printf '%s\n' $sizes | grep "^$2:")"
@@ -79,7 +82,7 @@ candidate() {  # the arguments that differ between candidates: PAIR NAME
       --oversample multi30k:2,phrasebook:8,words:2 --copies 0.005 --snapshot-epochs 1
   fi
 }
-if [ "${STAGE:-}" = more ]; then sizes="same vocab"; fi
+if [ "${STAGE:-}" = more ]; then sizes=${CANDIDATES:-"same vocab"}; fi  # "class": as "same", the classroom corpus twice as often
 # sentencepiece 0.2.2 (the GPU machine's image in 2026-11) never returns from learning a vocabulary of these corpora
 # (0.2.3: 12 s on 2 CPU cores): a newer one from .whl/ when carried there, else no candidate learns a vocabulary
 spm_ok() { python -c "import sentencepiece as s, sys; sys.exit(s.__version__ == '0.2.2')"; }
