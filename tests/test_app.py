@@ -75,10 +75,10 @@ def test_the_model_card_of_a_third_stage_names_every_run_in_order(translator):
             "`python -m transformer train --data-dir ../shared/data/tatoeba`\n3. epoch 5, 10 minutes of steps on "
             "CPU: `python -m transformer train --init-from c --source-noise 0.3`") in card
     assert "everyday sentences, also typed without capitals or full stops." in card and "phrasebook" not in card
-    assert "averaged" not in card
+    assert "averaged" not in card and not card.rstrip().endswith("`.")  # no full stop standing alone after the list
     metrics["averaged_epochs"] = [4, 5]
     card = model_card(Translator(translator.model, translator.tokenizer, metrics, name="three"), "en-de")
-    assert card.count("The weights are epochs 4, 5 averaged") == 1
+    assert card.count("The weights are epochs 4, 5 averaged.") == 1
     metrics["averaged_epochs"] = [5]
     metrics["train_config"] |= {"phrasebook": "data/phrasebook.txt", "swap_names": 0.5, "byte_fallback": True,
                                 "split_digits": True}

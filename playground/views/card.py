@@ -84,9 +84,9 @@ def model_card(translator, pair: str) -> str:
                      + (f", {stage.train_wall_s / 60:.0f} minutes of steps" if stage.train_wall_s else "")
                      + (f" on {stage.hardware}" if stage.hardware else "") + f": `{stage.command or 'unknown command'}`"
                      for i, (stage, start, end) in enumerate(metrics.stage_epochs(), 1))
-    how = f"{len(metrics.stages())} stage(s):\n\n{how}"
+    how = f"{len(metrics.stages())} stage(s):\n\n{how}"  # a list: no full stop after it, which would stand alone
     if len(metrics.averaged_epochs) > 1:  # checkpoint averaging: the weights are no single epoch's
-        how += f"\n\nThe weights are epochs {', '.join(map(str, metrics.averaged_epochs))} averaged"
+        how += f"\n\nThe weights are epochs {', '.join(map(str, metrics.averaged_epochs))} averaged."
     tables = f"""| component | parameters | share |
 | --- | ---: | ---: |
 {rows}
@@ -118,13 +118,13 @@ English sentences with every translation as a reference):
 | --- | ---: | ---: | ---: |
 {scores}
 
-**Trained with** {how}.
+**Trained with** {how}
 """
 
 
 class CardView(View):
     def build(self) -> None:
-        self.card = gr.Markdown()
+        self.card = gr.Markdown(elem_id="model-card")
         self.pair_outputs = [self.card]
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
