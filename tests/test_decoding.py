@@ -399,6 +399,18 @@ def test_a_word_said_again_after_punctuation_is_no_stutter():
     assert hyp.tokens == [A, B, C] * 3 and not any(s.guarded for s in hyp.steps)
 
 
+def test_a_letter_comes_at_most_three_times_in_a_row_across_pieces():
+    stef = ["<pad>", "<s>", "</s>", "\u2581Stef", "f", "e"]  # A, B, C: "Stef·f·f·f·e" unless something stops it
+    rule = {None: {A: 0.9, EOS: 0.1}, A: {B: 0.9, EOS: 0.1}, B: {B: 0.8, C: 0.15, EOS: 0.05}, C: {EOS: 1.0}}
+    model, limits = TableModel(by_last_piece(rule), ENDS), run_limits(stef)
+    assert limits.letters == ["", "", "", "Stef", "f", "e"] and limits.beginning_with["f"] == [B]
+    hyp = greedy(model, one_source(), 8, run_limits=limits)[0]
+    assert hyp.tokens == [A, B, B, C]  # "Steff·f·e": three f, then the next choice ("Schiff·f·ahrt" stays possible)
+    assert [s.guarded for s in hyp.steps] == [False, False, False, True, False]
+    # the pieces' own limit (a single letter three times) alone lets a fourth f through
+    assert greedy(model, one_source(), 8, run_limits=replace(limits, letters=[]))[0].tokens == [A, B, B, B, C]
+
+
 def test_run_limits_hold_letters_inside_a_word():
     pieces = ["<pad>", "<s>", "</s>", "<unk>", "\u2581G", "ev", "f", "\u2581", "3", "<0x41>", "!", "\u2581sehr", "é",
               "fahrt"]

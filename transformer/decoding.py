@@ -318,18 +318,24 @@ class RunLimits:
     # "issez"); a piece missing here: itself alone
     word_part: list[int] = field(default_factory=list)  # per piece: WORD_START ("▁St"), WORD_GOES_ON ("ate") or
     # 0 (punctuation, digits, bytes, special pieces: between words); empty: words of several pieces go unwatched
+    letters: list[str] = field(default_factory=list)  # per piece: its letters ("▁Stef" -> "Stef", "," -> ""); with
+    # beginning_with, keeps one letter from coming a fourth time in a row across pieces ("Stef·f·f·f"); empty: not
+    beginning_with: dict[str, list[int]] = field(default_factory=dict)  # "ff" -> the pieces inside a word that
+    # begin with it
 
 
 WORD_START, WORD_GOES_ON = 1, 2
 
 
 class RunGuard:
-    """Keeps each row from saying a piece more times in a row than its RunLimits allow, or a word three times.
+    """Keeps each row from saying a piece more times in a row than its RunLimits allow, a word three times, or a
+    letter four times.
 
     A model that has lost its way in a word it does not know may say one piece again and again ("Görs·ev·ev·ev");
     once a piece's run is full, the guard sets it, and the pieces that begin with it, to -inf for that row, which
     takes its next choice. A word of several pieces said twice in a row ("▁St·ate ▁St·ate") may not be finished a
     third time: once its first pieces are said again, its last piece is removed ("State State States" may follow).
+    No letter comes four times in a row inside a word, across pieces ("Stef·f·f" may not go on with "f").
     Like fairseq's and Hugging Face's no-repeat n-gram rule, it only removes candidates: what remains keeps the
     model's own probabilities.
     """
@@ -342,6 +348,9 @@ class RunGuard:
         # many times in a row that one was said), words as tuples of pieces; kept on the CPU, a few per row
         self.words: list[tuple[tuple[int, ...], tuple[int, ...], int]] = [((), (), 0)] * rows
         self.word_ends: list[tuple[int, int]] = []  # (row, piece) that would finish a word a third time: seldom any
+        # each row's last letter in the word being said and how many times in a row it came (across pieces)
+        self.tails: list[tuple[str, int]] = [("", 0)] * rows
+        self.letter_runs: list[tuple[int, list[int]]] = []  # (row, pieces) that would say a letter a fourth time
         # at the last forbid, where the guard removed a row's first choice: that piece (n,) (-1 in the other rows)
         # and its log-probability (n,); None where it removed no first choice (nearly every step)
         self.removed: tuple[Tensor, Tensor] | None = None
@@ -353,7 +362,7 @@ class RunGuard:
         full = ((limit > 0) & (self.run >= limit)).nonzero().view(-1)  # rows whose run is full: seldom any
         banned = [(row, self.limits.repeating.get(piece, [piece]))
                   for row, piece in zip(full.tolist(), self.last[full].tolist())]
-        banned += [(row, [piece]) for row, piece in self.word_ends]
+        banned += [(row, [piece]) for row, piece in self.word_ends] + self.letter_runs
         self.removed = None
         for row, removed in banned:
             first = int(log_probs[row].argmax())
@@ -375,7 +384,10 @@ class RunGuard:
         self.last = chosen
         if self.limits.word_part:
             parents = range(len(self.words)) if rows is None else rows.tolist()
-            self.words = [self._next_word(self.words[r], piece) for r, piece in zip(parents, chosen.tolist())]
+            pieces = chosen.tolist()
+            self.words = [self._next_word(self.words[r], piece) for r, piece in zip(parents, pieces)]
+            if self.limits.letters:
+                self.tails = [self._next_tail(self.tails[r], piece) for r, piece in zip(parents, pieces)]
             self._find_word_ends()
 
     def _next_word(self, words: tuple[tuple[int, ...], tuple[int, ...], int], piece: int):
@@ -390,16 +402,30 @@ class RunGuard:
             return (), (), 0
         return (piece,), before, times
 
+    def _next_tail(self, tail: tuple[str, int], piece: int) -> tuple[str, int]:
+        """A row's last letter and its run after it says `piece` (a run goes on only inside a word)."""
+        text = self.limits.letters[piece]
+        if not text:
+            return "", 0
+        letter, times = tail if self.limits.word_part[piece] == WORD_GOES_ON else ("", 0)
+        same = len(text) - len(text.rstrip(text[-1]))  # the piece's own last letter, how many times at its end
+        return (letter, times + same) if same == len(text) and text[-1] == letter else (text[-1], same)
+
     def _find_word_ends(self) -> None:
-        """The rows about to finish, a third time in a row, a word of several pieces, and that word's last piece."""
+        """The rows about to finish, a third time in a row, a word of several pieces, and that word's last piece;
+        the rows whose next piece could say their last letter a fourth time in a row, and those pieces."""
         self.word_ends = [(row, before[-1]) for row, (word, before, times) in enumerate(self.words)
                           if times >= 2 and len(before) > 1 and word == before[:-1]]
+        self.letter_runs = [(row, self.limits.beginning_with[letter * (4 - times)])
+                            for row, (letter, times) in enumerate(self.tails)
+                            if letter and letter * (4 - times) in self.limits.beginning_with]
 
     def select(self, rows: Tensor) -> None:
         """Keep rows `rows` (finished sentences leave the batch)."""
         self.last, self.run = self.last[rows], self.run[rows]
         if self.limits.word_part:
             self.words = [self.words[r] for r in rows.tolist()]
+            self.tails = [self.tails[r] for r in rows.tolist()]
             self._find_word_ends()
 
 

@@ -122,7 +122,8 @@ def run_limits(pieces: Sequence[str]) -> RunLimits:
     So no word says two or three letters three times over, or one letter four times, by repeating pieces
     (class_sets.STUTTER counts what is left). A piece that is a whole word of letters ("▁sehr", "▁carte") twice:
     "die die" and "nous nous" are grammar, "carte carte carte" never; a word of several pieces is held to two in a
-    row by the guard itself ("▁St·ate" twice), which reads here where a word of letters begins and goes on.
+    row by the guard itself ("▁St·ate" twice), which reads here where a word of letters begins and goes on, and
+    one letter at most three times in a row across pieces ("Schiff·f·ahrt", never "Stef·f·f·f").
     Digits, punctuation and special pieces have no limit."""
     inner = {i: p for i, p in enumerate(pieces) if p.isalpha()}  # "▁", "<s>", "<0x41>", "3" are not alpha
     beginning_with: dict[str, list[int]] = {}  # a text -> the inner pieces that begin with it
@@ -138,7 +139,9 @@ def run_limits(pieces: Sequence[str]) -> RunLimits:
             limit[i] = 2  # itself alone: "carte carte" may go on with "cartes"
         if p.startswith("\u2581") and (p[1:].isalpha() or p == "\u2581"):
             word_parts[i] = WORD_START
-    return RunLimits(limit, {i: beginning_with[p] for i, p in inner.items()}, word_parts)
+    letters = [p.lstrip("\u2581") if p.lstrip("\u2581").isalpha() else "" for p in pieces]
+    return RunLimits(limit, {i: beginning_with[p] for i, p in inner.items()}, word_parts, letters,
+                     {text: ids for text, ids in beginning_with.items() if len(set(text)) == 1})
 
 
 def american(text: str) -> str:
