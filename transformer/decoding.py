@@ -347,10 +347,8 @@ class RunGuard:
         # each row's words, when the vocabulary tells words apart: (the word being said, the word before it, how
         # many times in a row that one was said), words as tuples of pieces; kept on the CPU, a few per row
         self.words: list[tuple[tuple[int, ...], tuple[int, ...], int]] = [((), (), 0)] * rows
-        self.word_ends: list[tuple[int, int]] = []  # (row, piece) that would finish a word a third time: seldom any
         # each row's last letter in the word being said and how many times in a row it came (across pieces)
         self.tails: list[tuple[str, int]] = [("", 0)] * rows
-        self.letter_runs: list[tuple[int, list[int]]] = []  # (row, pieces) that would say a letter a fourth time
         # at the last forbid, where the guard removed a row's first choice: that piece (n,) (-1 in the other rows)
         # and its log-probability (n,); None where it removed no first choice (nearly every step)
         self.removed: tuple[Tensor, Tensor] | None = None
@@ -388,7 +386,6 @@ class RunGuard:
             self.words = [self._next_word(self.words[r], piece) for r, piece in zip(parents, pieces)]
             if self.limits.letters:
                 self.tails = [self._next_tail(self.tails[r], piece) for r, piece in zip(parents, pieces)]
-            self._find_word_ends()
 
     def _next_word(self, words: tuple[tuple[int, ...], tuple[int, ...], int], piece: int):
         """A row's (word being said, word before, times in a row) after it says `piece`."""
@@ -411,14 +408,20 @@ class RunGuard:
         same = len(text) - len(text.rstrip(text[-1]))  # the piece's own last letter, how many times at its end
         return (letter, times + same) if same == len(text) and text[-1] == letter else (text[-1], same)
 
-    def _find_word_ends(self) -> None:
-        """The rows about to finish, a third time in a row, a word of several pieces, and that word's last piece;
-        the rows whose next piece could say their last letter a fourth time in a row, and those pieces."""
-        self.word_ends = [(row, before[-1]) for row, (word, before, times) in enumerate(self.words)
-                          if times >= 2 and len(before) > 1 and word == before[:-1]]
-        self.letter_runs = [(row, self.limits.beginning_with[letter * (4 - times)])
-                            for row, (letter, times) in enumerate(self.tails)
-                            if letter and letter * (4 - times) in self.limits.beginning_with]
+    @property
+    def word_ends(self) -> list[tuple[int, int]]:
+        """(row, piece): the rows about to finish, a third time in a row, a word of several pieces, and that word's
+        last piece (seldom any)."""
+        return [(row, before[-1]) for row, (word, before, times) in enumerate(self.words)
+                if times >= 2 and len(before) > 1 and word == before[:-1]]
+
+    @property
+    def letter_runs(self) -> list[tuple[int, list[int]]]:
+        """(row, pieces): the rows whose next piece could say their last letter a fourth time in a row, and those
+        pieces (seldom any)."""
+        after = self.limits.beginning_with
+        return [(row, after[letter * (4 - times)]) for row, (letter, times) in enumerate(self.tails)
+                if letter and letter * (4 - times) in after]
 
     def select(self, rows: Tensor) -> None:
         """Keep rows `rows` (finished sentences leave the batch)."""
@@ -426,7 +429,6 @@ class RunGuard:
         if self.limits.word_part:
             self.words = [self.words[r] for r in rows.tolist()]
             self.tails = [self.tails[r] for r in rows.tolist()]
-            self._find_word_ends()
 
 
 # -----------------------------------------------------------------------------

@@ -139,7 +139,7 @@ def run_limits(pieces: Sequence[str]) -> RunLimits:
             limit[i] = 2  # itself alone: "carte carte" may go on with "cartes"
         if p.startswith("\u2581") and (p[1:].isalpha() or p == "\u2581"):
             word_parts[i] = WORD_START
-    letters = [p.lstrip("\u2581") if p.lstrip("\u2581").isalpha() else "" for p in pieces]
+    letters = [text if text.isalpha() else "" for text in (p.lstrip("\u2581") for p in pieces)]
     return RunLimits(limit, {i: beginning_with[p] for i, p in inner.items()}, word_parts, letters,
                      {text: ids for text, ids in beginning_with.items() if len(set(text)) == 1})
 
