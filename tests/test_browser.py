@@ -556,20 +556,22 @@ def test_a_second_training_waits_its_turn_and_its_user_sees_the_queue(browser, s
             page.context.close()
 
 
-def test_a_click_on_translate_while_a_translation_runs_is_kept_and_runs_next(page):
+def test_a_click_on_translate_while_a_translation_runs_is_kept_and_runs_next(page, translators):
     """Another pair starts translating the box's text (twenty sentences: a while); the user types a new sentence
     and clicks Translate before it has landed. That click is not lost: its translation follows and stays."""
     paragraph = " ".join(f"The {n} children in row {n} are reading a long book about boats." for n in range(3, 23))
+    sentence = "Two dogs play in the snow."
     page.locator("#source-text textarea").fill(paragraph)
     page.get_by_label("Language pair").click()
     page.get_by_role("option", name="English → French", exact=True).click()
-    page.locator("#source-text textarea").fill("Two dogs play in the snow.")
+    page.locator("#source-text textarea").fill(sentence)
     page.click("#translate-button")
-    page.wait_for_function("() => { const t = document.querySelector('#translation textarea').value;"
-                           " return t && t.length < 80 && !document.querySelector('#translation.stale'); }",
-                           timeout=60_000)  # one sentence's translation, not the twenty's
-    page.wait_for_timeout(1000)
-    assert len(page.locator("#translation textarea").input_value()) < 80  # and nothing older lands over it
+    # this sentence's French (the box shows the opening's German, then perhaps the twenty's, until it lands)
+    page.wait_for_function("(want) => document.querySelector('#translation textarea').value === want",
+                           arg=translators["en-fr"].translate(sentence).text, timeout=60_000)
+    page.wait_for_function(IDLE, timeout=30_000)
+    page.wait_for_timeout(1500)
+    assert page.locator("#translation textarea").input_value() == translators["en-fr"].translate(sentence).text
 
 
 HOSTILE = [
