@@ -289,6 +289,10 @@ def warnings(translator, source: str, translation: str) -> list[str]:
     if names and not foreign:
         said.append(f"Check the names: {', '.join(names)} did not come out as typed (the model may not know "
                     f"{'it' if len(names) == 1 else 'them'}).")
+    left = translator.words.left_in_english(source, translation) if translator.words else []
+    if left and not foreign:
+        said.append(f"Check the words: {', '.join(left)} came out in English (the model may not know "
+                    f"{'it' if len(left) == 1 else 'them'}, and copied {'it' if len(left) == 1 else 'them'}).")
     return said
 
 

@@ -32,6 +32,20 @@ def test_every_pair_has_a_floor_and_a_small_checkpoint():
 
 
 @needs_data
+@needs_tatoeba
+@pytest.mark.parametrize("pair", shipped_pairs())
+def test_every_shipped_pair_keeps_the_words_its_training_pairs_write(pair):
+    """words.json (the page's "left in English") holds every word the corpora's training pairs write, counted as
+    count-words counts them; the classroom corpus adds its own (compared as subsets: it may grow after training)."""
+    from transformer.training.train import training_pairs
+    from transformer.words import TrainingWords
+
+    kept, corpora = TrainingWords.load(SHIPPED / pair), TrainingWords.count(*training_pairs([DATA_DIR, TATOEBA], pair))
+    assert corpora.english <= kept.english and corpora.both <= kept.both
+    assert {"tom", "pizza"} <= kept.both and "because" in kept.english - kept.both
+
+
+@needs_data
 @pytest.mark.parametrize("pair", shipped_pairs())
 def test_a_handful_of_val_sentences_translate_sensibly(translators, pair):
     made = floors.val_sentences(translators[pair], DATA_DIR)

@@ -60,3 +60,47 @@ def test_symbols_carried_over_are_said_and_the_unsure_words_marked_with_a_legend
     assert 'Ich liebe <mark class="unsure">meinen</mark> <mark class="unsure">&lt;b&gt;.</mark>' in html_
     assert "the model was unsure here" in html_ and "<b>" not in html_  # escaped: a piece is never markup
     assert marked([SimpleNamespace(target_tokens=["▁Hallo", "!"], unsure=[])]) == ""  # sure of every piece: nothing
+
+
+# English words of a toy training corpus: "pizza" and "Tom" both sides write; "bananas" only the English side
+WORD_PAIRS = (["The bananas are yellow.", "the bananas are ripe", "A pizza is hot.", "A pizza is cold.", "Tom eats.",
+               "Tom runs."],
+              ["Die Bananen sind gelb.", "die Bananen sind reif", "Eine Pizza ist heiß.", "Eine Pizza ist kalt.",
+               "Tom isst.", "Tom rennt."])
+
+
+def test_a_word_left_in_english_is_one_the_training_references_would_not_keep():
+    from transformer.words import TrainingWords
+
+    words = TrainingWords.count(*WORD_PAIRS)
+    assert {"bananas", "are", "pizza"} == words.english  # lowercase twice or more, three letters or more ("The": once)
+    assert {"pizza", "tom"} == words.both
+    left = words.left_in_english
+    assert left("I like bananas.", "Ich mag Bananas.") == ["Bananas"]  # a lowercase word, in any case
+    assert left("Bananas are yellow.", "Bananas sind gelb.") == ["Bananas"]  # opening a sentence: a word all the same
+    assert left("BANANAS ARE YELLOW", "BANANAS SIND GELB") == ["BANANAS"]  # shouted
+    assert left("Where is the tadpole?", "Wo ist die Tadpole?") == ["Tadpole"]  # never seen: left in English
+    assert left("I like pizza. Tom too.", "Ich mag Pizza. Tom auch.") == []  # the references keep them too
+    assert left("Sofia likes bananas.", "Sofia mag Bananen.") == []  # a word the sources never write in lowercase
+    assert left("I met Bananas today.", "Ich traf Bananas heute.") == []  # capitalised within a sentence: a name
+    assert left("an ox and bananas, bananas", "an ox und bananas, Bananas") == ["bananas", "Bananas"]  # short: not
+
+
+def test_a_word_left_in_english_is_said_when_the_checkpoint_has_its_training_words(translator, monkeypatch):
+    from transformer.words import TrainingWords
+
+    assert translator.words is None  # not loaded from a checkpoint with words.json: nothing to say
+    assert panel.warnings(translator, "Bananas are yellow.", "Bananas sind gelb.") == []
+    monkeypatch.setattr(translator, "words", TrainingWords.count(*WORD_PAIRS))
+    assert panel.warnings(translator, "Bananas are yellow.", "Bananas sind gelb.") == [
+        "Check the words: Bananas came out in English (the model may not know it, and copied it)."]
+    assert panel.warnings(translator, "Bananas are yellow.", "Bananen sind gelb.") == []
+
+
+def test_training_words_saved_in_a_checkpoint_load_back_and_a_checkpoint_without_them_has_none(tmp_path):
+    from transformer.words import TrainingWords
+
+    words = TrainingWords.count(*WORD_PAIRS)
+    words.save(tmp_path)
+    assert TrainingWords.load(tmp_path) == words
+    assert TrainingWords.load(tmp_path / "elsewhere") is None

@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from transformer import CheckpointError, Transformer, greedy, load_checkpoint, noam_lr, save_checkpoint
+from transformer import CheckpointError, Transformer, Translator, greedy, load_checkpoint, noam_lr, save_checkpoint
 from transformer.files import atomic_write
 from transformer.metrics import Metrics
 from transformer.config import TrainConfig
@@ -181,6 +181,8 @@ def test_train_writes_a_checkpoint_and_resumes(data_dir, tmp_path):
     assert metrics.data == [data_dir.name]  # what it was trained on, recorded
     model, tok, _ = load_checkpoint(out)
     assert model.cfg.vocab_size == len(tok) == 60
+    words = Translator.load(out, device="cpu").words  # its training pairs' words: both toy languages write "park"
+    assert {"park", "ball"} <= words.both and "dog" in words.english and "dog" not in words.both
     src, _ = read_pair(data_dir, "val", "en", "de")
     assert len(src) == 40
 

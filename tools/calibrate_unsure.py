@@ -42,7 +42,8 @@ from transformer import Translator  # noqa: E402
 from transformer.interpret.analyses import attention  # noqa: E402
 from transformer.metrics import Metrics  # noqa: E402
 from transformer.training.class_sets import is_right, labelled  # noqa: E402
-from transformer.training.data import open_corpora, read_classroom  # noqa: E402
+from transformer.training.data import read_classroom  # noqa: E402
+from transformer.training.train import training_pairs  # noqa: E402
 from transformer.translator import word_probabilities  # noqa: E402
 
 
@@ -194,14 +195,8 @@ def compare_signals(tr: Translator, translations: list, lab: Labelled, right_sha
           f"{auc([c for c, r in zip(covered, lab.right) if not r], [c for c, r in zip(covered, lab.right) if r]):.3f}")
 
 
-def training_sources(data: Path, pair: str) -> set[str]:
-    seen = set()
-    for corpus in open_corpora([data / "multi30k", data / "tatoeba"], pair):
-        seen |= set(corpus.pairs("train")[0])
-    lang = pair.split("-")[1]
-    for part in read_classroom(f"{ROOT / 'data' / 'phrasebook.txt'},{ROOT / 'data' / 'classroom'}", lang).values():
-        seen |= set(part[0])
-    return seen
+def training_sources(data: Path, pair: str, phrasebook: str) -> set[str]:
+    return set(training_pairs([data / "multi30k", data / "tatoeba"], pair, phrasebook)[0])
 
 
 def main() -> None:
@@ -268,7 +263,7 @@ def main() -> None:
                "auc_lowest_probability": auc([s["lowest probability"] for s, r in zip(sig, right) if not r],
                                              [s["lowest probability"] for s, r in zip(sig, right) if r])}
     if args.data_dir:
-        seen = training_sources(args.data_dir, tr.metrics.pair)
+        seen = training_sources(args.data_dir, tr.metrics.pair, tr.metrics.train_config.get("phrasebook", ""))
         unseen = [i for i, (en, _) in enumerate(items) if en not in seen]
         figures |= {"unseen": len(unseen), "unseen_right": sum(by_written[i] for i in unseen),
                     "unseen_right_judged": sum(right[i] for i in unseen)}

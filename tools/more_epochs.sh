@@ -55,6 +55,7 @@ if [ "$mode" = ship ]; then
   rm -rf "checkpoints/$pair" && mkdir -p "checkpoints/$pair/timeline"
   cp "$out"/{config.json,model.safetensors,spm.model,metrics.json} "checkpoints/$pair/"
   cp -r "$timeline/." "checkpoints/$pair/timeline/"
+  python -m transformer count-words --checkpoint "checkpoints/$pair" --data-dir "$data/multi30k" --data-dir "$data/tatoeba"
   tools/test_scores.sh "checkpoints/$pair" "$data" 2
   python -m transformer evaluate --checkpoint "checkpoints/$pair" --class-sets --record --threads 2
   python tools/calibrate_unsure.py --checkpoint "checkpoints/$pair" --record --data-dir "$data"

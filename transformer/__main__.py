@@ -1,4 +1,4 @@
-"""python -m transformer <train|average|keep-state|translate|evaluate|bench|export|import-marian> ..."""
+"""python -m transformer <train|average|keep-state|count-words|translate|evaluate|bench|export|import-marian> ..."""
 from __future__ import annotations
 
 import argparse
@@ -139,6 +139,21 @@ def import_marian(args) -> int:
     return 0
 
 
+def count_words(args) -> int:
+    from .metrics import Metrics
+    from .training.train import training_pairs
+    from .words import TrainingWords
+
+    metrics = Metrics.load(args.checkpoint)
+    if not metrics.train_config:
+        return fail(f"{args.checkpoint} has no training run in its metrics.json (an imported model?): nothing to count")
+    words = TrainingWords.count(*training_pairs(args.data_dir, metrics.pair, metrics.train_config.get("phrasebook", "")))
+    words.save(args.checkpoint)
+    print(f"{args.checkpoint}/words.json: {len(words.english)} English words in lowercase, {len(words.both)} "
+          f"written on both sides")
+    return 0
+
+
 # -----------------------------------------------------------------------------
 # The parser
 
@@ -170,6 +185,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True, help="the run's --out directory (with train/ inside)")
     p.add_argument("--to", required=True, help="the folder to write, e.g. resume/en-de")
     p.set_defaults(func=keep_state)
+
+    p = sub.add_parser("count-words", help="the words a checkpoint's training pairs write (words.json), which the "
+                       "page reads to say when a translation left a word in English")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--data-dir", required=True, action="append", help="the corpora it trained on, as for train")
+    p.set_defaults(func=count_words)
 
     p = sub.add_parser("translate", help="translate text with a checkpoint")
     p.add_argument("--checkpoint", required=True)

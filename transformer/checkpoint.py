@@ -1,4 +1,5 @@
-"""A checkpoint is a directory: config.json, model.safetensors, spm.model, metrics.json.
+"""A checkpoint is a directory: config.json, model.safetensors, spm.model, metrics.json (and words.json, the words
+its training pairs write: transformer/words.py; timeline/, its snapshots).
 
 Nothing is ever unpickled: weights are safetensors, everything else is JSON or the sentencepiece proto.
 Every file is written to a temporary name and renamed into place, so a crash never leaves half a file.

@@ -18,6 +18,7 @@ from .errors import InputError
 from .metrics import Metrics
 from .model import Transformer
 from .tokenizer import BYTE_PIECE, Tokenizer, american, length_sorted_batches, pad_batch, run_limits
+from .words import TrainingWords
 
 UNSURE_BELOW = 0.5  # a word the model gave less than this probability is marked unsure, until calibrated
 CHARS_PER_POSITION = 16  # more characters than any subword needs; the rest cannot fit in the positions
@@ -218,6 +219,7 @@ class Translator:
         self.metrics = metrics if isinstance(metrics, Metrics) else Metrics.from_dict(metrics)
         self.name = name
         self.path: Path | None = None  # the checkpoint directory, when loaded from one (its timeline lives there)
+        self.words: TrainingWords | None = None  # its training pairs' words (words.json), when it has them
         self.device = next(model.parameters()).device
         self._lacks: dict[str, bool] = {}  # character -> the vocabulary spells it in bytes or as <unk>
         vocab = [tokenizer.id_to_piece(i) for i in range(model.cfg.vocab_size)]  # what the output layer scores
@@ -235,7 +237,7 @@ class Translator:
                 raise InputError("int8 quantization runs on the CPU only; use device='cpu'")
             model = quantize_int8(model)
         translator = cls(model, tokenizer, metrics, name=Path(path).name, precision="int8" if int8 else "fp32")
-        translator.path = Path(path)
+        translator.path, translator.words = Path(path), TrainingWords.load(path)
         return translator
 
     @property

@@ -42,6 +42,7 @@ from .data import batch_tensors, bucket_batches, iterate_batches, make_example, 
 from ..decoding import DecodeOptions
 from .evaluate import score_translations
 from ..model import Transformer, count_parameters
+from ..words import TrainingWords
 from .augment import Names, augment
 from .noise import noisy_sources
 from .schedule import learning_rate
@@ -297,11 +298,26 @@ def read_corpora(data_dir: str | list[str], tcfg: TrainConfig, limit: int = 0):
         val_src, val_tgt = val_src + vsrc, val_tgt + vtgt
         val_sets[corpus.name] = corpus.split("val") if not limit else (vsrc, [vtgt])
     if tcfg.phrasebook:  # training pairs only: its held-out share is read by evaluate's classroom set
-        paths = ",".join(str(project_path(p.strip())) for p in tcfg.phrasebook.split(",") if p.strip())
-        for name, (src, tgt) in read_classroom(paths, tcfg.pair.split("-")[1]).items():
+        for name, (src, tgt) in read_classroom(phrasebook_paths(tcfg.phrasebook), tcfg.pair.split("-")[1]).items():
             train_src += src * repeats.get(name, 1)
             train_tgt += tgt * repeats.get(name, 1)
     return train_src, train_tgt, val_src, val_tgt, val_sets
+
+
+def training_pairs(data_dir: str | list[str], pair: str, phrasebook: str = "", limit: int = 0) -> tuple[list[str], list[str]]:
+    """Every training pair once (no oversampling): the corpora's train splits and the phrasebooks' training share."""
+    src, tgt = [], []
+    for corpus in open_corpora(data_dir, pair):
+        s, t = corpus.pairs("train")
+        src, tgt = src + (s[:limit] if limit else s), tgt + (t[:limit] if limit else t)
+    for s, t in read_classroom(phrasebook_paths(phrasebook), pair.split("-")[1]).values():
+        src, tgt = src + s, tgt + t
+    return src, tgt
+
+
+def phrasebook_paths(phrasebook: str) -> str:
+    """--phrasebook's comma-separated files and folders, each found in the project when not here."""
+    return ",".join(str(project_path(p.strip())) for p in phrasebook.split(",") if p.strip())
 
 
 def project_path(path: str) -> Path:
@@ -690,6 +706,7 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
         run.metrics.train_wall_s = position["elapsed_s"]
         vsrc, vrefs = next(iter(run.val_sets.values()))
         finish(run.out_dir, model, run.tokenizer, run.metrics, tcfg.average_last, tcfg.fp16_weights, vsrc, vrefs)
+        TrainingWords.count(*training_pairs(data_dir, tcfg.pair, tcfg.phrasebook, limit)).save(run.out_dir)
     if dist.is_initialized():
         dist.destroy_process_group()
     return run.metrics
