@@ -96,10 +96,11 @@ class TranslatePanel:
             self.strategy = gr.Radio([("Greedy", "greedy"), ("Random sampling", "sample"), ("Beam search", "beam")],
                                      value="greedy", label="Decoding")
             self.max_len = gr.Slider(0, 200, value=0, step=1, label="Max length (0: automatic)")
-        with gr.Row():  # on: a word, or a piece inside one, at most twice in a row (a single letter three times); off
-            # shows the model's own stutters ("Görs·ev·ev·ev", "carte carte carte")
+        with gr.Row():  # on: a word, or a piece inside one, at most twice in a row (a single letter three times), a
+            # phrase of two or three words once; off shows the model's own stutters ("Görs·ev·ev·ev", "zu spät zu spät")
             self.stutter_guard = gr.Checkbox(
-                True, label="Stutter guard: a word, or a piece inside one, at most twice in a row", elem_id="stutter-guard")
+                True, label="Stutter guard: a word, or a piece inside one, at most twice in a row; a phrase once",
+                elem_id="stutter-guard")
         with gr.Row():
             self.temperature = gr.Slider(0, 3, value=1.0, step=0.05, label="Temperature (0: greedy)", visible=False)
             self.top_k = gr.Slider(0, 100, value=0, step=1, label="Top-k (0: off)", visible=False)

@@ -399,6 +399,44 @@ def test_a_word_said_again_after_punctuation_is_no_stutter():
     assert hyp.tokens == [A, B, C] * 3 and not any(s.guarded for s in hyp.steps)
 
 
+def test_a_phrase_of_two_words_is_not_said_twice_in_a_row():
+    late = ["<pad>", "<s>", "</s>", "\u2581zu", "\u2581sp\u00e4t", "\u2581sehr"]  # A, B, C: "zu spät zu spät ..."
+    rule = {None: {A: 0.9, EOS: 0.1}, A: {B: 0.9, C: 0.06, EOS: 0.04}, B: {A: 0.8, EOS: 0.2}, C: {EOS: 1.0}}
+    model, limits = TableModel(by_last_piece(rule), ENDS), run_limits(late)
+    hyp = greedy(model, one_source(), 8, run_limits=limits)[0]
+    assert hyp.tokens == [A, B, A, C]  # "zu spät zu sehr": not "spät" again, the next choice with its own 0.06
+    assert [s.guarded for s in hyp.steps] == [False, False, False, True, False]
+    assert hyp.steps[3].prob == pytest.approx(0.06)
+    # each piece's own limit (none comes twice in a row) lets the phrase go on
+    assert greedy(model, one_source(), 8, run_limits=replace(limits, word_part=[]))[0].tokens == [A, B] * 4
+
+
+def test_a_phrase_of_words_of_several_pieces_is_not_said_twice_in_a_row():
+    shot = ["<pad>", "<s>", "</s>", "\u2581Sh", "ot", "on"]  # A, B, C: "Shot" is A·B, "Shon" A·C
+    said = [A, B, A, C, A, B, A]  # "Shot Shon Shot Sh", then "on" is the model's first choice
+    table = {tuple(said[:n]): {said[n]: 1.0} for n in range(len(said))} | {tuple(said): {C: 0.6, B: 0.3, EOS: 0.1}}
+    hyp = greedy(TableModel(table, ENDS), one_source(), 10, run_limits=run_limits(shot))[0]
+    assert hyp.tokens == said + [B]  # "Shot Shon Shot Shot", not "Shot Shon Shot Shon"
+    assert [s.guarded for s in hyp.steps] == [False] * 7 + [True, False]
+
+
+def test_the_guard_sees_phrases_of_three_words_and_none_across_punctuation():
+    walk = ["<pad>", "<s>", "</s>", "\u2581ein", "\u2581Mann", ","]  # A, B, C
+    guard = RunGuard(run_limits(walk), 1, torch.device("cpu"))
+    for piece in (A, B, A):
+        guard.advance(torch.tensor([piece]))
+    assert guard.phrase_ends == [(0, B)]  # "ein Mann ein": not "Mann" now
+    guard = RunGuard(run_limits(walk), 1, torch.device("cpu"))
+    for piece in (A, B, C, A):
+        guard.advance(torch.tensor([piece]))
+    assert guard.phrase_ends == []  # "ein Mann, ein Mann" is said as the writer meant
+    three = ["<pad>", "<s>", "</s>", "\u2581ein", "\u2581Mann", "\u2581geht"]  # "ein Mann geht ein Mann": not "geht"
+    guard = RunGuard(run_limits(three), 1, torch.device("cpu"))
+    for piece in (A, B, C, A, B):
+        guard.advance(torch.tensor([piece]))
+    assert guard.phrase_ends == [(0, C)]
+
+
 def test_a_letter_comes_at_most_three_times_in_a_row_across_pieces():
     stef = ["<pad>", "<s>", "</s>", "\u2581Stef", "f", "e"]  # A, B, C: "Stef·f·f·f·e" unless something stops it
     rule = {None: {A: 0.9, EOS: 0.1}, A: {B: 0.9, EOS: 0.1}, B: {B: 0.8, C: 0.15, EOS: 0.05}, C: {EOS: 1.0}}

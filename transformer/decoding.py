@@ -325,16 +325,20 @@ class RunLimits:
 
 
 WORD_START, WORD_GOES_ON = 1, 2
+PHRASES = (2, 3)  # a phrase of so many words is not said twice in a row (RunGuard)
+SAID = 2 * max(PHRASES) - 1  # the words before the one being said that a RunGuard keeps: enough to see one
 
 
 class RunGuard:
-    """Keeps each row from saying a piece more times in a row than its RunLimits allow, a word three times, or a
-    letter four times.
+    """Keeps each row from saying a piece more times in a row than its RunLimits allow, a word three times, a phrase
+    of two or three words twice, or a letter four times.
 
     A model that has lost its way in a word it does not know may say one piece again and again ("Görs·ev·ev·ev");
     once a piece's run is full, the guard sets it, and the pieces that begin with it, to -inf for that row, which
     takes its next choice. A word of several pieces said twice in a row ("▁St·ate ▁St·ate") may not be finished a
     third time: once its first pieces are said again, its last piece is removed ("State State States" may follow).
+    A phrase of two or three words (PHRASES) is not said again right after itself ("zu spät zu spät", "Shot Shon Shot
+    Shot Shon Shot"): the piece that would finish its last word is removed (its first piece, for a word of one).
     No letter comes four times in a row inside a word, across pieces ("Stef·f·f" may not go on with "f").
     Like fairseq's and Hugging Face's no-repeat n-gram rule, it only removes candidates: what remains keeps the
     model's own probabilities.
@@ -344,9 +348,9 @@ class RunGuard:
         self.limits, self.limit = limits, limits.limit.to(device)  # (V,)
         self.last = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) each row's last piece
         self.run = torch.zeros(rows, dtype=torch.long, device=device)  # (n,) how many times in a row (0: none yet)
-        # each row's words, when the vocabulary tells words apart: (the word being said, the word before it, how
-        # many times in a row that one was said), words as tuples of pieces; kept on the CPU, a few per row
-        self.words: list[tuple[tuple[int, ...], tuple[int, ...], int]] = [((), (), 0)] * rows
+        # each row's words, when the vocabulary tells words apart: (the word being said, the last SAID words said
+        # before it since punctuation or a number), words as tuples of pieces; kept on the CPU, a few per row
+        self.words: list[tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]] = [((), ())] * rows
         # each row's last letter in the word being said and how many times in a row it came (across pieces)
         self.tails: list[tuple[str, int]] = [("", 0)] * rows
         # at the last forbid, where the guard removed a row's first choice: that piece (n,) (-1 in the other rows)
@@ -360,7 +364,7 @@ class RunGuard:
         full = ((limit > 0) & (self.run >= limit)).nonzero().view(-1)  # rows whose run is full: seldom any
         banned = [(row, self.limits.repeating.get(piece, [piece]))
                   for row, piece in zip(full.tolist(), self.last[full].tolist())]
-        banned += [(row, [piece]) for row, piece in self.word_ends] + self.letter_runs
+        banned += [(row, [piece]) for row, piece in self.word_ends + self.phrase_ends] + self.letter_runs
         self.removed = None
         for row, removed in banned:
             first = int(log_probs[row].argmax())
@@ -387,17 +391,17 @@ class RunGuard:
             if self.limits.letters:
                 self.tails = [self._next_tail(self.tails[r], piece) for r, piece in zip(parents, pieces)]
 
-    def _next_word(self, words: tuple[tuple[int, ...], tuple[int, ...], int], piece: int):
-        """A row's (word being said, word before, times in a row) after it says `piece`."""
-        word, before, times = words
+    def _next_word(self, words: tuple[tuple[int, ...], tuple[tuple[int, ...], ...]], piece: int):
+        """A row's (word being said, words said before it) after it says `piece`."""
+        word, said = words
         part = self.limits.word_part[piece]
         if part == WORD_GOES_ON and word:
-            return word + (piece,), before, times
+            return word + (piece,), said
         if word:  # the word is finished
-            word, before, times = (), word, (times + 1 if word == before else 1)
+            said = (said + (word,))[-SAID:]
         if part == 0:  # punctuation or a number between: "State, State" is no stutter
-            return (), (), 0
-        return (piece,), before, times
+            return (), ()
+        return (piece,), said
 
     def _next_tail(self, tail: tuple[str, int], piece: int) -> tuple[str, int]:
         """A row's last letter and its run after it says `piece` (a run goes on only inside a word)."""
@@ -412,8 +416,30 @@ class RunGuard:
     def word_ends(self) -> list[tuple[int, int]]:
         """(row, piece): the rows about to finish, a third time in a row, a word of several pieces, and that word's
         last piece (seldom any)."""
-        return [(row, before[-1]) for row, (word, before, times) in enumerate(self.words)
-                if times >= 2 and len(before) > 1 and word == before[:-1]]
+        return [(row, said[-1][-1]) for row, (word, said) in enumerate(self.words)
+                if len(said) >= 2 and said[-1] == said[-2] and len(said[-1]) > 1 and word == said[-1][:-1]]
+
+    @property
+    def phrase_ends(self) -> list[tuple[int, int]]:
+        """(row, piece): the rows about to say again, right after it, a phrase of k words (k in PHRASES), and the
+        piece that would: the last piece of its last word, where the word being said is that word but for it, or
+        the first piece of a last word of one piece, where the word being said ends the phrase's k - 1 first words
+        (seldom any)."""
+        ends = []
+        for row, (word, said) in enumerate(self.words):
+            if not word:
+                continue
+            for k in PHRASES:
+                phrase = said[-(2 * k - 1):-(k - 1)]  # (k words): the phrase said once, if the word being said
+                # finishes its second time
+                if len(phrase) == k and said[-(k - 1):] == phrase[:-1] and len(phrase[-1]) > 1 \
+                        and word == phrase[-1][:-1]:
+                    ends.append((row, phrase[-1][-1]))
+                done = said + (word,)  # the word being said, finished by the next word's first piece
+                phrase = done[-(2 * k - 1):-(k - 1)]
+                if len(phrase) == k and done[-(k - 1):] == phrase[:-1] and len(phrase[-1]) == 1:
+                    ends.append((row, phrase[-1][0]))
+        return ends
 
     @property
     def letter_runs(self) -> list[tuple[int, list[int]]]:
