@@ -134,7 +134,8 @@ class TranslatePanel:
 
     def fill(self, result, values: dict) -> dict:
         """The translation, notices when the source was cut, lies far from what the model knows, is not English, or
-        has a number or a name the translation changed, and more samples side by side when asked for."""
+        has a number or a name the translation changed or a word it left in English, and more samples side by side
+        when asked for."""
         translator = self.ctx.translator(result.pair)
         notices = ["The text was longer than the model's positions and was cut to fit."] if result.translation.truncated else []
         notices += [carried(result.translation), unfamiliar(translator, result.text)]
@@ -199,8 +200,9 @@ class TranslatePanel:
 
 
 # -----------------------------------------------------------------------------
-# Warnings a class can trust, said under the translation: a number or a name that did not come out as typed, and a
-# source that is not English. The translation is shown all the same; each warning says what to check.
+# Warnings a class can trust, said under the translation: a number or a name that did not come out as typed, a word
+# left in English (transformer/words.py), and a source that is not English. The translation is shown all the same;
+# each warning says what to check.
 #
 # The language is told by py3langid (a small offline model inside the package, no download), among the languages a
 # class is likely to type, and only when it is sure: short greetings ("Hi!") are too short to tell.

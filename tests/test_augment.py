@@ -142,3 +142,60 @@ def test_copies_add_their_share_of_pairs():
     src, tgt = ["Tom is here."] * 200, ["Tom ist hier."] * 200
     new_src, new_tgt = augment(src, tgt, "de", NAMES, 0.0, 0.0, seed=1, copies=0.05)
     assert len(new_src) == 210 and new_src[200:] == new_tgt[200:]
+
+
+def test_the_clock_is_said_as_each_language_says_it():
+    from transformer.training.augment import HOURS
+
+    seen = set()
+    for rng in draws(3000):
+        for lang in ("de", "fr"):
+            src, tgt = template_pair(lang, NAMES, rng)
+            said = re.search(r"(half past|a quarter past|a quarter to|at|It's) (\w+)(?: o'clock)?[.!]", src)
+            if not said or said.group(2) not in HOURS["en"]:
+                continue
+            kind, h = said.group(1), HOURS["en"].index(said.group(2)) + 1
+            seen.add((lang, kind))
+            if lang == "de":  # "half past seven" is "halb acht"; one o'clock "ein Uhr"
+                want = {"half past": f"halb {HOURS['de'][h]}", "a quarter past": f"Viertel nach {HOURS['de'][h - 1]}",
+                        "a quarter to": f"Viertel vor {HOURS['de'][h - 1]}"}.get(kind, f" {'ein' if h == 1 else HOURS['de'][h - 1]} Uhr")
+            else:  # "sept heures et demie", "une heure moins le quart"
+                hours = HOURS["fr"][h - 1] + (" heure" if h == 1 else " heures")
+                want = hours + {"half past": " et demie", "a quarter past": " et quart",
+                                "a quarter to": " moins le quart"}.get(kind, "")
+            assert want in tgt, (src, tgt)
+    assert len(seen) == 10  # every way (half past, a quarter past and to, it's and at o'clock), in both languages
+
+
+def test_jobs_and_friends_take_the_gender_of_the_person():
+    from transformer.training.augment import JOBS
+
+    women = set(NAMES.first["f"])
+    checked = 0
+    for rng in draws(3000):
+        src, tgt = template_pair("de", NAMES, rng)
+        job = next((j for j in JOBS if re.search(rf" {j[0]}\.$", src)), None)
+        if job is None:
+            continue
+        woman = src.split()[0] in women or src.startswith(("My aunt", "Her mother", "My sister"))
+        assert re.search(rf"\b{job[1][woman]}\b", tgt), (src, tgt)
+        checked += 1
+    assert checked > 50
+
+
+def test_no_new_template_frame_is_a_held_out_sentence():
+    """The clock and people templates were written after reading the held-out sentences' errors: none of their
+    frames, whatever fills them, may be one of those sentences, so the held-out sets stay a fair test."""
+    from transformer.training.augment import HOURS, JOBS
+    from transformer.training.class_sets import labelled
+
+    names = Names.load("data/names.json")
+    drawn = set(names.first["m"] + names.first["f"])  # what fills {name}: the training side's names
+    slots = {"name": r"(?P<name>\S+)", "hour": "|".join(HOURS["en"]), "a_job": "|".join(j[0] for j in JOBS)}
+    frames = [re.compile(re.sub(r"\\\{(\w+)\\\}", lambda m: f"({slots[m.group(1)]})", re.escape(t[0])) + "$")
+              for t in TEMPLATES["clock and people"]]
+    for lang in ("de", "fr"):
+        for english, _ in labelled(lang):
+            for frame in frames:
+                made = frame.match(english)
+                assert not made or ("name" in frame.groupindex and made.group("name") not in drawn), english

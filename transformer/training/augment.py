@@ -201,6 +201,99 @@ CITIES = [(c, c, c) for c in (
 ]
 TIME_FORMAT = {"de": "{h}:{m:02d}", "fr": "{h}h{m:02d}"}
 
+# The clock as a class says it, and people's jobs and friends in the right gender: what the held-out classroom
+# sentences got wrong ("half past seven" -> "halb sieben", "My mother is a doctor." -> "Meine Mutter ist Arzt.").
+# None of these frames is a held-out sentence's (tests/test_augment.py), so those sentences stay a fair test.
+TEMPLATES["clock and people"] = [
+    ("It's {hour} o'clock.", ["Es ist {uhr} Uhr."], ["Il est {heures}."]),
+    ("It's half past {hour}.", ["Es ist halb {next_hour}."], ["Il est {heures} et demie."]),
+    ("It's a quarter past {hour}.", ["Es ist Viertel nach {hour}."], ["Il est {heures} et quart."]),
+    ("It's a quarter to {hour}.", ["Es ist Viertel vor {hour}."], ["Il est {heures} moins le quart."]),
+    ("The bus leaves at half past {hour}.", ["Der Bus fährt um halb {next_hour}."], ["Le bus part à {heures} et demie."]),
+    ("We meet at a quarter past {hour}.", ["Wir treffen uns um Viertel nach {hour}."],
+     ["On se retrouve à {heures} et quart.", "Nous nous retrouvons à {heures} et quart."]),
+    ("The lesson ends at a quarter to {hour}.", ["Die Stunde endet um Viertel vor {hour}."],
+     ["Le cours finit à {heures} moins le quart."]),
+    ("I go to bed at {hour} o'clock.", ["Ich gehe um {uhr} Uhr ins Bett."], ["Je me couche à {heures}."]),
+    ("See you at half past {hour}!", ["Bis halb {next_hour}!"], ["À {heures} et demie !"]),
+    ("{name} is {a_job}.", ["{name} ist {job}."], ["{name} est {job}."]),
+    ("{name} works as {a_job}.", ["{name} arbeitet als {job}."], ["{name} travaille comme {job}."]),
+    ("{name} wants to be {a_job}.", ["{name} möchte {job} werden."], ["{name} veut devenir {job}."]),
+    ("My aunt is {a_job}.", ["Meine Tante ist {job}."], ["Ma tante est {job}."], "f"),
+    ("My uncle is {a_job}.", ["Mein Onkel ist {job}."], ["Mon oncle est {job}."], "m"),
+    ("Her mother is {a_job}.", ["Ihre Mutter ist {job}."], ["Sa mère est {job}."], "f"),
+    ("His father is {a_job}.", ["Sein Vater ist {job}."], ["Son père est {job}."], "m"),
+    ("My sister wants to be {a_job}.", ["Meine Schwester möchte {job} werden."], ["Ma sœur veut devenir {job}."], "f"),
+    ("My grandfather was {a_job}.", ["Mein Großvater war {job}.", "Mein Opa war {job}."],
+     ["Mon grand-père était {job}."], "m"),
+    ("{name} is my friend.", ["{name} ist mein Freund."], ["{name} est mon ami."], "m"),
+    ("{name} is my friend.", ["{name} ist meine Freundin."], ["{name} est mon amie."], "f"),
+    ("I'm going to the cinema with my friend {name}.", ["Ich gehe mit meinem Freund {name} ins Kino."],
+     ["Je vais au cinéma avec mon ami {name}."], "m"),
+    ("I'm going to the cinema with my friend {name}.", ["Ich gehe mit meiner Freundin {name} ins Kino."],
+     ["Je vais au cinéma avec mon amie {name}."], "f"),
+    ("{name} is the best player on the team.", ["{name} ist der beste Spieler der Mannschaft."],
+     ["{name} est le meilleur joueur de l'équipe."], "m"),
+    ("{name} is the best player on the team.", ["{name} ist die beste Spielerin der Mannschaft."],
+     ["{name} est la meilleure joueuse de l'équipe."], "f"),
+    ("{name} is a new student in our class.", ["{name} ist ein neuer Schüler in unserer Klasse."],
+     ["{name} est un nouvel élève dans notre classe."], "m"),
+    ("{name} is a new student in our class.", ["{name} ist eine neue Schülerin in unserer Klasse."],
+     ["{name} est une nouvelle élève dans notre classe."], "f"),
+]
+HOURS = {"en": "one two three four five six seven eight nine ten eleven".split(),  # a clock's hours said, 1 to 11;
+         "de": "eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf".split(),  # German's "halb" says the
+         "fr": "une deux trois quatre cinq six sept huit neuf dix onze".split()}  # next one: up to 12
+# (English with its article, German for a man and a woman, French for a man and a woman)
+JOBS = [
+    ("a doctor", ("Arzt", "Ärztin"), ("médecin", "médecin")),
+    ("a teacher", ("Lehrer", "Lehrerin"), ("professeur", "professeure")),
+    ("a nurse", ("Krankenpfleger", "Krankenpflegerin"), ("infirmier", "infirmière")),
+    ("an engineer", ("Ingenieur", "Ingenieurin"), ("ingénieur", "ingénieure")),
+    ("a cook", ("Koch", "Köchin"), ("cuisinier", "cuisinière")),
+    ("a baker", ("Bäcker", "Bäckerin"), ("boulanger", "boulangère")),
+    ("a farmer", ("Landwirt", "Landwirtin"), ("agriculteur", "agricultrice")),
+    ("a police officer", ("Polizist", "Polizistin"), ("policier", "policière")),
+    ("a pilot", ("Pilot", "Pilotin"), ("pilote", "pilote")),
+    ("a dentist", ("Zahnarzt", "Zahnärztin"), ("dentiste", "dentiste")),
+    ("a lawyer", ("Anwalt", "Anwältin"), ("avocat", "avocate")),
+    ("a singer", ("Sänger", "Sängerin"), ("chanteur", "chanteuse")),
+    ("a dancer", ("Tänzer", "Tänzerin"), ("danseur", "danseuse")),
+    ("a painter", ("Maler", "Malerin"), ("peintre", "peintre")),
+    ("a writer", ("Schriftsteller", "Schriftstellerin"), ("écrivain", "écrivaine")),
+    ("a vet", ("Tierarzt", "Tierärztin"), ("vétérinaire", "vétérinaire")),
+    ("a hairdresser", ("Friseur", "Friseurin"), ("coiffeur", "coiffeuse")),
+    ("a journalist", ("Journalist", "Journalistin"), ("journaliste", "journaliste")),
+    ("an architect", ("Architekt", "Architektin"), ("architecte", "architecte")),
+    ("a programmer", ("Programmierer", "Programmiererin"), ("programmeur", "programmeuse")),
+    ("an actor", ("Schauspieler", "Schauspielerin"), ("acteur", "actrice")),
+    ("a mechanic", ("Mechaniker", "Mechanikerin"), ("mécanicien", "mécanicienne")),
+    ("a gardener", ("Gärtner", "Gärtnerin"), ("jardinier", "jardinière")),
+    ("a bus driver", ("Busfahrer", "Busfahrerin"), ("conducteur de bus", "conductrice de bus")),
+    ("a shop assistant", ("Verkäufer", "Verkäuferin"), ("vendeur", "vendeuse")),
+    ("a photographer", ("Fotograf", "Fotografin"), ("photographe", "photographe")),
+    ("a scientist", ("Wissenschaftler", "Wissenschaftlerin"), ("scientifique", "scientifique")),
+    ("a firefighter", ("Feuerwehrmann", "Feuerwehrfrau"), ("pompier", "pompière")),
+    ("a football player", ("Fußballspieler", "Fußballspielerin"), ("footballeur", "footballeuse")),
+]
+
+
+def said_slots(english: str, lang: str, gender: str, rng: random.Random) -> tuple[dict, dict]:
+    """The English and the target's slots of a said hour ({hour}) and a job ({a_job}), drawn only where the English
+    has them (other templates draw as they always did)."""
+    source, target = {}, {}
+    if "{hour}" in english:
+        h = rng.randrange(1, 12)
+        source["hour"] = HOURS["en"][h - 1]
+        if lang == "de":
+            target |= {"hour": HOURS["de"][h - 1], "next_hour": HOURS["de"][h], "uhr": "ein" if h == 1 else HOURS["de"][h - 1]}
+        else:
+            target["heures"] = HOURS["fr"][h - 1] + (" heure" if h == 1 else " heures")
+    if "{a_job}" in english:
+        job = rng.choice(JOBS)
+        source["a_job"], target["job"] = job[0], job[1 if lang == "de" else 2][gender == "f"]
+    return source, target
+
 
 def template_pair(lang: str, names: Names, rng: random.Random) -> tuple[str, str]:
     """One (English, translation) pair from TEMPLATES with its slots drawn."""
@@ -212,8 +305,10 @@ def template_pair(lang: str, names: Names, rng: random.Random) -> tuple[str, str
              "phone": " ".join(digits(rng.randrange(3, 5), rng, "0123456789") for _ in range(rng.randrange(2, 4)))}
     target = rng.choice(de if lang == "de" else fr)
     city = rng.choice(CITIES)
-    source = english.format(**slots, time=f"{h}:{m:02d}", city=city[0])
-    target = target.format(**slots, time=TIME_FORMAT[lang].format(h=h, m=m), city=city[1 if lang == "de" else 2])
+    said, said_target = said_slots(english, lang, gender, rng)
+    source = english.format(**slots, time=f"{h}:{m:02d}", city=city[0], **said)
+    target = target.format(**slots, time=TIME_FORMAT[lang].format(h=h, m=m), city=city[1 if lang == "de" else 2],
+                           **said_target)
     return source, _elide(target) if lang == "fr" else target
 
 
