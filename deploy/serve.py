@@ -11,6 +11,7 @@ every replica. A replica that exits leaves the rotation within 2 s; the others g
 from __future__ import annotations
 
 import argparse
+import http.client
 import os
 import shutil
 import signal
@@ -55,7 +56,9 @@ def wait_until_up(port: int, process: subprocess.Popen, what: str = "the replica
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=5):
                 return
-        except OSError:
+        except (OSError, http.client.HTTPException):  # not listening yet; or no HTTP answer: while nothing listens on
+            # an ephemeral port, a connection to it may get that very port as its own and meet itself ("GET /config"
+            # read back as the status line)
             time.sleep(0.2)
     raise SystemExit(f"{what} on port {port} did not answer within {timeout:.0f} s")
 

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "deploy"))
 sys.path.insert(0, str(ROOT / "tools"))
 from classroom import free_port  # noqa: E402
-from serve import haproxy_config, main  # noqa: E402
+from serve import haproxy_config, main, wait_until_up  # noqa: E402
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 needs_haproxy = pytest.mark.skipif(not Path(HAPROXY).exists(), reason="needs Debian's haproxy (.ci/run installs it)")
@@ -51,7 +51,7 @@ def test_no_replica_up_gives_a_page_that_says_so(tmp_path):
             try:
                 answer = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
                 break
-            except httpx.ConnectError:
+            except httpx.TransportError:  # not listening yet (or a connection that met itself: serve.wait_until_up)
                 time.sleep(0.2)
         assert answer.status_code == 503 and "is restarting" in answer.text and "Reload this page" in answer.text
     finally:
@@ -131,3 +131,28 @@ def test_a_replica_port_already_taken_is_replaced_by_a_free_one():
         busy = taken.getsockname()[1]
         other = port_for(busy)
         assert other != busy and port_for(other) == other  # the free one is kept as asked
+
+
+def test_waiting_for_a_replica_goes_on_past_an_answer_that_is_not_http():
+    """A connection to a port nobody listens on yet may meet itself (the system gave it that port as its own) and
+    read its own request back: wait_until_up keeps waiting, and returns once the page's config answers."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def answer():
+        for reply in (b"GET /config HTTP/1.1\r\n\r\n", b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"):
+            connection, _ = listener.accept()
+            with connection:
+                connection.recv(4096)
+                connection.sendall(reply)
+
+    threading.Thread(target=answer, daemon=True).start()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        wait_until_up(port, alive, timeout=20)  # raised http.client.BadStatusLine before
+    finally:
+        alive.kill()
+        listener.close()
