@@ -164,6 +164,20 @@ def test_translate_endpoint_switches_the_stutter_guard_and_says_what_it_removed(
         assert on or not any(s["guarded"] for s in steps)
 
 
+def test_translate_endpoint_says_what_the_page_says_under_the_translation(client, translators):
+    from playground import panel
+
+    pair = shipped_pairs()[0]
+    for text in ("Ich habe morgen einen Mathetest.", "I love my dog 🐶", TEXT):
+        out, details = client.predict(text, pair, api_name="/translate")
+        tr, made = translators[pair], translators[pair].translate(text)
+        said = [s for s in (panel.carried(made), panel.unfamiliar(tr, text)) if s] + panel.warnings(tr, text, out)
+        assert details["warnings"] == said
+    assert any("German" in s for s in client.predict("Ich habe morgen einen Mathetest.", pair,
+                                                       api_name="/translate")[1]["warnings"])
+    assert any("🐶" in s for s in client.predict("I love my dog 🐶", pair, api_name="/translate")[1]["warnings"])
+
+
 def test_attention_endpoint_shapes_and_rows(client, translators):
     pair = shipped_pairs()[0]
     cfg = translators[pair].cfg

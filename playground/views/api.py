@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import downloads
+from playground import downloads, panel
 from transformer.interpret.capture import parse_head
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
@@ -32,9 +32,12 @@ def register(ctx: Context) -> None:
         `ablate` lists heads to switch off, e.g. "cross:0:1,encoder:2:3"."""
         options = DecodeOptions(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len,
                                 stutter_guard)
-        out = analyses.ablated(ctx.translator(pair), text, options, heads_off(ablate))
+        translator = ctx.translator(pair)
+        out = analyses.ablated(translator, text, options, heads_off(ablate))
+        said = [s for s in (panel.carried(out), panel.unfamiliar(translator, text)) if s]  # what the page says under it
         return out.text, {"source_tokens": out.source_tokens, "target_tokens": out.target_tokens,
                           "truncated": out.truncated, "unsure": out.unsure, "carried": out.carried,
+                          "warnings": said + panel.warnings(translator, text, out.text),
                           "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives,
                                      "guarded": s.guarded, "removed": s.removed} for s in out.steps]}
 
