@@ -201,8 +201,8 @@ class TranslatePanel:
 
 # -----------------------------------------------------------------------------
 # Warnings a class can trust, said under the translation: a number or a name that did not come out as typed, a word
-# left in English (transformer/words.py), and a source that is not English. The translation is shown all the same;
-# each warning says what to check.
+# left in English (transformer/words.py), a French article not elided, and a source that is not English. The
+# translation is shown all the same; each warning says what to check.
 #
 # The language is told by py3langid (a small offline model inside the package, no download), among the languages a
 # class is likely to type, and only when it is sure: short greetings ("Hi!") are too short to tell.
@@ -279,6 +279,27 @@ def lost_names(source: str, translation: str, tokenizer) -> list[str]:
     return lost
 
 
+# French writes "l'écureuil", never "le écureuil": an article or a pronoun left whole before a vowel is a slip (none of
+# our 1,581 written references has one); "de un à dix", "le onze", "le oui" and letters ("de A à B") are not
+UNELIDED = re.compile(r"(?<![\w'’-])(le|la|de|je|me|te|se|ne|que|jusque|lorsque|puisque) +"
+                      r"([aeiouàâäéèêëîïôöùûü][\w'’-]*)", re.IGNORECASE)
+ELIDED_ANYWAY = {"un", "une", "onze", "onzième", "oui", "ouistiti", "ouate", "et", "ou"}
+
+
+def missed_elisions(translator, translation: str) -> list[tuple[str, str]]:
+    """(as written, as French writes it) for each article or pronoun a French translation left whole before a vowel
+    ("le écureuil" -> "l'écureuil"); none for a model that does not translate into French (or does not say)."""
+    if not translator.metrics.train_config.get("pair", "").endswith("-fr"):
+        return []
+    slips = []
+    for match in UNELIDED.finditer(translation):
+        word, after = match.groups()
+        if after.lower() in ELIDED_ANYWAY or len(after) == 1 or after.isupper():
+            continue
+        slips.append((match.group(0), f"{word[:-1]}'{after}"))
+    return slips
+
+
 def warnings(translator, source: str, translation: str) -> list[str]:
     """Every warning for one translated sentence, in plain words."""
     said = []
@@ -296,6 +317,10 @@ def warnings(translator, source: str, translation: str) -> list[str]:
     if left and not foreign:
         said.append(f"Check the words: {', '.join(left)} came out in English (the model may not know "
                     f"{'it' if len(left) == 1 else 'them'}, and copied {'it' if len(left) == 1 else 'them'}).")
+    slips = missed_elisions(translator, translation)
+    if slips:
+        said.append("Check the French: " + ", ".join(f"“{a}” is written “{b}”" for a, b in slips)
+                    + " (the model slipped here).")
     return said
 
 

@@ -104,3 +104,20 @@ def test_training_words_saved_in_a_checkpoint_load_back_and_a_checkpoint_without
     words.save(tmp_path)
     assert TrainingWords.load(tmp_path) == words
     assert TrainingWords.load(tmp_path / "elsewhere") is None
+
+
+def test_a_french_article_left_whole_before_a_vowel_is_a_slip_to_check(translator, monkeypatch):
+    from types import SimpleNamespace
+
+    french = SimpleNamespace(metrics=SimpleNamespace(train_config={"pair": "en-fr"}))
+    assert panel.missed_elisions(french, "Où est le écureuil ?") == [("le écureuil", "l'écureuil")]
+    assert panel.missed_elisions(french, "La araignée et de elle.") == [("La araignée", "L'araignée"),
+                                                                       ("de elle", "d'elle")]
+    for right in ("Où est l'écureuil ?", "de un à dix", "le onze", "Tracez une ligne de A à B.", "ce que UNESCO dit",
+                  "à côté de et sur la clôture", "le héros", "la yourte"):  # h and y: French keeps some whole
+        assert panel.missed_elisions(french, right) == [], right
+    german = SimpleNamespace(metrics=SimpleNamespace(train_config={"pair": "en-de"}))
+    assert panel.missed_elisions(german, "le écureuil") == []  # only a model that writes French is held to it
+    monkeypatch.setattr(translator.metrics, "train_config", {"pair": "en-fr"})
+    assert panel.warnings(translator, "The spider is here.", "La araignée est ici.") == [
+        "Check the French: “La araignée” is written “L'araignée” (the model slipped here)."]
