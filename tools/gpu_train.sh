@@ -134,12 +134,12 @@ for pair in ("en-de", "en-fr"):
 (out / "choice.json").write_text(json.dumps(choice, indent=2) + "\n")
 EOF
 
-# 4. The chosen checkpoints as shipped (model, config, vocabulary, metrics, timeline), packed in 15 MB parts
+# 4. The chosen checkpoints as shipped (model, config, vocabulary, metrics, training words, timeline), packed in 15 MB parts
 rm -rf "$out/pack" "$out"/pack.tar.* && mkdir -p "$out/pack"
 for pair in $(python -c "import json,sys; print(*json.load(open(sys.argv[1])))" "$out/choice.json"); do
   name=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]['chosen'])" "$out/choice.json" $pair)
   mkdir -p "$out/pack/$pair"
-  cp -r runs/$pair-$name/{config.json,model.safetensors,spm.model,metrics.json,timeline} "$out/pack/$pair/"
+  cp -r runs/$pair-$name/{config.json,model.safetensors,spm.model,metrics.json,words.json,timeline} "$out/pack/$pair/"
   if [ "${STAGE:-}" = more ]; then  # the shipped model's own snapshot (it stays a row of the timeline) is left out
     rm -f "$out/pack/$pair/timeline/epoch$(shipped_epoch "$pair").safetensors"
   fi
@@ -148,7 +148,7 @@ for pair in $(python -c "import json,sys; print(*json.load(open(sys.argv[1])))" 
                    "$out/choice.json" $pair); do
       [ "$other" = "$name" ] && continue
       mkdir -p "$out/pack/others/$pair-$other"
-      cp runs/$pair-$other/{config.json,model.safetensors,spm.model,metrics.json} "$out/pack/others/$pair-$other/"
+      cp runs/$pair-$other/{config.json,model.safetensors,spm.model,metrics.json,words.json} "$out/pack/others/$pair-$other/"
     done
   fi
 done
