@@ -138,8 +138,7 @@ class TranslatePanel:
         when asked for."""
         translator = self.ctx.translator(result.pair)
         notices = ["The text was longer than the model's positions and was cut to fit."] if result.translation.truncated else []
-        notices += [carried(result.translation), unfamiliar(translator, result.text)]
-        notices += warnings(translator, result.text, result.translation.text)
+        notices += said_under(translator, result.text, result.translation)
         notice = html.escape(" ".join(notices).strip())
         samples = ""
         n = int(values[self.n_samples] or 1)
@@ -322,6 +321,13 @@ def warnings(translator, source: str, translation: str) -> list[str]:
         said.append("Check the French: " + ", ".join(f"“{a}” is written “{b}”" for a, b in slips)
                     + " (the model slipped here).")
     return said
+
+
+def said_under(translator, source: str, translation) -> list[str]:
+    """What the page says under a translation (a Translation of `source`): the symbols carried over, text far from
+    what the model knows, and every warning; empty when there is nothing to say."""
+    return [s for s in (carried(translation), unfamiliar(translator, source)) if s] + \
+        warnings(translator, source, translation.text)
 
 
 def carried(translation) -> str:

@@ -427,15 +427,15 @@ class RunGuard:
         (seldom any)."""
         ends = []
         for row, (word, said) in enumerate(self.words):
-            if not word:
+            if not word or len(said) < 2:  # fewer than three words since punctuation: no phrase can come again yet
                 continue
+            done = said + (word,)  # the word being said, finished by the next word's first piece
             for k in PHRASES:
                 phrase = said[-(2 * k - 1):-(k - 1)]  # (k words): the phrase said once, if the word being said
                 # finishes its second time
                 if len(phrase) == k and said[-(k - 1):] == phrase[:-1] and len(phrase[-1]) > 1 \
                         and word == phrase[-1][:-1]:
                     ends.append((row, phrase[-1][-1]))
-                done = said + (word,)  # the word being said, finished by the next word's first piece
                 phrase = done[-(2 * k - 1):-(k - 1)]
                 if len(phrase) == k and done[-(k - 1):] == phrase[:-1] and len(phrase[-1]) == 1:
                     ends.append((row, phrase[-1][0]))

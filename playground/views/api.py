@@ -34,10 +34,9 @@ def register(ctx: Context) -> None:
                                 stutter_guard)
         translator = ctx.translator(pair)
         out = analyses.ablated(translator, text, options, heads_off(ablate))
-        said = [s for s in (panel.carried(out), panel.unfamiliar(translator, text)) if s]  # what the page says under it
         return out.text, {"source_tokens": out.source_tokens, "target_tokens": out.target_tokens,
                           "truncated": out.truncated, "unsure": out.unsure, "carried": out.carried,
-                          "warnings": said + panel.warnings(translator, text, out.text),
+                          "warnings": panel.said_under(translator, text, out),
                           "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives,
                                      "guarded": s.guarded, "removed": s.removed} for s in out.steps]}
 
