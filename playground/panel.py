@@ -316,6 +316,16 @@ def warnings(translator, source: str, translation: str) -> list[str]:
     if left and not foreign:
         said.append(f"Check the words: {', '.join(left)} came out in English (the model may not know "
                     f"{'it' if len(left) == 1 else 'them'}, and copied {'it' if len(left) == 1 else 'them'}).")
+    made = translator.words.made_up(source, translation) if translator.words else []
+    if made and not foreign:
+        said.append(f"Check the words: {', '.join(made)} {'is no word' if len(made) == 1 else 'are no words'} of the "
+                    f"translations the model learned from (it may have made {'it' if len(made) == 1 else 'them'} up "
+                    "from pieces).")
+    misfits = translator.words.misfits(translation) if translator.words else []
+    if misfits:
+        said.append("Check the German: " + ", ".join(f"“{m}”" for m in misfits)
+                    + f": the article does not fit {'its noun' if len(misfits) == 1 else 'their nouns'}"
+                    " (the model slipped here).")
     slips = missed_elisions(translator, translation)
     if slips:
         said.append("Check the French: " + ", ".join(f"“{a}” is written “{b}”" for a, b in slips)

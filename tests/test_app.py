@@ -178,6 +178,21 @@ def test_translate_endpoint_says_what_the_page_says_under_the_translation(client
     assert any("🐶" in s for s in client.predict("I love my dog 🐶", pair, api_name="/translate")[1]["warnings"])
 
 
+def test_translate_endpoint_translates_sentence_by_sentence_as_the_page_does(client, translators):
+    from playground.context import MAX_SENTENCES
+
+    pair = shipped_pairs()[0]
+    parts = ["A man rides a bike.", "Two dogs play in the snow!", "Where is Mr. Smith?"]
+    out, details = client.predict(" ".join(parts), pair, api_name="/translate")
+    assert [s["sentence"] for s in details["sentences"]] == parts and details["left_out"] == 0
+    made = [translators[pair].translate(p) for p in parts]
+    assert out == " ".join(m.text for m in made)
+    assert [s["target_tokens"] for s in details["sentences"]] == [m.target_tokens for m in made]
+    assert details["target_tokens"] == made[0].target_tokens  # the top level: the first sentence's, as the views
+    many = client.predict("Hello. " * (MAX_SENTENCES + 3), pair, api_name="/translate")[1]
+    assert len(many["sentences"]) == MAX_SENTENCES and many["left_out"] == 3
+
+
 def test_attention_endpoint_shapes_and_rows(client, translators):
     pair = shipped_pairs()[0]
     cfg = translators[pair].cfg

@@ -35,13 +35,16 @@ def test_every_pair_has_a_floor_and_a_small_checkpoint():
 @needs_tatoeba
 @pytest.mark.parametrize("pair", shipped_pairs())
 def test_every_shipped_pair_keeps_the_words_its_training_pairs_write(pair):
-    """words.json (the page's "left in English") holds every word the corpora's training pairs write, counted as
-    count-words counts them; the classroom corpus adds its own (compared as subsets: it may grow after training)."""
+    """words.json (the page's "left in English" and "made up") holds every word the corpora's training pairs write,
+    counted as count-words counts them; the classroom corpus adds its own (compared as subsets: it may grow after
+    training)."""
     from transformer.training.train import training_pairs
     from transformer.words import TrainingWords
 
-    kept, corpora = TrainingWords.load(SHIPPED / pair), TrainingWords.count(*training_pairs([DATA_DIR, TATOEBA], pair))
-    assert corpora.english <= kept.english and corpora.both <= kept.both
+    kept = TrainingWords.load(SHIPPED / pair)
+    corpora = TrainingWords.count(*training_pairs([DATA_DIR, TATOEBA], pair), pair.split("-")[1])
+    assert corpora.english <= kept.english and corpora.both <= kept.both and corpora.written <= kept.written
+    assert kept.language == corpora.language
     assert {"tom", "pizza"} <= kept.both and "because" in kept.english - kept.both
 
 

@@ -97,12 +97,65 @@ def test_a_word_left_in_english_is_said_when_the_checkpoint_has_its_training_wor
     assert panel.warnings(translator, "Bananas are yellow.", "Bananen sind gelb.") == []
 
 
+GERMAN = ["Die Schokolade ist gut.", "Hund und Katze.", "Ich trinke Tee.", "Eine Stange Brot.", "Der Hund bellt.",
+          "Ich sehe einen Kuchen.", "Anna-Lena lacht.", "Eine Schokolade.", "Die Schokolade schmilzt."]
+
+
+def test_a_word_no_reference_writes_is_made_up_unless_german_builds_it_from_written_words():
+    from transformer.words import TrainingWords
+
+    german = TrainingWords.count(["x"] * len(GERMAN), GERMAN, "de")
+    assert {"schokolade", "stange", "hund", "anna", "lena"} <= german.written and german.language == "de"
+    made = german.made_up
+    assert made("I see a coconut.", "Ich sehe einen Kokosnut.") == ["Kokosnut"]
+    assert made("I see a coconut.", "Ich sehe einen Kuchen.") == []
+    assert made("a chocolate bar", "eine Schokoladenstange") == []  # a compound of written words, with its link
+    assert made("the dogs", "Die Hunde, der Hundes") == []  # a written word with an ending
+    assert made("Anna is here.", "Anna-Lena ist Anna") == []  # each part written; a name typed in the source
+    assert made("I see Görsev.", "Ich sehe Görsev und Görsevev, Görsevev.") == ["Görsevev"]  # said once
+    assert made("dog tea", "eine Hundtee") == ["Hundtee"]  # "hund" + "tee": a part too short to build on
+    assert made("a hot dog", "eine Kokos-Hund") == ["Kokos-Hund"]  # one part nowhere written
+    french = TrainingWords.count(["x"], ["J'aime l'araignée et la Schokolade et la stange."], "fr")
+    assert french.made_up("I like the spider.", "J'aime l'araignée.") == []  # "l'": shorter than a word
+    assert french.made_up("I like the alien.", "J'aime l'alien.") == []  # typed in the source
+    assert french.made_up("chocolate bar", "la schokoladenstange") == ["schokoladenstange"]  # French: no compounds
+    assert TrainingWords(frozenset(), frozenset()).made_up("a coconut", "ein Kokosnut") == []  # no words counted
+
+
+def test_a_german_article_that_fits_no_gender_of_its_noun_is_a_misfit():
+    from transformer.words import TrainingWords
+
+    german = TrainingWords.count(["x"] * 9, ["Der Hahn kräht.", "Den Hahn sehe ich.", "Ein Hahn.", "Das Feuer.",
+                                             "Ein Feuer.", "Das Feuer brennt.", "Das Band.", "Die Band.", "Das Band ist."],
+                                 "de")
+    assert german.genders == {"hahn": "m", "feuer": "n"}  # "band": das and die, no gender fits nine in ten
+    assert german.misfits("Ich sehe die Hahn und einen Feuer.") == ["die Hahn", "einen Feuer"]
+    assert german.misfits("Die Wasserhahn ist neu, das Lagerfeuer auch.") == ["Die Wasserhahn"]  # a compound's last
+    assert german.misfits("Der Hahn, dem Feuer, des Hahns, die Hähne, die Band, die Wasser-Hahn") == ["die Wasser-Hahn"]
+    assert german.misfits("Das ist die schöne Hahn. Ich sehe das hahn.") == []  # not right before, not a noun
+    assert TrainingWords.count(["x"], ["Der Hahn."] * 3, "fr").genders == {}  # French: no genders counted
+
+
+def test_a_made_up_word_is_said_when_the_checkpoint_has_its_training_words(translator, monkeypatch):
+    from transformer.words import TrainingWords
+
+    assert panel.warnings(translator, "I see a coconut.", "Ich sehe einen Kokosnut.") == []  # no words.json
+    monkeypatch.setattr(translator, "words", TrainingWords.count(["x"] * len(GERMAN), GERMAN, "de"))
+    assert panel.warnings(translator, "I see a coconut.", "Ich sehe einen Kokosnut.") == [
+        "Check the words: Kokosnut is no word of the translations the model learned from (it may have made it up "
+        "from pieces)."]
+    assert panel.warnings(translator, "I see the chocolate.", "Ich sehe einen Schokolade.") == [
+        "Check the German: “einen Schokolade”: the article does not fit its noun (the model slipped here)."]
+    assert panel.warnings(translator, "Ich sehe einen Kokosnut.", "Ich sehe einen Kokosnut.") == [
+        panel.not_english("Ich sehe einen Kokosnut.")]  # not English: the source says why already
+
+
 def test_training_words_saved_in_a_checkpoint_load_back_and_a_checkpoint_without_them_has_none(tmp_path):
     from transformer.words import TrainingWords
 
-    words = TrainingWords.count(*WORD_PAIRS)
+    words = TrainingWords.count(*WORD_PAIRS, "de")
     words.save(tmp_path)
-    assert TrainingWords.load(tmp_path) == words
+    assert TrainingWords.load(tmp_path) == words and words.written and words.language == "de"
     assert TrainingWords.load(tmp_path / "elsewhere") is None
 
 

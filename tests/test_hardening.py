@@ -25,6 +25,7 @@ HOSTILE_TEXT = {
     "img onerror": '<img src=x onerror="alert(1)">',
     "attribute breakout": "\"'><svg onload=alert(1)> ' \" `",
     "very long": "A man rides a bike down the street. " * 400,
+    "one very long sentence": "a man rides a bike down the street and " * 120,
 }
 
 
@@ -37,9 +38,12 @@ def client(server):
 def test_hostile_text_gets_a_translation(client, name):
     text, details = client.predict(HOSTILE_TEXT[name], shipped_pairs()[0], "greedy", api_name="/translate")
     assert isinstance(text, str) and details["source_tokens"][-1] == "</s>"
-    assert details["truncated"] == (name == "very long")
-    maps = client.predict(HOSTILE_TEXT[name], api_name="/attention")
-    assert len(maps["source_tokens"]) == len(details["source_tokens"])
+    assert details["truncated"] == (name == "one very long sentence")  # cut at the model's max_len
+    assert (details["left_out"] > 0) == (name == "very long")  # 400 sentences: the first MAX_SENTENCES translated
+    maps = client.predict(HOSTILE_TEXT[name], api_name="/attention")  # the whole text, as one
+    assert maps["source_tokens"][-1] == "</s>"
+    if len(details["sentences"]) == 1:
+        assert len(maps["source_tokens"]) == len(details["source_tokens"])
 
 
 def test_a_lone_surrogate_sent_as_a_json_escape_is_translated(server):

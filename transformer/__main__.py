@@ -147,10 +147,11 @@ def count_words(args) -> int:
     metrics = Metrics.load(args.checkpoint)
     if not metrics.train_config:
         return fail(f"{args.checkpoint} has no training run in its metrics.json (an imported model?): nothing to count")
-    words = TrainingWords.count(*training_pairs(args.data_dir, metrics.pair, metrics.train_config.get("phrasebook", "")))
+    words = TrainingWords.count(*training_pairs(args.data_dir, metrics.pair, metrics.train_config.get("phrasebook", "")),
+                                metrics.pair.split("-")[1])
     words.save(args.checkpoint)
     print(f"{args.checkpoint}/words.json: {len(words.english)} English words in lowercase, {len(words.both)} "
-          f"written on both sides")
+          f"written on both sides, {len(words.written)} written in the references")
     return 0
 
 

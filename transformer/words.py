@@ -5,6 +5,13 @@ would not ("Bananas are yellow." → "Bananas sind gelb."), has most likely met 
 copied what it could not translate. Probabilities often miss it (a copy is an easy, confident choice), so the
 page says it in words (playground/panel.warnings). Counted from the unique training pairs when a model is trained,
 or for a checkpoint afterwards: `python -m transformer count-words`.
+
+It also keeps every word the references write, so that a word no reference ever wrote ("Ich sehe einen
+Kokosnut.", "J'ai une pénette.") can be said to be one the model made up from pieces: in German, a compound of
+written words ("Schokoladenstange": "schokoladen" + "stange") and a written word with an ending ("frühe") count
+as written. For German it keeps each noun's gender as the references' articles show it, so that an article that
+fits no gender of its noun ("die Wasserhahn", "einen Lagerfeuer") can be said to be a slip; a compound takes
+its last word's ("Wasserhahn": "hahn").
 """
 from __future__ import annotations
 
@@ -12,7 +19,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .files import write_json
@@ -22,25 +29,42 @@ WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")  # letters, with an apostro
 SHORTEST = 3  # shorter words ("an", "so", "am") are too often words of both languages by chance
 AT_LEAST = 2  # a word counts when written at least this many times
 SENTENCE_END = re.compile(r"[.!?:]\s*$")
+PARTS = re.compile(r"['’-]")  # "l'araignée", "Party-Hut": each part is a word of its own
+ENDINGS = {"de": ("e", "en", "er", "es", "em", "n", "s"), "fr": ("e", "s", "es", "x")}  # a written word, inflected
+PART = 4  # the shortest word an ending or a compound builds on: shorter ones ("ate", "nus") build anything
+LINKS = {"de": ("", "s", "n", "en", "e", "es", "er")}  # what joins two words of a compound; no compounds in French
+# German articles and the genders each may go with, in any case: m(asculine), f(eminine), n(euter), p(lural)
+ARTICLES = {"der": "mfp", "die": "fp", "das": "n", "den": "mp", "dem": "mn", "des": "mn", "ein": "mn", "eine": "f",
+            "einen": "m", "einem": "mn", "einer": "f", "eines": "mn"}
+ARTICLE_NOUN = re.compile(r"\b(" + "|".join(ARTICLES) + r")\s+([A-ZÄÖÜ][^\W\d_]*(?:-[^\W\d_]+)*)", re.IGNORECASE)
+GENDER_SEEN = 3  # a noun's gender is kept when articles go with it this many times or more,
+GENDER_SHARE = 0.9  # and a gender fits this share of them or more ("der See", "die See": both kept)
 
 
 @dataclass(frozen=True)
 class TrainingWords:
     english: frozenset[str]  # words the English sources write in lowercase (lowercase, SHORTEST letters or more)
     both: frozenset[str]  # words (lowercased) both sides write, in any case: a translation may keep them as typed
+    written: frozenset[str] = frozenset()  # every word part (lowercased) the references write, once is enough
+    language: str = ""  # the references' language ("de", "fr"): how its words are built
+    genders: dict[str, str] = field(default_factory=dict, hash=False)  # German: noun (lowercase) -> "m", "fp", ...
 
     @classmethod
-    def count(cls, sources: Iterable[str], targets: Iterable[str], at_least: int = AT_LEAST) -> TrainingWords:
-        """From aligned training pairs (each pair once)."""
-        lower, source_words, target_words = Counter(), Counter(), Counter()
+    def count(cls, sources: Iterable[str], targets: Iterable[str], language: str = "",
+              at_least: int = AT_LEAST) -> TrainingWords:
+        """From aligned training pairs (each pair once), translated into `language`."""
+        lower, source_words, target_words, written = Counter(), Counter(), Counter(), set()
         for text in sources:
             found = WORD.findall(text)
             lower.update(w for w in found if w.islower() and len(w) >= SHORTEST)
             source_words.update(w.lower() for w in found)
         for text in targets:
-            target_words.update(w.lower() for w in WORD.findall(text))
+            found = [w.lower() for w in WORD.findall(text)]
+            target_words.update(found)
+            written.update(part for w in found for part in PARTS.split(w))
         return cls(frozenset(w for w, n in lower.items() if n >= at_least),
-                   frozenset(w for w, n in source_words.items() if n >= at_least and target_words[w] >= at_least))
+                   frozenset(w for w, n in source_words.items() if n >= at_least and target_words[w] >= at_least),
+                   frozenset(written), language, count_genders(targets) if language == "de" else {})
 
     def left_in_english(self, source: str, translation: str) -> list[str]:
         """The translation's words that are words of `source` written as typed, though the references would not
@@ -64,8 +88,53 @@ class TrainingWords:
                 left.append(word)
         return left
 
+    def made_up(self, source: str, translation: str) -> list[str]:
+        """The translation's words no reference of the training pairs writes, nor builds from written words (is_written),
+        that are not words of `source` either (a name, a copy: lost_names and left_in_english say those); none
+        where the references' words were not counted."""
+        if not self.written:
+            return []
+        typed = {w.lower() for w in WORD.findall(source)}
+        made = []
+        for word in WORD.findall(translation):
+            parts = [p for p in PARTS.split(word.lower()) if len(p) >= SHORTEST]  # "l'alien": "alien" typed
+            if word in made or all(p in typed or self.is_written(p) for p in parts):
+                continue
+            made.append(word)
+        return made
+
+    def is_written(self, word: str) -> bool:
+        """`word` (lowercase) is written in the references: as it is, with an ending, or (German) as a compound of
+        written words of PART letters or more."""
+        if word in self.written or any(word.endswith(e) and len(word) - len(e) >= PART and word[: -len(e)] in self.written
+                                       for e in ENDINGS.get(self.language, ())):
+            return True
+        for i in range(PART, len(word) - PART + 1):
+            if word[:i] in self.written:
+                rest = word[i:]
+                if any(rest.startswith(link) and len(rest) - len(link) >= PART and self.is_written(rest[len(link):])
+                       for link in LINKS.get(self.language, ())):
+                    return True
+        return False
+
+    def misfits(self, translation: str) -> list[str]:
+        """Each article followed at once by a noun whose gender it does not fit ("die Wasserhahn"), as written; a
+        noun of unknown gender is left alone."""
+        misfits = []
+        for match in ARTICLE_NOUN.finditer(translation):
+            article, noun = match.group(1).lower(), match.group(2).split("-")[-1].lower()
+            if not match.group(2)[0].isupper():
+                continue  # a lowercase word: no noun
+            gender = next((self.genders[noun[i:]] for i in range(len(noun) - PART + 1) if noun[i:] in self.genders),
+                          None)  # the noun's, or (a compound) its last word's
+            if gender is not None and not set(gender) & set(ARTICLES[article]) and match.group(0) not in misfits:
+                misfits.append(match.group(0))
+        return misfits
+
     def save(self, checkpoint: str | Path) -> None:
-        write_json(Path(checkpoint) / WORDS, {"english": sorted(self.english), "both": sorted(self.both)})
+        write_json(Path(checkpoint) / WORDS, {"english": sorted(self.english), "both": sorted(self.both),
+                                              "written": sorted(self.written), "language": self.language,
+                                              "genders": dict(sorted(self.genders.items()))})
 
     @classmethod
     def load(cls, checkpoint: str | Path) -> TrainingWords | None:
@@ -74,4 +143,22 @@ class TrainingWords:
         if not path.is_file():
             return None
         words = json.loads(path.read_text(encoding="utf-8"))
-        return cls(frozenset(words["english"]), frozenset(words["both"]))
+        return cls(frozenset(words["english"]), frozenset(words["both"]), frozenset(words.get("written", ())),
+                   words.get("language", ""), words.get("genders", {}))
+
+
+def count_genders(targets: Iterable[str]) -> dict[str, str]:
+    """Each German noun's genders (lowercase noun -> "m", "fp", ...): those that fit GENDER_SHARE of the articles
+    written right before it, for a noun written GENDER_SEEN times or more after one."""
+    seen: dict[str, Counter] = {}
+    for text in targets:
+        for article, noun in ARTICLE_NOUN.findall(text):
+            if noun[0].isupper():
+                seen.setdefault(noun.split("-")[-1].lower(), Counter())[article.lower()] += 1
+    genders = {}
+    for noun, articles in seen.items():
+        total = sum(articles.values())
+        fit = "".join(g for g in "mfnp" if sum(n for a, n in articles.items() if g in ARTICLES[a]) >= GENDER_SHARE * total)
+        if total >= GENDER_SEEN and fit:
+            genders[noun] = fit
+    return genders

@@ -9,7 +9,7 @@ from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
 from transformer.interpret import analyses
 
-from playground.context import Context
+from playground.context import MAX_SENTENCES, Context, sentences
 from playground.view import friendly
 
 
@@ -24,21 +24,30 @@ def register(ctx: Context) -> None:
     """Add both endpoints to the gr.Blocks being built."""
     default_pair = ctx.pairs[0] if ctx.pairs else "en-de"
 
+    def said(translator, sentence: str, out) -> dict:
+        """One sentence's translation as the API returns it: the model's own pieces, per-step probabilities and
+        what the page says under it."""
+        return {"sentence": sentence, "translation": out.text, "source_tokens": out.source_tokens,
+                "target_tokens": out.target_tokens, "truncated": out.truncated, "unsure": out.unsure,
+                "carried": out.carried, "warnings": panel.said_under(translator, sentence, out),
+                "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives,
+                           "guarded": s.guarded, "removed": s.removed} for s in out.steps]}
+
     @friendly
     def translate(text: str, pair: str = default_pair, strategy: str = "greedy", temperature: float = 1.0,
                   top_k: int = 0, top_p: float = 1.0, seed: int = 0, beam_size: int = 4, length_penalty: float = 1.0,
                   max_len: int = 0, ablate: str = "", stutter_guard: bool = True) -> tuple[str, dict]:
-        """Translate `text`; returns the translation and its tokens and per-step probabilities.
-        `ablate` lists heads to switch off, e.g. "cross:0:1,encoder:2:3"."""
+        """Translate `text`, sentence by sentence as the page does (at most MAX_SENTENCES); returns the
+        translations joined and the first sentence's tokens and per-step probabilities, with every sentence's in
+        "sentences". `ablate` lists heads to switch off, e.g. "cross:0:1,encoder:2:3"."""
         options = DecodeOptions(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len,
                                 stutter_guard)
-        translator = ctx.translator(pair)
-        out = analyses.ablated(translator, text, options, heads_off(ablate))
-        return out.text, {"source_tokens": out.source_tokens, "target_tokens": out.target_tokens,
-                          "truncated": out.truncated, "unsure": out.unsure, "carried": out.carried,
-                          "warnings": panel.said_under(translator, text, out),
-                          "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives,
-                                     "guarded": s.guarded, "removed": s.removed} for s in out.steps]}
+        translator, off = ctx.translator(pair), heads_off(ablate)
+        parts = (sentences(text) if isinstance(text, str) else []) or [text]  # none: the translator says why
+        each = [said(translator, part, analyses.ablated(translator, part, options, off))
+                for part in parts[:MAX_SENTENCES]]
+        return (" ".join(s["translation"] for s in each),
+                each[0] | {"sentences": each, "left_out": len(parts) - len(each)})
 
     @friendly
     def attention(text: str, pair: str = default_pair, translation: str = "", ablate: str = "") -> dict:

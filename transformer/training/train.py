@@ -706,7 +706,8 @@ def train(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCon
         run.metrics.train_wall_s = position["elapsed_s"]
         vsrc, vrefs = next(iter(run.val_sets.values()))
         finish(run.out_dir, model, run.tokenizer, run.metrics, tcfg.average_last, tcfg.fp16_weights, vsrc, vrefs)
-        TrainingWords.count(*training_pairs(data_dir, tcfg.pair, tcfg.phrasebook, limit)).save(run.out_dir)
+        TrainingWords.count(*training_pairs(data_dir, tcfg.pair, tcfg.phrasebook, limit),
+                            tcfg.pair.split("-")[1]).save(run.out_dir)
     if dist.is_initialized():
         dist.destroy_process_group()
     return run.metrics
