@@ -323,7 +323,8 @@ def warnings(translator, source: str, translation: str) -> list[str]:
                     "from pieces).")
     misfits = translator.words.misfits(translation) if translator.words else []
     if misfits:
-        said.append("Check the German: " + ", ".join(f"“{m}”" for m in misfits)
+        said.append(f"Check the {LANGUAGES.get(translator.words.language, 'translation')}: "
+                    + ", ".join(f"“{m}”" for m in misfits)
                     + f": the article does not fit {'its noun' if len(misfits) == 1 else 'their nouns'}"
                     " (the model slipped here).")
     slips = missed_elisions(translator, translation)

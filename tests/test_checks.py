@@ -133,7 +133,12 @@ def test_a_german_article_that_fits_no_gender_of_its_noun_is_a_misfit():
     assert german.misfits("Die Wasserhahn ist neu, das Lagerfeuer auch.") == ["Die Wasserhahn"]  # a compound's last
     assert german.misfits("Der Hahn, dem Feuer, des Hahns, die Hähne, die Band, die Wasser-Hahn") == ["die Wasser-Hahn"]
     assert german.misfits("Das ist die schöne Hahn. Ich sehe das hahn.") == []  # not right before, not a noun
-    assert TrainingWords.count(["x"], ["Der Hahn."] * 3, "fr").genders == {}  # French: no genders counted
+    assert german.misfits("Die Feuer, das Hahn") == ["das Hahn"]  # "Feuer": its plural is spelt the same
+    french = TrainingWords.count(["x"] * 6, ["La route.", "Une route.", "Sa route.", "Le porte-monnaie.",
+                                             "Un porte-monnaie.", "Un porte-monnaie et la porte."], "fr")
+    assert french.genders == {"route": "f", "porte-monnaie": "m"}  # French: the whole word ("porte": once)
+    assert french.misfits("Un route, le porte-monnaie, ma route, la Route, du route") == ["Un route", "du route"]
+    assert TrainingWords.count(["x"], ["Der Hahn."] * 3, "nl").misfits("De Hahn") == []  # no articles known
 
 
 def test_a_made_up_word_is_said_when_the_checkpoint_has_its_training_words(translator, monkeypatch):

@@ -9,9 +9,9 @@ or for a checkpoint afterwards: `python -m transformer count-words`.
 It also keeps every word the references write, so that a word no reference ever wrote ("Ich sehe einen
 Kokosnut.", "J'ai une pénette.") can be said to be one the model made up from pieces: in German, a compound of
 written words ("Schokoladenstange": "schokoladen" + "stange") and a written word with an ending ("frühe") count
-as written. For German it keeps each noun's gender as the references' articles show it, so that an article that
-fits no gender of its noun ("die Wasserhahn", "einen Lagerfeuer") can be said to be a slip; a compound takes
-its last word's ("Wasserhahn": "hahn").
+as written. It keeps each noun's gender as the references' articles show it, so that an article that fits no
+gender of its noun ("die Wasserhahn", "einen Lagerfeuer", "un route") can be said to be a slip; a German compound
+takes its last word's ("Wasserhahn": "hahn").
 """
 from __future__ import annotations
 
@@ -33,12 +33,27 @@ PARTS = re.compile(r"['’-]")  # "l'araignée", "Party-Hut": each part is a wor
 ENDINGS = {"de": ("e", "en", "er", "es", "em", "n", "s"), "fr": ("e", "s", "es", "x")}  # a written word, inflected
 PART = 4  # the shortest word an ending or a compound builds on: shorter ones ("ate", "nus") build anything
 LINKS = {"de": ("", "s", "n", "en", "e", "es", "er")}  # what joins two words of a compound; no compounds in French
-# German articles and the genders each may go with, in any case: m(asculine), f(eminine), n(euter), p(lural)
-ARTICLES = {"der": "mfp", "die": "fp", "das": "n", "den": "mp", "dem": "mn", "des": "mn", "ein": "mn", "eine": "f",
-            "einen": "m", "einem": "mn", "einer": "f", "eines": "mn"}
-ARTICLE_NOUN = re.compile(r"\b(" + "|".join(ARTICLES) + r")\s+([A-ZÄÖÜ][^\W\d_]*(?:-[^\W\d_]+)*)", re.IGNORECASE)
+# Articles and the genders each may go with, in any case: m(asculine), f(eminine), n(euter), p(lural); the word right
+# after one is its noun (German: a capitalised word; French: any word, so an adjective's form counts too: "un grand")
+ARTICLES = {"de": {"der": "mfp", "die": "fp", "das": "n", "den": "mp", "dem": "mn", "des": "mn", "ein": "mn",
+                   "eine": "f", "einen": "m", "einem": "mn", "einer": "f", "eines": "mn"},
+            "fr": {"le": "m", "la": "f", "un": "m", "une": "f", "du": "m", "au": "m", "ce": "m", "cet": "m",
+                   "cette": "f", "mon": "mf", "ton": "mf", "son": "mf", "ma": "f", "ta": "f", "sa": "f"}}
+NOUN = {"de": r"[A-ZÄÖÜ][^\W\d_]*(?:-[^\W\d_]+)*", "fr": r"[^\W\d_]+(?:-[^\W\d_]+)*"}
+ARTICLE_NOUN = {lang: re.compile(rf"\b({'|'.join(articles)})\s+({NOUN[lang]})", re.IGNORECASE)
+                for lang, articles in ARTICLES.items()}
+SAME_PLURAL = ("er", "el", "en", "chen", "lein")  # German nouns whose plural may be spelt as the singular: "die Roboter"
 GENDER_SEEN = 3  # a noun's gender is kept when articles go with it this many times or more,
 GENDER_SHARE = 0.9  # and a gender fits this share of them or more ("der See", "die See": both kept)
+
+
+def noun_of(word: str, language: str) -> str | None:
+    """The noun a word after an article stands for (lowercase): German's is capitalised and, hyphenated, its last
+    part ("Party-Hut": "hut"); French's is the whole word ("porte-monnaie"); None for a German word in lowercase."""
+    if language == "de":
+        return word.split("-")[-1].lower() if word[0].isupper() else None
+    return word.lower()
+
 
 
 @dataclass(frozen=True)
@@ -47,7 +62,7 @@ class TrainingWords:
     both: frozenset[str]  # words (lowercased) both sides write, in any case: a translation may keep them as typed
     written: frozenset[str] = frozenset()  # every word part (lowercased) the references write, once is enough
     language: str = ""  # the references' language ("de", "fr"): how its words are built
-    genders: dict[str, str] = field(default_factory=dict, hash=False)  # German: noun (lowercase) -> "m", "fp", ...
+    genders: dict[str, str] = field(default_factory=dict, hash=False)  # noun (lowercase) -> "m", "fp", ...
 
     @classmethod
     def count(cls, sources: Iterable[str], targets: Iterable[str], language: str = "",
@@ -64,7 +79,7 @@ class TrainingWords:
             written.update(part for w in found for part in PARTS.split(w))
         return cls(frozenset(w for w, n in lower.items() if n >= at_least),
                    frozenset(w for w, n in source_words.items() if n >= at_least and target_words[w] >= at_least),
-                   frozenset(written), language, count_genders(targets) if language == "de" else {})
+                   frozenset(written), language, count_genders(targets, language))
 
     def left_in_english(self, source: str, translation: str) -> list[str]:
         """The translation's words that are words of `source` written as typed, though the references would not
@@ -118,16 +133,21 @@ class TrainingWords:
         return False
 
     def misfits(self, translation: str) -> list[str]:
-        """Each article followed at once by a noun whose gender it does not fit ("die Wasserhahn"), as written; a
-        noun of unknown gender is left alone."""
-        misfits = []
-        for match in ARTICLE_NOUN.finditer(translation):
-            article, noun = match.group(1).lower(), match.group(2).split("-")[-1].lower()
-            if not match.group(2)[0].isupper():
-                continue  # a lowercase word: no noun
-            gender = next((self.genders[noun[i:]] for i in range(len(noun) - PART + 1) if noun[i:] in self.genders),
-                          None)  # the noun's, or (a compound) its last word's
-            if gender is not None and not set(gender) & set(ARTICLES[article]) and match.group(0) not in misfits:
+        """Each article followed at once by a noun whose gender it does not fit ("die Wasserhahn", "un route"), as
+        written; a noun of unknown gender is left alone, and a German compound takes its last word's ("hahn")."""
+        if self.language not in ARTICLES:
+            return []
+        articles, misfits = ARTICLES[self.language], []
+        for match in ARTICLE_NOUN[self.language].finditer(translation):
+            noun = noun_of(match.group(2), self.language)
+            if noun is None:
+                continue
+            ends = range(len(noun) - PART + 1) if self.language == "de" else range(1)
+            gender = next((self.genders[noun[i:]] for i in ends if noun[i:] in self.genders), None)
+            if gender is not None and self.language == "de" and noun.endswith(SAME_PLURAL):
+                gender += "p"  # "die Roboter", "die Flügel": the plural
+            if gender is not None and not set(gender) & set(articles[match.group(1).lower()]) \
+                    and match.group(0) not in misfits:
                 misfits.append(match.group(0))
         return misfits
 
@@ -147,18 +167,21 @@ class TrainingWords:
                    words.get("language", ""), words.get("genders", {}))
 
 
-def count_genders(targets: Iterable[str]) -> dict[str, str]:
-    """Each German noun's genders (lowercase noun -> "m", "fp", ...): those that fit GENDER_SHARE of the articles
-    written right before it, for a noun written GENDER_SEEN times or more after one."""
+def count_genders(targets: Iterable[str], language: str) -> dict[str, str]:
+    """Each noun's genders (lowercase noun -> "m", "fp", ...): those that fit GENDER_SHARE of the articles written
+    right before it, for a noun written GENDER_SEEN times or more after one; none for a language without ARTICLES."""
+    if language not in ARTICLES:
+        return {}
     seen: dict[str, Counter] = {}
     for text in targets:
-        for article, noun in ARTICLE_NOUN.findall(text):
-            if noun[0].isupper():
-                seen.setdefault(noun.split("-")[-1].lower(), Counter())[article.lower()] += 1
-    genders = {}
-    for noun, articles in seen.items():
-        total = sum(articles.values())
-        fit = "".join(g for g in "mfnp" if sum(n for a, n in articles.items() if g in ARTICLES[a]) >= GENDER_SHARE * total)
+        for article, word in ARTICLE_NOUN[language].findall(text):
+            noun = noun_of(word, language)
+            if noun is not None:
+                seen.setdefault(noun, Counter())[article.lower()] += 1
+    genders, articles = {}, ARTICLES[language]
+    for noun, after in seen.items():
+        total = sum(after.values())
+        fit = "".join(g for g in "mfnp" if sum(n for a, n in after.items() if g in articles[a]) >= GENDER_SHARE * total)
         if total >= GENDER_SEEN and fit:
             genders[noun] = fit
     return genders
