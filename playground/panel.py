@@ -134,8 +134,8 @@ class TranslatePanel:
 
     def fill(self, result, values: dict) -> dict:
         """The translation, notices when the source was cut, lies far from what the model knows, is not English, or
-        has a number or a name the translation changed or a word it left in English, and more samples side by side
-        when asked for."""
+        has a number or a name the translation changed, a word it left in English or made up or an article that
+        does not fit its noun, and more samples side by side when asked for."""
         translator = self.ctx.translator(result.pair)
         notices = ["The text was longer than the model's positions and was cut to fit."] if result.translation.truncated else []
         notices += said_under(translator, result.text, result.translation)

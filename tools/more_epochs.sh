@@ -31,6 +31,12 @@
 #   FROM_RUN=tenth RUN=eleventh WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
 #   FROM_RUN=tenth RUN=eleventh tools/more_epochs.sh PAIR average
 #   RUN=eleventh-avg tools/more_epochs.sh en-de ship    (then calibrate_unsure.py --record at its default 13 %)
+#
+# The fourteenth stage, on the CPU: the thirteenth stage's models (commit 04682ac) one more epoch with the templates'
+# clock and people (augment.TEMPLATES), then averaged with the shipped weights (EN→DE shipped; EN→FR kept):
+#   FROM=04682ac RUN=fourteenth WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
+#   FROM=04682ac RUN=fourteenth tools/more_epochs.sh PAIR average
+#   RUN=fourteenth-avg tools/more_epochs.sh en-de ship
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
@@ -46,7 +52,15 @@ if [ "$mode" = average ]; then  # this run's last epoch and FROM_RUN's, averaged
   avg=$out-avg && rm -rf "$avg" && mkdir -p "$avg/train"
   cp "$out"/{config.json,metrics.json,model.safetensors,spm.model} "$avg/" && cp -r "$out/timeline" "$avg/"
   cp "$out"/train/{metrics.json,spm.model} "$avg/train/"
-  cp "$(ls "$from"/train/epoch*.safetensors | sort -V | tail -1)" "$(ls "$out"/train/epoch*.safetensors | sort -V | tail -1)" "$avg/train/"
+  last=$(ls "$out"/train/epoch*.safetensors | sort -V | tail -1) && cp "$last" "$avg/train/"
+  if ls "$from"/train/epoch*.safetensors > /dev/null 2>&1; then
+    cp "$(ls "$from"/train/epoch*.safetensors | sort -V | tail -1)" "$avg/train/"
+  else  # a shipped checkpoint (FROM, a commit): its fp16 weights, as the epoch before this run's in fp32
+    n=$(basename "$last" .safetensors) && n=${n#epoch}
+    python -c "import sys; from safetensors.torch import load_file, save_file
+save_file({k: v.float() for k, v in load_file(sys.argv[1]).items()}, sys.argv[2])" \
+      "$from/model.safetensors" "$avg/train/epoch$((n - 1)).safetensors"
+  fi
   python -m transformer average --checkpoint "$avg" --data-dir "$data/multi30k" --last 2
   exit 0
 fi
