@@ -197,8 +197,15 @@ def _segmenter():
 
 
 def sentences(text: str) -> list[str]:
-    """The text's sentences (pySBD: "Mr. Smith" and "U.S.A." stay whole), stripped, empty ones dropped."""
-    return [s.strip() for s in _segmenter().segment(text) if s.strip()]
+    """The text's sentences (pySBD: "Mr. Smith" and "U.S.A." stay whole), stripped, empty ones dropped; a piece
+    with no letter or digit (punctuation, an invisible mark pySBD cut off: "bike.\u2069") joins the one before."""
+    parts: list[str] = []
+    for part in (s.strip() for s in _segmenter().segment(text)):
+        if parts and not any(c.isalnum() for c in part):
+            parts[-1] = f"{parts[-1]} {part}".strip()
+        elif part:
+            parts.append(part)
+    return parts
 
 
 # The three families panel runs the user's sentence in one batch with this one: the shorter of the two is padded
