@@ -119,6 +119,9 @@ def test_a_word_no_reference_writes_is_made_up_unless_german_builds_it_from_writ
     assert french.made_up("I like the spider.", "J'aime l'araignée.") == []  # "l'": shorter than a word
     assert french.made_up("I like the alien.", "J'aime l'alien.") == []  # typed in the source
     assert french.made_up("chocolate bar", "la schokoladenstange") == ["schokoladenstange"]  # French: no compounds
+    verbs = TrainingWords.count(["x"], ["Il faut utiliser la table."], "fr")
+    assert verbs.made_up("He used the table.", "Il utilisait la table.") == []  # another ending on a written stem
+    assert verbs.made_up("He used the table.", "Il utilisfait la table.") == ["utilisfait"]
     assert TrainingWords(frozenset(), frozenset()).made_up("a coconut", "ein Kokosnut") == []  # no words counted
 
 

@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from .files import write_json
@@ -30,7 +31,11 @@ SHORTEST = 3  # shorter words ("an", "so", "am") are too often words of both lan
 AT_LEAST = 2  # a word counts when written at least this many times
 SENTENCE_END = re.compile(r"[.!?:]\s*$")
 PARTS = re.compile(r"['’-]")  # "l'araignée", "Party-Hut": each part is a word of its own
-ENDINGS = {"de": ("e", "en", "er", "es", "em", "n", "s"), "fr": ("e", "s", "es", "x")}  # a written word, inflected
+# Endings a written word may have, or trade for another on the same stem ("frühe": "früh"; "utilisait": "utiliser")
+ENDINGS = {"de": ("e", "en", "er", "es", "em", "n", "s"),  # not a verb's: "-st", "-t" make up "Gästest", "Deert"
+           "fr": ("e", "s", "es", "x", "er", "ir", "re", "é", "ée", "és", "ées", "i", "ie", "is", "it", "u", "ue", "us",
+                  "ent", "ons", "ez", "ais", "ait", "aient", "ions", "iez", "ai", "as", "a", "ont", "ant", "erai",
+                  "eras", "era", "erons", "erez", "eront", "erais", "erait", "eraient")}
 PART = 4  # the shortest word an ending or a compound builds on: shorter ones ("ate", "nus") build anything
 LINKS = {"de": ("", "s", "n", "en", "e", "es", "er")}  # what joins two words of a compound; no compounds in French
 # Articles and the genders each may go with, in any case: m(asculine), f(eminine), n(euter), p(lural); the word right
@@ -118,10 +123,16 @@ class TrainingWords:
             made.append(word)
         return made
 
+    @cached_property
+    def stems(self) -> frozenset[str]:
+        """The written words, and each of them less an ending, of PART letters or more."""
+        return self.written | frozenset(w[: -len(e)] for w in self.written for e in ENDINGS.get(self.language, ())
+                                        if w.endswith(e) and len(w) - len(e) >= PART)
+
     def is_written(self, word: str) -> bool:
-        """`word` (lowercase) is written in the references: as it is, with an ending, or (German) as a compound of
-        written words of PART letters or more."""
-        if word in self.written or any(word.endswith(e) and len(word) - len(e) >= PART and word[: -len(e)] in self.written
+        """`word` (lowercase) is written in the references: as it is, with an ending or another ending on the
+        same stem, or (German) as a compound of written words of PART letters or more."""
+        if word in self.written or any(word.endswith(e) and len(word) - len(e) >= PART and word[: -len(e)] in self.stems
                                        for e in ENDINGS.get(self.language, ())):
             return True
         for i in range(PART, len(word) - PART + 1):
