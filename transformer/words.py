@@ -38,6 +38,8 @@ ENDINGS = {"de": ("e", "en", "er", "es", "em", "n", "s"),  # not a verb's: "-st"
                   "eras", "era", "erons", "erez", "eront", "erais", "erait", "eraient")}
 PART = 4  # the shortest word an ending or a compound builds on: shorter ones ("ate", "nus") build anything
 LINKS = {"de": ("", "s", "n", "en", "e", "es", "er")}  # what joins two words of a compound; no compounds in French
+PREFIXES = {"de": ("ab", "an", "auf", "aus", "be", "bei", "da", "ein", "ent", "er", "ge", "her", "hin", "los", "mit",
+                   "nach", "un", "ver", "vor", "weg", "zer", "zu", "zurück", "um", "über", "unter", "durch")}  # "abschalten"
 # Articles and the genders each may go with, in any case: m(asculine), f(eminine), n(euter), p(lural); the word right
 # after one is its noun (German: a capitalised word; French: any word, so an adjective's form counts too: "un grand")
 ARTICLES = {"de": {"der": "mfp", "die": "fp", "das": "n", "den": "mp", "dem": "mn", "des": "mn", "ein": "mn",
@@ -131,9 +133,13 @@ class TrainingWords:
 
     def is_written(self, word: str) -> bool:
         """`word` (lowercase) is written in the references: as it is, with an ending or another ending on the
-        same stem, or (German) as a compound of written words of PART letters or more."""
+        same stem, or (German) after a prefix ("ab" + "schalten") or as a compound of written words of PART letters
+        or more."""
         if word in self.written or any(word.endswith(e) and len(word) - len(e) >= PART and word[: -len(e)] in self.stems
                                        for e in ENDINGS.get(self.language, ())):
+            return True
+        if any(word.startswith(p) and len(word) - len(p) >= PART and self.is_written(word[len(p):])
+               for p in PREFIXES.get(self.language, ())):
             return True
         for i in range(PART, len(word) - PART + 1):
             if word[:i] in self.written:
