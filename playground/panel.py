@@ -160,9 +160,10 @@ class TranslatePanel:
         left = f"; the {len(parts) - len(kept)} after the first {len(kept)} were left out" if len(parts) > len(kept) else ""
         note = (f"Translated as {len(parts)} sentences, one at a time (the model learned single sentences){left}; "
                 "the views below show the first.")
+        said = [w for part, t in zip(kept[1:], rest) for w in said_under(translator, part, t)]  # the first's: filled
+        notice = " ".join(dict.fromkeys(filter(None, [note, filled.get(self.notice, "")] + [html.escape(w) for w in said])))
         return {self.translation: " ".join([result.translation.text] + [t.text for t in rest]),
-                self.unsure: marked([result.translation] + rest),
-                self.notice: " ".join(filter(None, [note, filled.get(self.notice, "")]))}
+                self.unsure: marked([result.translation] + rest), self.notice: notice}
 
     def strategy_controls(self, strategy: str) -> dict:
         sampling, beam = strategy == "sample", strategy == "beam"

@@ -632,6 +632,8 @@ def test_several_sentences_are_translated_one_at_a_time_and_joined_with_a_note(p
     assert out[panel.translation] == " ".join(tr.translate(p).text for p in parts)
     assert "Translated as 3 sentences, one at a time" in out[panel.notice]
     assert out[page.result].text == parts[0]  # the views show the first
+    later = page.show_translation(defaults(page) | {panel.text: "A dog runs. Ich habe morgen einen Mathetest."})
+    assert "looks like German" in later[panel.notice]  # what is said under a later sentence is said too
     many = page.show_translation(defaults(page) | {panel.text: "A dog runs. " * 25})
     assert "the 5 after the first 20 were left out" in many[panel.notice]
     assert many[panel.translation].count(" ") >= 19  # twenty translations joined
