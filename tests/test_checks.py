@@ -114,6 +114,8 @@ def test_a_word_no_reference_writes_is_made_up_unless_german_builds_it_from_writ
     assert made("Anna is here.", "Anna-Lena ist Anna") == []  # each part written; a name typed in the source
     assert made("I see Görsev.", "Ich sehe Görsev und Görsevev, Görsevev.") == ["Görsevev"]  # said once
     assert made("dog tea", "eine Hundtee") == ["Hundtee"]  # "hund" + "tee": a part too short to build on
+    nested = TrainingWords.count(["x"], ["unter dem Tisch"], "de")  # "unter": a prefix and a written word
+    assert nested.made_up("x", "unter" * 40 + "xq") == ["unter" * 40 + "xq"]  # at once: each tail looked at once
     assert made("the dog barks", "Der Hund anbellt, zerbellt, bellt") == []  # a verb's prefix before a written word
     assert made("a hot dog", "eine Kokos-Hund") == ["Kokos-Hund"]  # one part nowhere written
     french = TrainingWords.count(["x"], ["J'aime l'araignée et la Schokolade et la stange."], "fr")

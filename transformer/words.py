@@ -62,7 +62,6 @@ def noun_of(word: str, language: str) -> str | None:
     return word.lower()
 
 
-
 @dataclass(frozen=True)
 class TrainingWords:
     english: frozenset[str]  # words the English sources write in lowercase (lowercase, SHORTEST letters or more)
@@ -75,6 +74,7 @@ class TrainingWords:
     def count(cls, sources: Iterable[str], targets: Iterable[str], language: str = "",
               at_least: int = AT_LEAST) -> TrainingWords:
         """From aligned training pairs (each pair once), translated into `language`."""
+        targets = list(targets)  # read twice: words, then genders
         lower, source_words, target_words, written = Counter(), Counter(), Counter(), set()
         for text in sources:
             found = WORD.findall(text)
@@ -131,21 +131,28 @@ class TrainingWords:
         return self.written | frozenset(w[: -len(e)] for w in self.written for e in ENDINGS.get(self.language, ())
                                         if w.endswith(e) and len(w) - len(e) >= PART)
 
-    def is_written(self, word: str) -> bool:
+    def is_written(self, word: str, known: dict[str, bool] | None = None) -> bool:
         """`word` (lowercase) is written in the references: as it is, with an ending or another ending on the
         same stem, or (German) after a prefix ("ab" + "schalten") or as a compound of written words of PART letters
-        or more."""
+        or more. `known`: the answers for the word's tails so far (each tail is looked at once: "unter" * 30 would
+        otherwise take years)."""
+        known = {} if known is None else known
+        if word not in known:
+            known[word] = self._builds(word, known)
+        return known[word]
+
+    def _builds(self, word: str, known: dict[str, bool]) -> bool:
         if word in self.written or any(word.endswith(e) and len(word) - len(e) >= PART and word[: -len(e)] in self.stems
                                        for e in ENDINGS.get(self.language, ())):
             return True
-        if any(word.startswith(p) and len(word) - len(p) >= PART and self.is_written(word[len(p):])
+        if any(word.startswith(p) and len(word) - len(p) >= PART and self.is_written(word[len(p):], known)
                for p in PREFIXES.get(self.language, ())):
             return True
         for i in range(PART, len(word) - PART + 1):
             if word[:i] in self.written:
                 rest = word[i:]
-                if any(rest.startswith(link) and len(rest) - len(link) >= PART and self.is_written(rest[len(link):])
-                       for link in LINKS.get(self.language, ())):
+                if any(rest.startswith(link) and len(rest) - len(link) >= PART
+                       and self.is_written(rest[len(link):], known) for link in LINKS.get(self.language, ())):
                     return True
         return False
 
