@@ -179,6 +179,19 @@ def in_view(page, selector: str) -> bool:
                          " return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight; }", selector)
 
 
+def come_into_view(page, selectors: list[str], timeout: int = 10_000) -> None:
+    """Wait (at most `timeout` ms) until every element is drawn whole inside the window: plotly lays a figure out and
+    the page scrolls to it after the event has settled, later on a loaded machine. The caller asserts in_view."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function("(ss) => ss.every((s) => { const r = document.querySelector(s).getBoundingClientRect();"
+                               " return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight; })",
+                               arg=selectors, timeout=timeout)
+    except PlaywrightTimeout:
+        pass
+
+
 SIZES = [((1280, 720), True), ((1280, 720), False), ((1440, 900), False), ((390, 844), False)]
 
 
@@ -817,11 +830,12 @@ def test_a_projector_shows_the_panel_on_one_line_the_whole_glance_and_each_lesso
         for n in range(2, 11):
             lesson_next(page, n)
             if page.locator("#lesson-plot").is_visible():
+                come_into_view(page, ["#lesson-question", "#lesson-reveal", "#lesson-plot"])
                 for selector in ("#lesson-question", "#lesson-reveal", "#lesson-plot"):
                     assert in_view(page, selector), (n, selector)
         page.click("#lesson-reveal")
         page.wait_for_function("() => document.querySelector('#lesson-answer').textContent.includes('Answer')")
-        page.wait_for_timeout(400)
+        come_into_view(page, ["#lesson-answer", "#lesson-plot"])
         assert in_view(page, "#lesson-answer") and in_view(page, "#lesson-plot")
         page.screenshot(path=str(ARTIFACTS / f"present_{name}_lesson10.png"))
         assert not page.evaluate(FITS) and not page.dialogs
