@@ -41,8 +41,8 @@ class Balanced:
         self.pids: dict[str, int] = {}
         said, serving, deadline = [], False, time.monotonic() + 400
         for line in self.process.stdout:  # "replica r1 pid 123 port 8081", then "serving http://..." once it answers
-            said.append(line)
-            if m := re.match(r"replica (\w+) pid (\d+)", line):
+            said.append(line)  # a replica's own output shares the pipe: its unfinished line may come first
+            if m := re.search(r"replica (\w+) pid (\d+) port", line):
                 self.pids[m.group(1)] = int(m.group(2))
             serving = line.startswith("serving")
             if serving or time.monotonic() > deadline:
