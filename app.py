@@ -12,13 +12,14 @@ import torch
 
 from playground.page import build_demo, build_page, launch_options  # noqa: F401 (the app's API for tools and tests)
 from playground.runtime import EMPTY  # noqa: F401
-from playground.context import ROOT, sentences
+from playground.context import ROOT
 from playground.links import network_address
 from playground.panel import not_english
 from playground.store import Store, default_url
 from playground.view import restore_hint
 from transformer import CheckpointError, Translator
-from transformer.translator import resolve_device
+from transformer.translator import resolve_device, sentences
+from transformer.words import in_dictionary
 
 
 def load_translators(root: Path, device: str, int8: bool = False) -> tuple[dict[str, Translator], list[str]]:
@@ -98,8 +99,11 @@ def main() -> None:
     demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn, public_url=public,
                       store=Store(args.database_url))
     # What every first translation reads besides the model, loaded now rather than while a class waits for it: the
-    # language identifier of the warnings (an LZMA-packed model, about 0.4 s) and the sentence splitter
+    # language identifier of the warnings (an LZMA-packed model, about 0.4 s), the sentence splitter and each target
+    # language's dictionary of the "made up" warning (about 0.8 s for German)
     not_english("Loading the language identifier."), sentences("Loading the splitter. Two sentences.")
+    for translator in translators.values():
+        in_dictionary("loading", translator.words.language if translator.words else "")
     # The models and the page live as long as the server: out of the garbage collector's sight, so that its full
     # passes (triggered by every request's allocations) do not walk hundreds of thousands of objects each time
     gc.freeze()

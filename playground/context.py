@@ -3,7 +3,6 @@ computed once for everyone, failures never kept), each browser session's page (`
 with what the hooks saw (`Result`, `run`), made once and shared between users."""
 from __future__ import annotations
 
-import functools
 import hashlib
 import itertools
 import threading
@@ -184,28 +183,6 @@ class Sessions:
 #
 # Every map and every layer input comes from forward hooks (transformer.interpret.analyses.inspect); nothing is threaded
 # through forward's return values.
-
-
-MAX_SENTENCES = 20  # the most sentences one request translates; the model learned single sentences
-
-
-@functools.lru_cache(maxsize=1)
-def _segmenter():
-    import pysbd
-
-    return pysbd.Segmenter(language="en", clean=False)
-
-
-def sentences(text: str) -> list[str]:
-    """The text's sentences (pySBD: "Mr. Smith" and "U.S.A." stay whole), stripped, empty ones dropped; a piece
-    with no letter or digit (punctuation, an invisible mark pySBD cut off: "bike.\u2069") joins the one before."""
-    parts: list[str] = []
-    for part in (s.strip() for s in _segmenter().segment(text)):
-        if parts and not any(c.isalnum() for c in part):
-            parts[-1] = f"{parts[-1]} {part}".strip()
-        elif part:
-            parts.append(part)
-    return parts
 
 
 # The three families panel runs the user's sentence in one batch with this one: the shorter of the two is padded

@@ -11,8 +11,9 @@ from dataclasses import replace
 import gradio as gr
 
 from transformer.decoding import MAX_BEAM, DecodeOptions
+from transformer.translator import MAX_SENTENCES
 
-from playground.context import MAX_SENTENCES, ROOT, Context
+from playground.context import ROOT, Context
 from playground.view import friendly
 from playground.views.common import cards
 
@@ -319,9 +320,10 @@ def warnings(translator, source: str, translation: str) -> list[str]:
                     f"{'it' if len(left) == 1 else 'them'}, and copied {'it' if len(left) == 1 else 'them'}).")
     made = translator.words.made_up(source, translation) if translator.words else []
     if made and not foreign:
-        said.append(f"Check the words: {', '.join(made)} {'is no word' if len(made) == 1 else 'are no words'} of the "
-                    f"translations the model learned from (it may have made {'it' if len(made) == 1 else 'them'} up "
-                    "from pieces).")
+        dictionary = " ".join(filter(None, [LANGUAGES.get(translator.words.language), "dictionary"]))
+        said.append(f"Check the words: {', '.join(made)} {'is' if len(made) == 1 else 'are'} in no {dictionary} and "
+                    f"in none of the translations the model learned from (it may have made "
+                    f"{'it' if len(made) == 1 else 'them'} up from pieces).")
     misfits = translator.words.misfits(translation) if translator.words else []
     if misfits:
         said.append(f"Check the {LANGUAGES.get(translator.words.language, 'translation')}: "

@@ -17,6 +17,7 @@ import gradio as gr
 
 from playground import context, links, registry
 from transformer.errors import InputError
+from transformer.translator import sentences
 
 from .context import TICKETS, Context, Session, Sessions
 from .view import beside, friendly, key_of, serialized, shared, values_set
@@ -61,7 +62,7 @@ class Page:
             return {panel.translation: EMPTY, panel.notice: kept, panel.samples: ""}
         pair = values[panel.pair]
         translator = self.ctx.translator(pair)
-        parts = context.sentences(values[panel.text])  # the model learned single sentences: one at a time
+        parts = sentences(values[panel.text])  # the model learned single sentences: one at a time
         try:
             result = context.run(translator, pair, parts[0], panel.options(values), self.ctx.caches.translations,
                                  self.ctx.together)

@@ -179,7 +179,7 @@ def test_translate_endpoint_says_what_the_page_says_under_the_translation(client
 
 
 def test_translate_endpoint_translates_sentence_by_sentence_as_the_page_does(client, translators):
-    from playground.context import MAX_SENTENCES
+    from transformer.translator import MAX_SENTENCES
 
     pair = shipped_pairs()[0]
     parts = ["A man rides a bike.", "Two dogs play in the snow!", "Where is Mr. Smith?"]

@@ -101,7 +101,7 @@ GERMAN = ["Die Schokolade ist gut.", "Hund und Katze.", "Ich trinke Tee.", "Eine
           "Ich sehe einen Kuchen.", "Anna-Lena lacht.", "Eine Schokolade.", "Die Schokolade schmilzt."]
 
 
-def test_a_word_no_reference_writes_is_made_up_unless_german_builds_it_from_written_words():
+def test_a_word_no_reference_writes_nor_dictionary_knows_is_made_up_unless_german_builds_it_from_written_words():
     from transformer.words import TrainingWords
 
     german = TrainingWords.count(["x"] * len(GERMAN), GERMAN, "de")
@@ -110,22 +110,26 @@ def test_a_word_no_reference_writes_is_made_up_unless_german_builds_it_from_writ
     assert made("I see a coconut.", "Ich sehe einen Kokosnut.") == ["Kokosnut"]
     assert made("I see a coconut.", "Ich sehe einen Kuchen.") == []
     assert made("a chocolate bar", "eine Schokoladenstange") == []  # a compound of written words, with its link
-    assert made("the dogs", "Die Hunde, der Hundes") == []  # a written word with an ending
+    assert made("the dogs", "Die Hunde, der Hundes") == []  # no reference writes them; the dictionary knows them
+    assert made("a tadpole", "eine Kaulquappe, eine Kaulquapper") == ["Kaulquapper"]
     assert made("Anna is here.", "Anna-Lena ist Anna") == []  # each part written; a name typed in the source
     assert made("I see Görsev.", "Ich sehe Görsev und Görsevev, Görsevev.") == ["Görsevev"]  # said once
     assert made("dog tea", "eine Hundtee") == ["Hundtee"]  # "hund" + "tee": a part too short to build on
     nested = TrainingWords.count(["x"], ["unter dem Tisch"], "de")  # "unter": a prefix and a written word
     assert nested.made_up("x", "unter" * 40 + "xq") == ["unter" * 40 + "xq"]  # at once: each tail looked at once
     assert made("the dog barks", "Der Hund anbellt, zerbellt, bellt") == []  # a verb's prefix before a written word
-    assert made("a hot dog", "eine Kokos-Hund") == ["Kokos-Hund"]  # one part nowhere written
+    assert made("a hot dog", "eine Kokosnut-Hund") == ["Kokosnut-Hund"]  # one part nowhere written nor known
+    assert made("dog snus", "eine Hundsnus") == ["Hundsnus"]  # the dictionary says whole words, not a compound's parts
     french = TrainingWords.count(["x"], ["J'aime l'araignée et la Schokolade et la stange."], "fr")
     assert french.made_up("I like the spider.", "J'aime l'araignée.") == []  # "l'": shorter than a word
     assert french.made_up("I like the alien.", "J'aime l'alien.") == []  # typed in the source
     assert french.made_up("chocolate bar", "la schokoladenstange") == ["schokoladenstange"]  # French: no compounds
     verbs = TrainingWords.count(["x"], ["Il faut utiliser la table."], "fr")
-    assert verbs.made_up("He used the table.", "Il utilisait la table.") == []  # another ending on a written stem
+    assert verbs.made_up("He used the table.", "Il utilisait la table.") == []  # a form the dictionary knows
     assert verbs.made_up("He used the table.", "Il utilisfait la table.") == ["utilisfait"]
+    assert verbs.made_up("a counter", "une comptère, ils comptèrent") == ["comptère"]  # a real stem's wrong form
     assert TrainingWords(frozenset(), frozenset()).made_up("a coconut", "ein Kokosnut") == []  # no words counted
+    assert TrainingWords.count(["x"], ["Der Hund."], "xx").made_up("dogs", "Der Hunde") == ["Hunde"]  # no dictionary
 
 
 def test_a_german_article_that_fits_no_gender_of_its_noun_is_a_misfit():
@@ -153,8 +157,8 @@ def test_a_made_up_word_is_said_when_the_checkpoint_has_its_training_words(trans
     assert panel.warnings(translator, "I see a coconut.", "Ich sehe einen Kokosnut.") == []  # no words.json
     monkeypatch.setattr(translator, "words", TrainingWords.count(["x"] * len(GERMAN), GERMAN, "de"))
     assert panel.warnings(translator, "I see a coconut.", "Ich sehe einen Kokosnut.") == [
-        "Check the words: Kokosnut is no word of the translations the model learned from (it may have made it up "
-        "from pieces)."]
+        "Check the words: Kokosnut is in no German dictionary and in none of the translations the model learned from "
+        "(it may have made it up from pieces)."]
     assert panel.warnings(translator, "I see the chocolate.", "Ich sehe einen Schokolade.") == [
         "Check the German: “einen Schokolade”: the article does not fit its noun (the model slipped here)."]
     assert panel.warnings(translator, "Ich sehe einen Kokosnut.", "Ich sehe einen Kokosnut.") == [

@@ -114,8 +114,11 @@ def test_cli_translate_and_evaluate(tmp_path, translator, data_dir):
     save_checkpoint(tmp_path / "ck", translator.model, translator.tokenizer)
     run = [sys.executable, "-m", "transformer"]
     env_cwd = dict(cwd=ROOT, capture_output=True, text=True, timeout=120)
-    out = subprocess.run(run + ["translate", "--checkpoint", str(tmp_path / "ck"), "A dog runs.", "A man."], **env_cwd)
-    assert out.returncode == 0 and len(out.stdout.strip().splitlines()) == 2
+    out = subprocess.run(run + ["translate", "--checkpoint", str(tmp_path / "ck"), "A dog runs.", "A man.",
+                                "A dog runs. A man."], **env_cwd)
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0 and len(lines) == 3  # a line per text; a text of two sentences, each translated alone
+    assert lines[2] == f"{lines[0]} {lines[1]}"
     out = subprocess.run(run + ["evaluate", "--checkpoint", str(tmp_path / "ck"), "--src", str(data_dir / "val.en.gz"),
                                 "--ref", str(data_dir / "val.de.gz"), "--beam", "2"], **env_cwd)
     assert out.returncode == 0, out.stderr

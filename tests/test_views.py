@@ -61,7 +61,7 @@ def test_a_second_stages_sparse_timeline_shows_the_last_recorded_epoch_before_th
 
 
 def test_a_text_is_cut_into_sentences_and_a_piece_without_words_stays_with_the_one_before():
-    from playground.context import sentences
+    from transformer.translator import sentences
 
     assert sentences("Hi. How are you? Mr. Smith is here!") == ["Hi.", "How are you?", "Mr. Smith is here!"]
     assert sentences("A man rides a bike\u2066.\u2069") == ["A man rides a bike\u2066. \u2069"]  # bidi mark cut off
@@ -72,7 +72,7 @@ def test_a_text_is_cut_into_sentences_and_a_piece_without_words_stays_with_the_o
 def test_every_view_opens_with_at_most_two_plain_sentences_and_folds_the_rest():
     """A student who knows what attention is, and no more, reads the first lines: no section signs, paper names or
     hooks there; the mechanism and the references are folded below."""
-    from playground.context import sentences
+    from transformer.translator import sentences
     from playground.words import EXPLAIN, folded
 
     research = ("§", "hook", "et al", "Vaswani", "BERT", "GPT", "ALTI", "Captum", "softmax", "eq.")

@@ -71,11 +71,13 @@ def keep_state(args) -> int:
 
 
 def translate(args) -> int:
-    from .translator import Translator
+    from .translator import MAX_SENTENCES, Translator, sentences
 
     tr = Translator.load(args.checkpoint, device=args.device)
-    for out in tr.translate_batch(args.text, pick(DecodeOptions, args)):
-        print(out.text)
+    texts = [sentences(text)[:MAX_SENTENCES] for text in args.text]  # each text sentence by sentence, as the page
+    outs = iter(tr.translate_batch([s for parts in texts for s in parts], pick(DecodeOptions, args)))
+    for parts in texts:  # one line per text: its sentences' translations joined
+        print(" ".join(next(outs).text for _ in parts))
     return 0
 
 
@@ -197,7 +199,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", required=True)
     add_dataclass_options(p, DecodeOptions)
     p.add_argument("--device", default="auto")
-    p.add_argument("text", nargs="+", help="one or more sentences")
+    p.add_argument("text", nargs="+", help="one or more texts, each translated sentence by sentence (at most 20) "
+                   "and printed on a line of its own")
     p.set_defaults(func=translate)
 
     p = sub.add_parser("evaluate", help="BLEU and chrF of a checkpoint on a test set")

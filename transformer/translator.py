@@ -1,6 +1,7 @@
 """Translator: a loaded checkpoint with text in and text, tokens, steps and attention maps out."""
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -91,6 +92,29 @@ def resolve_device(device: str) -> torch.device:
 
 QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u00ab": '"', "\u00bb": '"'})
+
+
+MAX_SENTENCES = 20  # the most sentences the page, the API and the CLI translate of one text: the model
+# learned single sentences, so a text is cut into its sentences (`sentences`) and each translated alone
+
+
+@functools.lru_cache(maxsize=1)
+def _segmenter():
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences (pySBD: "Mr. Smith" and "U.S.A." stay whole), stripped, empty ones dropped; a piece
+    with no letter or digit (punctuation, an invisible mark pySBD cut off: "bike.\u2069") joins the one before."""
+    parts: list[str] = []
+    for part in (s.strip() for s in _segmenter().segment(text)):
+        if parts and not any(c.isalnum() for c in part):
+            parts[-1] = f"{parts[-1]} {part}".strip()
+        elif part:
+            parts.append(part)
+    return parts
 
 
 def clean_text(text: str) -> str:

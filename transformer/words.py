@@ -6,10 +6,11 @@ copied what it could not translate. Probabilities often miss it (a copy is an ea
 page says it in words (playground/panel.warnings). Counted from the unique training pairs when a model is trained,
 or for a checkpoint afterwards: `python -m transformer count-words`.
 
-It also keeps every word the references write, so that a word no reference ever wrote ("Ich sehe einen
-Kokosnut.", "J'ai une pénette.") can be said to be one the model made up from pieces: in German, a compound of
-written words ("Schokoladenstange": "schokoladen" + "stange") and a written word with an ending ("frühe") count
-as written. It keeps each noun's gender as the references' articles show it, so that an article that fits no
+It also keeps every word the references write, so that a word no reference ever wrote and no dictionary of the
+language knows ("Ich sehe einen Kokosnut.", "J'ai une pénette.") can be said to be one the model made up from
+pieces: the dictionary (simplemma's word forms) lets a right word the references never wrote pass ("Kaulquappe",
+"utilisait"), and in German a compound of written words ("Schokoladenstange": "schokoladen" + "stange") counts as
+written. It keeps each noun's gender as the references' articles show it, so that an article that fits no
 gender of its noun ("die Wasserhahn", "einen Lagerfeuer", "un route") can be said to be a slip; a German compound
 takes its last word's ("Wasserhahn": "hahn").
 """
@@ -20,8 +21,10 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
+
+import simplemma
+from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
 
 from .files import write_json
 
@@ -31,12 +34,7 @@ SHORTEST = 3  # shorter words ("an", "so", "am") are too often words of both lan
 AT_LEAST = 2  # a word counts when written at least this many times
 SENTENCE_END = re.compile(r"[.!?:]\s*$")
 PARTS = re.compile(r"['’-]")  # "l'araignée", "Party-Hut": each part is a word of its own
-# Endings a written word may have, or trade for another on the same stem ("frühe": "früh"; "utilisait": "utiliser")
-ENDINGS = {"de": ("e", "en", "er", "es", "em", "n", "s"),  # not a verb's: "-st", "-t" make up "Gästest", "Deert"
-           "fr": ("e", "s", "es", "x", "er", "ir", "re", "é", "ée", "és", "ées", "i", "ie", "is", "it", "u", "ue", "us",
-                  "ent", "ons", "ez", "ais", "ait", "aient", "ions", "iez", "ai", "as", "a", "ont", "ant", "erai",
-                  "eras", "era", "erons", "erez", "eront", "erais", "erait", "eraient")}
-PART = 4  # the shortest word an ending or a compound builds on: shorter ones ("ate", "nus") build anything
+PART = 4  # the shortest word a prefix or a compound builds on: shorter ones ("ate", "nus") build anything
 LINKS = {"de": ("", "s", "n", "en", "e", "es", "er")}  # what joins two words of a compound; no compounds in French
 PREFIXES = {"de": ("ab", "an", "auf", "aus", "be", "bei", "da", "ein", "ent", "er", "ge", "her", "hin", "los", "mit",
                    "nach", "un", "ver", "vor", "weg", "zer", "zu", "zurück", "um", "über", "unter", "durch")}  # "abschalten"
@@ -111,8 +109,8 @@ class TrainingWords:
         return left
 
     def made_up(self, source: str, translation: str) -> list[str]:
-        """The translation's words no reference of the training pairs writes, nor builds from written words (is_written),
-        that are not words of `source` either (a name, a copy: lost_names and left_in_english say those); none
+        """The translation's words no reference of the training pairs writes, nor builds from written words, and no
+        dictionary of the language knows (is_written), that are not words of `source` either (a name, a copy: lost_names and left_in_english say those); none
         where the references' words were not counted."""
         if not self.written:
             return []
@@ -125,25 +123,22 @@ class TrainingWords:
             made.append(word)
         return made
 
-    @cached_property
-    def stems(self) -> frozenset[str]:
-        """The written words, and each of them less an ending, of PART letters or more."""
-        return self.written | frozenset(w[: -len(e)] for w in self.written for e in ENDINGS.get(self.language, ())
-                                        if w.endswith(e) and len(w) - len(e) >= PART)
-
     def is_written(self, word: str, known: dict[str, bool] | None = None) -> bool:
-        """`word` (lowercase) is written in the references: as it is, with an ending or another ending on the
-        same stem, or (German) after a prefix ("ab" + "schalten") or as a compound of written words of PART letters
-        or more. `known`: the answers for the word's tails so far (each tail is looked at once: "unter" * 30 would
-        otherwise take years)."""
-        known = {} if known is None else known
+        """`word` (lowercase) is written in the references or known to the language's dictionary (in_dictionary),
+        or (German) built from written words: after a prefix ("ab" + "schalten") or as a compound of written words
+        of PART letters or more. `known`: the answers for the word's tails so far (each tail is looked at once:
+        "unter" * 30 would otherwise take years); the dictionary answers for the whole word only (it knows short
+        words of other languages that would let anything pass as a compound: "snus")."""
+        if known is None:
+            known = {}
+            if word not in self.written and in_dictionary(word, self.language):
+                return True
         if word not in known:
             known[word] = self._builds(word, known)
         return known[word]
 
     def _builds(self, word: str, known: dict[str, bool]) -> bool:
-        if word in self.written or any(word.endswith(e) and len(word) - len(e) >= PART and word[: -len(e)] in self.stems
-                                       for e in ENDINGS.get(self.language, ())):
+        if word in self.written:
             return True
         if any(word.startswith(p) and len(word) - len(p) >= PART and self.is_written(word[len(p):], known)
                for p in PREFIXES.get(self.language, ())):
@@ -189,6 +184,12 @@ class TrainingWords:
         words = json.loads(path.read_text(encoding="utf-8"))
         return cls(frozenset(words["english"]), frozenset(words["both"]), frozenset(words.get("written", ())),
                    words.get("language", ""), words.get("genders", {}))
+
+
+def in_dictionary(word: str, language: str) -> bool:
+    """simplemma's dictionary of `language` holds `word` as one of its forms ("hundes", "utilisait", "Kaulquappe");
+    False for a language it lacks. Low memory: about 20 MB for German and French, read at the first word asked."""
+    return language in SUPPORTED_LANGUAGES and simplemma.is_known(word, lang=language, low_memory=True)
 
 
 def count_genders(targets: Iterable[str], language: str) -> dict[str, str]:

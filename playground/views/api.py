@@ -8,8 +8,9 @@ from transformer.interpret.capture import parse_head
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
 from transformer.interpret import analyses
+from transformer.translator import MAX_SENTENCES, sentences
 
-from playground.context import MAX_SENTENCES, Context, sentences
+from playground.context import Context
 from playground.view import friendly
 
 
