@@ -37,6 +37,11 @@
 #   FROM=04682ac RUN=fourteenth WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
 #   FROM=04682ac RUN=fourteenth tools/more_epochs.sh PAIR average
 #   RUN=fourteenth-avg tools/more_epochs.sh en-de ship
+#
+# The fifteenth stage, tried on the CPU (neither pair shipped: each lost numbers and doubt separation): the
+# fourteenth stage's runs one more epoch, then epochs 39 and 40 averaged:
+#   FROM_RUN=fourteenth RUN=fifteenth WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
+#   FROM_RUN=fourteenth RUN=fifteenth tools/more_epochs.sh PAIR average
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
@@ -50,7 +55,7 @@ if [ "$mode" = save ]; then
 fi
 if [ "$mode" = average ]; then  # this run's last epoch and FROM_RUN's, averaged into runs/PAIR-RUN-avg
   avg=$out-avg && rm -rf "$avg" && mkdir -p "$avg/train"
-  cp "$out"/{config.json,metrics.json,model.safetensors,spm.model} "$avg/" && cp -r "$out/timeline" "$avg/"
+  cp "$out"/{config.json,metrics.json,model.safetensors,spm.model,words.json} "$avg/" && cp -r "$out/timeline" "$avg/"
   cp "$out"/train/{metrics.json,spm.model} "$avg/train/"
   last=$(ls "$out"/train/epoch*.safetensors | sort -V | tail -1) && cp "$last" "$avg/train/"
   if ls "$from"/train/epoch*.safetensors > /dev/null 2>&1; then
