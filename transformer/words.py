@@ -110,8 +110,8 @@ class TrainingWords:
 
     def made_up(self, source: str, translation: str) -> list[str]:
         """The translation's words no reference of the training pairs writes, nor builds from written words, and no
-        dictionary of the language knows (is_written), that are not words of `source` either (a name, a copy: lost_names and left_in_english say those); none
-        where the references' words were not counted."""
+        dictionary of the language knows (is_written), that are not words of `source` either (a name, a copy:
+        lost_names and left_in_english say those); none where the references' words were not counted."""
         if not self.written:
             return []
         typed = {w.lower() for w in WORD.findall(source)}
