@@ -138,7 +138,7 @@ class TranslatePanel:
         has a number or a name the translation changed, a word it left in English or made up or an article that
         does not fit its noun, and more samples side by side when asked for."""
         translator = self.ctx.translator(result.pair)
-        notices = ["The text was longer than the model's positions and was cut to fit."] if result.translation.truncated else []
+        notices = [CUT] if result.translation.truncated else []
         notices += said_under(translator, result.text, result.translation)
         notice = html.escape(" ".join(notices).strip())
         samples = ""
@@ -151,9 +151,10 @@ class TranslatePanel:
         return {self.translation: result.translation.text, self.unsure: marked([result.translation]),
                 self.notice: notice, self.samples: samples}
 
-    def joined(self, translator, result, parts: list[str], filled: dict) -> dict:
+    def joined(self, translator, result, parts: list[str]) -> dict:
         """With several sentences, the box holds each one's translation (the first's is `result`'s), joined, and the
-        notice says so; at most MAX_SENTENCES of them. Nothing to change for one sentence."""
+        notice says so, with what the checks found in every sentence (each kind said once); at most MAX_SENTENCES of
+        them. Nothing to change for one sentence."""
         if len(parts) < 2:
             return {}
         kept = parts[:MAX_SENTENCES]
@@ -161,8 +162,8 @@ class TranslatePanel:
         left = f"; the {len(parts) - len(kept)} after the first {len(kept)} were left out" if len(parts) > len(kept) else ""
         note = (f"Translated as {len(parts)} sentences, one at a time (the model learned single sentences){left}; "
                 "the views below show the first.")
-        said = [w for part, t in zip(kept[1:], rest) for w in said_under(translator, part, t)]  # the first's: filled
-        notice = " ".join(dict.fromkeys(filter(None, [note, filled.get(self.notice, "")] + [html.escape(w) for w in said])))
+        cut = [CUT] if any(t.truncated for t in [result.translation] + rest) else []
+        notice = html.escape(" ".join([note] + cut + said_under(translator, kept, [result.translation] + rest)))
         return {self.translation: " ".join([result.translation.text] + [t.text for t in rest]),
                 self.unsure: marked([result.translation] + rest), self.notice: notice}
 
@@ -213,6 +214,7 @@ LANGUAGES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish", "
              "pt": "Portuguese", "pl": "Polish", "tr": "Turkish", "sv": "Swedish", "da": "Danish", "ru": "Russian",
              "uk": "Ukrainian", "ar": "Arabic", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "el": "Greek"}
 SURE = 0.8  # the language identifier's probability above which a source is called another language
+CUT = "The text was longer than the model's positions and was cut to fit."
 # Capitalised words a translation rightly changes (Monday -> Montag, Germany -> Deutschland): never called names
 TRANSLATED = set("""Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July
 August September October November December Christmas Easter Halloween God English German French Spanish Italian
@@ -301,47 +303,69 @@ def missed_elisions(translator, translation: str) -> list[tuple[str, str]]:
     return slips
 
 
-def warnings(translator, source: str, translation: str) -> list[str]:
-    """Every warning for one translated sentence, in plain words."""
-    said = []
+def findings(translator, source: str, translation: str) -> dict[str, list]:
+    """What the checks found in one translated sentence, by kind: "foreign" (the source is not English: said
+    instead of the names and words, which would name the source's own), "numbers", "names", "left" (in English),
+    "made" (made up), "misfits" (articles), "slips" (French elisions)."""
     foreign = not_english(source)
-    if foreign:
-        said.append(foreign)
-    numbers = changed_numbers(source, translation)
-    if numbers:
-        said.append(f"Check the numbers: {', '.join(numbers)} did not come out as typed.")
-    names = lost_names(source, translation, translator.tokenizer)
-    if names and not foreign:
-        said.append(f"Check the names: {', '.join(names)} did not come out as typed (the model may not know "
-                    f"{'it' if len(names) == 1 else 'them'}).")
-    left = translator.words.left_in_english(source, translation) if translator.words else []
-    if left and not foreign:
-        said.append(f"Check the words: {', '.join(left)} came out in English (the model may not know "
-                    f"{'it' if len(left) == 1 else 'them'}, and copied {'it' if len(left) == 1 else 'them'}).")
-    made = translator.words.made_up(source, translation) if translator.words else []
-    if made and not foreign:
-        dictionary = " ".join(filter(None, [LANGUAGES.get(translator.words.language), "dictionary"]))
-        said.append(f"Check the words: {', '.join(made)} {'is' if len(made) == 1 else 'are'} in no {dictionary} and "
-                    f"in none of the translations the model learned from (it may have made "
-                    f"{'it' if len(made) == 1 else 'them'} up from pieces).")
-    misfits = translator.words.misfits(translation) if translator.words else []
-    if misfits:
+    words = translator.words
+    return {"foreign": [foreign] if foreign else [],
+            "numbers": changed_numbers(source, translation),
+            "names": [] if foreign else lost_names(source, translation, translator.tokenizer),
+            "left": words.left_in_english(source, translation) if words and not foreign else [],
+            "made": words.made_up(source, translation) if words and not foreign else [],
+            "misfits": words.misfits(translation) if words else [],
+            "slips": missed_elisions(translator, translation)}
+
+
+def say(translator, found: dict[str, list]) -> list[str]:
+    """findings in plain words, one sentence a kind (several sentences' findings merged: each kind said once)."""
+    def it(items, one="it", many="them"):
+        return one if len(items) == 1 else many
+
+    said = list(found["foreign"])
+    if found["numbers"]:
+        said.append(f"Check the numbers: {', '.join(found['numbers'])} did not come out as typed.")
+    if found["names"]:
+        said.append(f"Check the names: {', '.join(found['names'])} did not come out as typed (the model may not know "
+                    f"{it(found['names'])}).")
+    if found["left"]:
+        said.append(f"Check the words: {', '.join(found['left'])} came out in English (the model may not know "
+                    f"{it(found['left'])}, and copied {it(found['left'])}).")
+    if found["made"]:
+        language = LANGUAGES.get(translator.words.language)
+        dictionary = f"{language} dictionary" if language else "dictionary"
+        said.append(f"Check the words: {', '.join(found['made'])} {it(found['made'], 'is', 'are')} in no {dictionary} "
+                    f"and in none of the translations the model learned from (it may have made {it(found['made'])} up "
+                    "from pieces).")
+    if found["misfits"]:
         said.append(f"Check the {LANGUAGES.get(translator.words.language, 'translation')}: "
-                    + ", ".join(f"“{m}”" for m in misfits)
-                    + f": the article does not fit {'its noun' if len(misfits) == 1 else 'their nouns'}"
+                    + ", ".join(f"“{m}”" for m in found["misfits"])
+                    + f": the article does not fit {it(found['misfits'], 'its noun', 'their nouns')}"
                     " (the model slipped here).")
-    slips = missed_elisions(translator, translation)
-    if slips:
-        said.append("Check the French: " + ", ".join(f"“{a}” is written “{b}”" for a, b in slips)
+    if found["slips"]:
+        said.append("Check the French: " + ", ".join(f"“{a}” is written “{b}”" for a, b in found["slips"])
                     + " (the model slipped here).")
     return said
 
 
-def said_under(translator, source: str, translation) -> list[str]:
-    """What the page says under a translation (a Translation of `source`): the symbols carried over, text far from
-    what the model knows, and every warning; empty when there is nothing to say."""
-    return [s for s in (carried(translation), unfamiliar(translator, source)) if s] + \
-        warnings(translator, source, translation.text)
+def warnings(translator, source: str, translation: str) -> list[str]:
+    """Every warning for one translated sentence, in plain words."""
+    return say(translator, findings(translator, source, translation))
+
+
+def said_under(translator, sources: str | list[str], translations) -> list[str]:
+    """What the page says under a translation (a Translation of `source`, or each sentence's of a text): the symbols
+    carried over, text far from what the model knows, and every warning, each kind said once for all the sentences
+    ("Check the words: Garik, Sämchen ..."); empty when there is nothing to say."""
+    if isinstance(sources, str):
+        sources, translations = [sources], [translations]
+    said = [s for source, t in zip(sources, translations) for s in (carried(t), unfamiliar(translator, source)) if s]
+    found: dict[str, list] = {}
+    for source, t in zip(sources, translations):
+        for kind, items in findings(translator, source, t.text).items():
+            found[kind] = list(dict.fromkeys(found.get(kind, []) + items))  # a word named once
+    return list(dict.fromkeys(said + say(translator, found)))
 
 
 def carried(translation) -> str:

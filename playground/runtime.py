@@ -68,7 +68,7 @@ class Page:
                                  self.ctx.together)
             key = ("panel", result.key, key_of(values, [panel.n_samples]))
             out = shared(self.ctx.caches.views, key, lambda: panel.fill(result, values)) | {self.result: result}
-            out |= panel.joined(translator, result, parts, out)  # the views show the first sentence
+            out |= panel.joined(translator, result, parts)  # the views show the first sentence
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
             return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: ""}
         drawn, marks = {self.tabs.signals[session.open]: ticket}, {}
