@@ -207,6 +207,23 @@ def test_attention_endpoint_shapes_and_rows(client, translators):
     assert maps["target_tokens"][0] == "<s>" and maps["source_tokens"][-1] == "</s>"
 
 
+def test_attention_endpoint_reads_the_sentence_asked_for(client):
+    pair = shipped_pairs()[0]
+    parts = ["A man rides a bike.", "Two dogs play in the snow!"]
+    details = client.predict(" ".join(parts), pair, api_name="/translate")[1]["sentences"]
+    for i, part in enumerate(parts):
+        maps = client.predict(" ".join(parts), pair, sentence=i, api_name="/attention")
+        assert maps["sentence"] == part and maps["sentences"] == 2
+        assert maps["source_tokens"] == details[i]["source_tokens"]  # that sentence alone, as /translate read it
+        assert maps["target_tokens"] == ["<s>"] + details[i]["target_tokens"]  # its greedy translation, fed in
+    first = client.predict(" ".join(parts), pair, api_name="/attention")
+    assert first["source_tokens"] == details[0]["source_tokens"]  # no sentence given: the first, as the views
+    for wrong in (2, -1):
+        with pytest.raises(Exception, match="this text has 2, so 0 to 1") as e:
+            client.predict(" ".join(parts), pair, sentence=wrong, api_name="/attention")
+        assert "Traceback" not in str(e.value)
+
+
 @pytest.mark.parametrize("args, message", [(("",), "no text"), (("Hi", "xx-yy"), "unknown language pair"),
                                            (("Hi", None, "beam", 1.0, 0, 1.0, 0, 1000), "beam_size")])
 def test_api_errors_are_plain_messages(client, args, message):

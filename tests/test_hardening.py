@@ -40,10 +40,9 @@ def test_hostile_text_gets_a_translation(client, name):
     assert isinstance(text, str) and details["source_tokens"][-1] == "</s>"
     assert details["truncated"] == (name == "one very long sentence")  # cut at the model's max_len
     assert (details["left_out"] > 0) == (name == "very long")  # 400 sentences: the first MAX_SENTENCES translated
-    maps = client.predict(HOSTILE_TEXT[name], api_name="/attention")  # the whole text, as one
-    assert maps["source_tokens"][-1] == "</s>"
-    if len(details["sentences"]) == 1:
-        assert len(maps["source_tokens"]) == len(details["source_tokens"])
+    maps = client.predict(HOSTILE_TEXT[name], shipped_pairs()[0], api_name="/attention")  # the first sentence's
+    assert maps["source_tokens"] == details["source_tokens"] and maps["sentence"] == details["sentence"]
+    assert maps["sentences"] == len(details["sentences"]) + details["left_out"]
 
 
 def test_a_lone_surrogate_sent_as_a_json_escape_is_translated(server):

@@ -51,11 +51,18 @@ def register(ctx: Context) -> None:
                 each[0] | {"sentences": each, "left_out": len(parts) - len(each)})
 
     @friendly
-    def attention(text: str, pair: str = default_pair, translation: str = "", ablate: str = "") -> dict:
-        """Attention maps (L, H, query, key) of `text` and its greedy translation (or the one given),
-        with the heads in `ablate` switched off."""
+    def attention(text: str, pair: str = default_pair, translation: str = "", ablate: str = "",
+                  sentence: int = 0) -> dict:
+        """Attention maps (L, H, query, key) of one sentence of `text` (`sentence` counts from 0: the first, as the
+        page's views show) and its greedy translation (or the one given), with the heads in `ablate` switched off."""
         t, off = ctx.translator(pair), heads_off(ablate)
-        return downloads.attention_payload(analyses.attention(t, text, translation or analyses.ablated(t, text, None, off), ablate=off))
+        parts = (sentences(text) if isinstance(text, str) else []) or [text]  # none: the translator says why
+        if isinstance(sentence, bool) or not isinstance(sentence, int) or not 0 <= sentence < len(parts):
+            raise InputError(f"sentence counts the text's sentences from 0: this text has {len(parts)}, so 0 to "
+                             f"{len(parts) - 1}; got {sentence!r}")
+        part = parts[sentence]
+        maps = analyses.attention(t, part, translation or analyses.ablated(t, part, None, off), ablate=off)
+        return downloads.attention_payload(maps) | {"sentence": part, "sentences": len(parts)}
 
     @friendly
     def patch(first: str, second: str, pair: str = default_pair, direction: str = "denoising") -> dict:
