@@ -248,9 +248,16 @@
   tp.toStep = () => document.getElementById('lesson-where')?.closest('.row')?.scrollIntoView({block: 'start'});
   // the notes are written: one click downloads them (gradio's DownloadButton cannot be clicked by an event, #9230)
   tp.download = () => document.getElementById('lesson-file')?.click();
-  // presentation mode: the page zoomed; plotly figures then measure their boxes again, so each fits the width
-  tp.present = (on) => {
-    document.body.classList.toggle('present', Boolean(on));
+  // presentation mode: the page zoomed; plotly figures then measure their boxes again, so each fits the width. On a
+  // screen as narrow as a phone's (a link made in presentation mode, opened by a class) the page keeps the phone's
+  // layout: its one line of panel, zoomed, would leave the sentence a few letters wide. (A class on <body>, not an
+  // @media rule in style.css: Gradio scopes a media rule's selectors inside its container, where <body> is not.)
+  const wide = window.matchMedia('(min-width: 700px)');
+  let presenting = false;
+  const drawPresent = () => {
+    document.body.classList.toggle('present', presenting && wide.matches);
     setTimeout(() => window.dispatchEvent(new Event('resize')), 50);
   };
+  tp.present = (on) => { presenting = Boolean(on); drawPresent(); };
+  wide.addEventListener('change', () => { if (presenting) drawPresent(); });
 })();

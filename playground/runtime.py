@@ -147,12 +147,14 @@ class Page:
         panel, lesson = self.panel, self.views["lesson"]
         query = dict(request.query_params) if request is not None else {}
         link = links.read(query, values, panel, lesson)
-        out = {c: link.values[c] for c in [panel.pair, panel.text, lesson.number] + panel.decoding}
+        # only what the link changes: a page answered late (30 phones opening at once) keeps what was typed meanwhile
+        out = {c: link.values[c] for c in [panel.pair, panel.text, lesson.number] + panel.decoding
+               if link.values[c] != values[c]}
         out |= {panel.present: link.present}
         if self.classroom is not None:  # ?class=CODE joins it; a teacher's or a student's reload finds its class
             out |= self.classroom.opened(query, values, request)
-        try:
-            out |= self.show_translation(link.values, request)
+        try:  # unless Translate was clicked before this load was answered: that translation is the newer
+            out |= self.show_translation(link.values, request) if self.sessions.of(request).ticket is None else {}
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
             link.problems.append(str(e.message))
         if link.opened != registry.FIRST:

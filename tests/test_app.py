@@ -574,7 +574,14 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
     assert heads["choices"] == every_head(page.ctx.translator(pair))  # the link's pair's heads
     plain = page.open(on_load(page), Request())  # no link: the first example, greedy
     assert plain[page.result].text == defaults(page)[panel.text] and plain[page.result].options.strategy == "greedy"
-    assert plain[panel.present] is False
+    assert plain[panel.present] is False and panel.text not in plain  # the link changes nothing: nothing is set
+    typed = page.open(on_load(page) | {panel.text: "My cat sleeps."}, Request(present="1"))  # typed as it opened
+    assert panel.text not in typed and typed[page.result].text == "My cat sleeps."  # kept, and translated
+    early = Request()  # Translate clicked, and answered, before the page's load event was
+    clicked = page.show_translation(on_load(page) | {panel.text: "My cat sleeps."}, early)
+    late = page.open(on_load(page), early)
+    assert page.result not in late and panel.translation not in late and panel.text not in late  # the click's stays
+    assert page.sessions.of(early).landed() is clicked[page.result]  # the views still draw the click's
     assert "greedy" in open_tab(page, "steps", after(on_load(page), plain))[page.views["beam_tree"].note]
 
 
@@ -588,7 +595,7 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
 def test_a_bad_shared_link_still_opens_the_page_and_says_why(page, query, says):
     out = page.open(on_load(page), Request(**query))
     assert says in out[page.panel.notice]
-    assert out[page.panel.pair] in page.ctx.pairs  # the page is usable: a loaded pair, default settings
+    assert out.get(page.panel.pair, on_load(page)[page.panel.pair]) in page.ctx.pairs  # a loaded pair, as it was
 
 
 def test_a_share_link_made_on_this_machine_names_the_address_the_class_can_open(page, monkeypatch):

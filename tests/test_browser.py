@@ -798,6 +798,20 @@ def test_presentation_mode_enlarges_text_and_a_shared_link_restores_the_state(pa
     finally:
         shared.context.close()
 
+    phone = open_page(browser, url, (390, 844))  # the link opened on a phone: the phone's layout, not one zoomed line
+    try:
+        expect(phone.locator("#translation textarea")).to_have_value(translation)
+        phone.wait_for_timeout(500)
+        assert not phone.evaluate("() => document.body.classList.contains('present')")
+        width = phone.evaluate("() => document.querySelector('#source-text textarea').getBoundingClientRect().width")
+        assert width >= 250, width  # the sentence gets the phone's width (zoomed on one line: 30 px)
+        open_settings(phone)  # the mode's toggle is where it is on a phone, still on
+        assert phone.locator("#present-toggle input").is_checked()
+        phone.set_viewport_size({"width": 1280, "height": 720})  # a wider window (a tablet turned): presented again
+        phone.wait_for_function("() => document.body.classList.contains('present')")
+    finally:
+        phone.context.close()
+
 
 def same_line(page, *selectors: str) -> bool:
     boxes = [page.locator(s).bounding_box() for s in selectors]
