@@ -15,7 +15,7 @@ from transformer.config import TrainConfig
 from transformer.training.train import make_optimizer, train, train_step
 from transformer.interpret import analyses
 
-from conftest import DEVICES, random_tokens, tiny_config
+from conftest import DEVICES, ROOT, random_tokens, tiny_config
 
 
 def tiny_model(device: str) -> Transformer:
@@ -159,3 +159,14 @@ def test_the_apps_paths_run_on_the_device(device):
     stages = timeline.attention_over_epochs(tr, text)
     assert stages[-1][0] == "shipped" and len(stages) == len(timeline.snapshots(tr)) + 1
     assert all(maps.cross.device.type == "cpu" for _, maps in stages)
+
+
+def test_training_and_translating_need_no_dictionary_library():
+    """A GPU machine's image has torch and sentencepiece, not the dictionary the page's checks read (simplemma):
+    training and translating import without it, so tools/gpu_train.sh runs on the image as it is."""
+    import subprocess
+    import sys
+
+    code = ("import sys, transformer.training.train, transformer.translator, transformer.__main__; "
+            "sys.exit('simplemma' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0

@@ -23,9 +23,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import simplemma
-from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
-
 from .files import write_json
 
 WORDS = "words.json"
@@ -188,7 +185,11 @@ class TrainingWords:
 
 def in_dictionary(word: str, language: str) -> bool:
     """simplemma's dictionary of `language` holds `word` as one of its forms ("hundes", "utilisait", "Kaulquappe");
-    False for a language it lacks. Low memory: about 20 MB for German and French, read at the first word asked."""
+    False for a language it lacks. Low memory: about 20 MB for German and French, read at the first word asked.
+    Imported here, not above: training counts words without it (a GPU machine's image lacks it)."""
+    import simplemma
+    from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
+
     return language in SUPPORTED_LANGUAGES and simplemma.is_known(word, lang=language, low_memory=True)
 
 
