@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 import html
+import itertools
 import json
 import re
 import shutil
@@ -526,8 +527,10 @@ def test_choosing_a_pair_redraws_the_open_tab_and_the_others_when_opened(page, t
 class Request(User):
     """What page.open reads from gr.Request: the page URL's query parameters, and its session."""
 
+    OPENED = itertools.count()  # each page opened a session of its own (an id() is reused once its object is gone)
+
     def __init__(self, **query):
-        super().__init__(f"opened-{id(self)}")
+        super().__init__(f"opened-{next(Request.OPENED)}")
         self.query_params = query
 
 
