@@ -30,6 +30,17 @@
 #   their own, the loss read every 100 steps): compare each epoch's tokens_per_s with the eighth stage's 100,000 to
 #   150,000, and run `pytest -k cuda` first (it trains and resumes a tiny model on the device).
 #
+# A lent device's call, as prepared (the image has torch, sacrebleu, tqdm and pytest, not simplemma or pysbd, which
+# training and the CUDA tests do not import: tests/test_devices.py checks it; sentencepiece 0.2.2 wants .whl's 0.2.3):
+#   here:   cp -r ../shared/data/multi30k ../shared/data/tatoeba .data/ && rm .data/multi30k/test_2016_flickr.*
+#           pip download --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
+#               --index-url https://pypi.org/simple -d .whl sentencepiece==0.2.3
+#   device: (carry .data and .whl; limit 600 s) mkdir -p runs; python -m pytest -q tests/test_devices.py -k cuda &&
+#           STAGE=more NO_BENCH=1 PACK_ALL=1 DATA=.data BUDGET_S=300 COOLDOWN=5 VAL_EVERY=2 GRACE_S=140 \
+#               timeout 520 tools/gpu_train.sh > runs/gpu.log 2>&1; cp runs/gpu/pack.tar.a[a-d] runs/gpu.log $OUT/
+#           then, on the machine still warm (a call brings back about 64 MB): cp runs/gpu/pack.tar.a[e-z] $OUT/
+#   here:   tools/gpu_train.sh unpack FOLDER (the parts of both calls in one folder), then measure as below.
+#
 # Writes runs/gpu/: throughput.md (tokens/s of each candidate shape), each run's log and metrics, choice.json,
 # and the chosen checkpoints packed as pack.tar.* (15 MB parts); tools/gpu_train.sh unpack puts them in checkpoints/.
 # PACK_ALL=1 packs the candidates not chosen too (without their timeline; two candidates of both pairs: 6 parts),
