@@ -49,6 +49,11 @@ def marked(translations) -> str:
             '<p class="unsure-legend"><mark class="unsure">word</mark> the model was unsure here</p>')
 
 
+def shortened(text: str, most: int = 80) -> str:
+    """`text`, or its first `most` - 1 characters and an ellipsis."""
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
 class TranslatePanel:
     def __init__(self, ctx: Context, extras=None, present_extras=None):
         """extras, present_extras: build more controls in the row under the panel, and in presentation mode's bar
@@ -161,7 +166,8 @@ class TranslatePanel:
         rest = translator.translate_batch(kept[1:], result.options)
         left = f"; the {len(parts) - len(kept)} after the first {len(kept)} were left out" if len(parts) > len(kept) else ""
         note = (f"Translated as {len(parts)} sentences, one at a time (the model learned single sentences){left}; "
-                "the views below show the first.")
+                f"the views below show the first, “{shortened(result.text)}” (translate another alone to see it "
+                "there).")
         cut = [CUT] if any(t.truncated for t in [result.translation] + rest) else []
         notice = html.escape(" ".join([note] + cut + said_under(translator, kept, [result.translation] + rest)))
         return {self.translation: " ".join([result.translation.text] + [t.text for t in rest]),

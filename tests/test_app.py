@@ -658,12 +658,16 @@ def test_several_sentences_are_translated_one_at_a_time_and_joined_with_a_note(p
     parts = ["Mr. Smith walks his dog.", "It is raining!", "Two girls laugh."]
     assert out[panel.translation] == " ".join(tr.translate(p).text for p in parts)
     assert "Translated as 3 sentences, one at a time" in out[panel.notice]
-    assert out[page.result].text == parts[0]  # the views show the first
+    assert out[page.result].text == parts[0]  # the views show the first, and the note says which
+    assert "the views below show the first, “Mr. Smith walks his dog.”" in out[panel.notice]
     later = page.show_translation(defaults(page) | {panel.text: "A dog runs. Ich habe morgen einen Mathetest."})
     assert "looks like German" in later[panel.notice]  # what is said under a later sentence is said too
     many = page.show_translation(defaults(page) | {panel.text: "A dog runs. " * 25})
     assert "the 5 after the first 20 were left out" in many[panel.notice]
     assert many[panel.translation].count(" ") >= 19  # twenty translations joined
+    long = page.show_translation(defaults(page) | {panel.text: "A man rides a bike " * 20 + "home. Two girls laugh."})
+    named = re.search(r"show the first, “([^”]*)”", long[panel.notice]).group(1)
+    assert len(named) == 80 and named.endswith("…") and named.startswith("A man rides a bike")  # cut, not all of it
 
 
 def test_with_sampling_the_box_is_sample_1_of_those_drawn(page):
