@@ -102,6 +102,10 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             event(trigger, page.show_translation, first, panel.controls + [classes.member],
                   set(panel.outputs) | {result, classes.said} | set(signals.values()),
                   concurrency_limit=16, concurrency_id="translate")  # a class at once: translated together
+        # another sentence of the text chosen in the menu under the translation: the views show it
+        event([panel.which.input], page.show_sentence, first, panel.controls + [panel.which, classes.member],
+              set(panel.outputs) | {result, classes.said} | set(signals.values()),
+              concurrency_limit=16, concurrency_id="translate")
         tabs.wire(page, event)
         links.wire(page, event)
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them

@@ -93,6 +93,9 @@ class TranslatePanel:
         with gr.Column(elem_id="panel-out"):  # nothing to say: no room taken
             self.unsure = gr.HTML(elem_id="unsure")  # the translation with the pieces the model was unsure of marked
             self.notice = gr.Markdown(elem_classes="notice")
+            # a text of several sentences: which one the views show (the first until another is chosen)
+            self.which = gr.Dropdown([("1", 0)], value=0, label="The views below show", visible=False,
+                                     interactive=True, elem_id="which-sentence")
             self.samples = gr.HTML()
             self.comparison = gr.HTML()
 
@@ -133,7 +136,13 @@ class TranslatePanel:
 
     @property
     def outputs(self) -> list:
-        return [self.translation, self.unsure, self.notice, self.samples]
+        return [self.translation, self.unsure, self.notice, self.samples, self.which]
+
+    def sentence_menu(self, parts: list[str], which: int, shown: bool = True) -> dict:
+        """The menu of the text's sentences (at most MAX_SENTENCES), `which` chosen; shown for two or more."""
+        kept = parts[:MAX_SENTENCES]
+        choices = [(f"{i + 1}. {shortened(part)}", i) for i, part in enumerate(kept)]
+        return {self.which: gr.update(choices=choices, value=which, visible=shown and len(kept) > 1)}
 
     def options(self, values: dict):
         return DecodeOptions(*(values[c] for c in self.decoding))
@@ -156,22 +165,21 @@ class TranslatePanel:
         return {self.translation: result.translation.text, self.unsure: marked([result.translation]),
                 self.notice: notice, self.samples: samples}
 
-    def joined(self, translator, result, parts: list[str]) -> dict:
-        """With several sentences, the box holds each one's translation (the first's is `result`'s), joined, and the
-        notice says so, with what the checks found in every sentence (each kind said once); at most MAX_SENTENCES of
-        them. Nothing to change for one sentence."""
+    def joined(self, translator, result, parts: list[str], which: int = 0) -> dict:
+        """With several sentences, the box holds each one's translation (sentence `which`'s is `result`'s, the one
+        the views show), joined, and the notice says so, with what the checks found in every sentence (each kind
+        said once); at most MAX_SENTENCES of them. Nothing to change for one sentence."""
         if len(parts) < 2:
             return {}
         kept = parts[:MAX_SENTENCES]
-        rest = translator.translate_batch(kept[1:], result.options)
+        others = translator.translate_batch(kept[:which] + kept[which + 1:], result.options)
+        every = others[:which] + [result.translation] + others[which:]
         left = f"; the {len(parts) - len(kept)} after the first {len(kept)} were left out" if len(parts) > len(kept) else ""
         note = (f"Translated as {len(parts)} sentences, one at a time (the model learned single sentences){left}; "
-                f"the views below show the first, “{shortened(result.text)}” (translate another alone to see it "
-                "there).")
-        cut = [CUT] if any(t.truncated for t in [result.translation] + rest) else []
-        notice = html.escape(" ".join([note] + cut + said_under(translator, kept, [result.translation] + rest)))
-        return {self.translation: " ".join([result.translation.text] + [t.text for t in rest]),
-                self.unsure: marked([result.translation] + rest), self.notice: notice}
+                f"the views below show sentence {which + 1}, “{shortened(result.text)}” (choose another just below).")
+        cut = [CUT] if any(t.truncated for t in every) else []
+        notice = html.escape(" ".join([note] + cut + said_under(translator, kept, every)))
+        return {self.translation: " ".join(t.text for t in every), self.unsure: marked(every), self.notice: notice}
 
     def strategy_controls(self, strategy: str) -> dict:
         sampling, beam = strategy == "sample", strategy == "beam"

@@ -17,7 +17,7 @@ import gradio as gr
 
 from playground import context, links, registry
 from transformer.errors import InputError
-from transformer.translator import sentences
+from transformer.translator import MAX_SENTENCES, sentences
 
 from .context import TICKETS, Context, Session, Sessions
 from .view import beside, friendly, key_of, serialized, shared, values_set
@@ -49,9 +49,11 @@ class Page:
         return out, marks
 
     @friendly
-    def show_translation(self, values: dict, request: gr.Request | None = None) -> dict:
+    def show_translation(self, values: dict, request: gr.Request | None = None, which: int | None = None) -> dict:
         """Translate with the panel's settings (or find the same translation already made for anyone); the first
-        tab, when open, is drawn here, and any other open tab is signalled to draw itself."""
+        tab, when open, is drawn here, and any other open tab is signalled to draw itself. The views show the text's
+        first sentence, or sentence `which` (its menu under the translation: the same text, so nothing is sent to a
+        class again)."""
         session = self.sessions.of(request)
         ticket = session.ask()
         panel = self.panel
@@ -59,18 +61,22 @@ class Page:
             previous = values.get(self.result)
             kept = (f"The box is empty: the pictures below still show the last sentence translated, "
                     f"“{html.escape(previous.text)}”." if previous is not None else "")
-            return {panel.translation: EMPTY, panel.notice: kept, panel.samples: ""}
+            return {panel.translation: EMPTY, panel.notice: kept, panel.samples: "",
+                    panel.which: gr.update(visible=False)}
         pair = values[panel.pair]
         translator = self.ctx.translator(pair)
         parts = sentences(values[panel.text])  # the model learned single sentences: one at a time
+        shown = which if isinstance(which, int) and 0 <= which < min(len(parts), MAX_SENTENCES) else 0
         try:
-            result = context.run(translator, pair, parts[0], panel.options(values), self.ctx.caches.translations,
+            result = context.run(translator, pair, parts[shown], panel.options(values), self.ctx.caches.translations,
                                  self.ctx.together)
             key = ("panel", result.key, key_of(values, [panel.n_samples]))
             out = shared(self.ctx.caches.views, key, lambda: panel.fill(result, values)) | {self.result: result}
-            out |= panel.joined(translator, result, parts)  # the views show the first sentence
+            out |= panel.joined(translator, result, parts, shown)  # the views show one sentence: `shown`
+            out |= panel.sentence_menu(parts, shown, not session.student)
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
-            return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: ""}
+            return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: "",
+                    panel.which: gr.update(visible=False)}
         drawn, marks = {self.tabs.signals[session.open]: ticket}, {}
         if session.student:  # a student's page in a class shows the panel only
             drawn = {}
@@ -80,9 +86,14 @@ class Page:
             return {}  # the user has asked for a newer translation since: this one would overwrite it
         session.land(ticket, result)
         session.shown.update(marks)
-        if self.classroom is not None:  # a student's sentence goes to the class's wall
+        if self.classroom is not None and which is None:  # a student's sentence goes to the class's wall
             out |= self.classroom.sent(values, result, out, request)
         return out | drawn
+
+    @friendly
+    def show_sentence(self, values: dict, request: gr.Request | None = None) -> dict:
+        """Another sentence of the text chosen in the menu under the translation: the views show it."""
+        return self.show_translation(values, request, which=values.get(self.panel.which))
 
     def redraw(self, session: Session, tab: str, values: dict) -> dict:
         """Tab `tab` shows the user's newest translation, and the part a link asked for: as it opens, when signalled

@@ -644,6 +644,7 @@ def test_a_link_with_one_bad_parameter_keeps_every_other_one(page):
 def test_an_empty_source_is_answered_where_the_translation_goes_and_the_views_keep_their_translation(page):
     values = after(defaults(page), page.show_translation(defaults(page) | {page.panel.text: "A dog runs."}))
     out = page.show_translation(values | {page.panel.text: "  \n "})
+    assert out.pop(page.panel.which)["visible"] is False  # no sentences to choose among
     assert out == {page.panel.translation: app.EMPTY, page.panel.samples: "",
                    page.panel.notice: "The box is empty: the pictures below still show the last sentence translated, "
                                       "“A dog runs.”."}
@@ -659,14 +660,23 @@ def test_several_sentences_are_translated_one_at_a_time_and_joined_with_a_note(p
     assert out[panel.translation] == " ".join(tr.translate(p).text for p in parts)
     assert "Translated as 3 sentences, one at a time" in out[panel.notice]
     assert out[page.result].text == parts[0]  # the views show the first, and the note says which
-    assert "the views below show the first, “Mr. Smith walks his dog.”" in out[panel.notice]
+    assert "the views below show sentence 1, “Mr. Smith walks his dog.”" in out[panel.notice]
+    menu = out[panel.which]
+    assert menu["visible"] and menu["value"] == 0 and [c for c, _ in menu["choices"]] == [
+        f"{i + 1}. {p}" for i, p in enumerate(parts)]
+    picked = page.show_sentence(defaults(page) | {panel.text: text, panel.which: 2})  # the third chosen in the menu
+    assert picked[page.result].text == parts[2] and picked[panel.which]["value"] == 2
+    assert picked[panel.translation] == out[panel.translation]  # the box as it was: every sentence, in order
+    assert "show sentence 3, “Two girls laugh.”" in picked[panel.notice]
+    alone = page.show_sentence(defaults(page) | {panel.text: "A dog runs.", panel.which: 2})  # a menu now too long
+    assert alone[page.result].text == "A dog runs." and alone[panel.which]["visible"] is False
     later = page.show_translation(defaults(page) | {panel.text: "A dog runs. Ich habe morgen einen Mathetest."})
     assert "looks like German" in later[panel.notice]  # what is said under a later sentence is said too
     many = page.show_translation(defaults(page) | {panel.text: "A dog runs. " * 25})
     assert "the 5 after the first 20 were left out" in many[panel.notice]
     assert many[panel.translation].count(" ") >= 19  # twenty translations joined
     long = page.show_translation(defaults(page) | {panel.text: "A man rides a bike " * 20 + "home. Two girls laugh."})
-    named = re.search(r"show the first, “([^”]*)”", long[panel.notice]).group(1)
+    named = re.search(r"show sentence 1, “([^”]*)”", long[panel.notice]).group(1)
     assert len(named) == 80 and named.endswith("…") and named.startswith("A man rides a bike")  # cut, not all of it
 
 

@@ -971,6 +971,27 @@ def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_thei
     assert not page.dialogs and not page.blocked
 
 
+def test_a_text_of_several_sentences_lets_the_views_show_any_of_them(page):
+    from playwright.sync_api import expect
+
+    page.locator("#source-text textarea").fill("A dog runs. Two girls laugh in the park.")
+    both = click_translate(page)
+    menu = page.locator("#which-sentence")
+    expect(menu).to_be_visible()
+    assert "show sentence 1, “A dog runs.”" in page.locator(".notice").first.text_content()
+    page.evaluate(WATCH_EVENT)
+    page.locator("#which-sentence input").click()
+    page.get_by_role("option", name="2. Two girls laugh in the park.", exact=True).click()
+    page.wait_for_function("() => window.eventDone", timeout=60_000)
+    assert page.locator("#translation textarea").input_value() == both  # the box still holds both, in order
+    assert "show sentence 2, “Two girls laugh in the park.”" in page.locator(".notice").first.text_content()
+    expect(page.locator(".glance").first).to_contain_text("park")  # the glance reads the second sentence now
+    page.locator("#source-text textarea").fill("A cat sleeps.")
+    click_translate(page)
+    expect(menu).to_be_hidden()  # one sentence: nothing to choose
+    assert not page.dialogs and not page.blocked and not page.errors
+
+
 def lesson_step(page) -> str:
     return page.locator("#lesson-where").text_content().strip()
 
