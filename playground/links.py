@@ -23,6 +23,7 @@ class Link:
     opened: str  # the tab it opens
     present: bool  # presentation mode
     problems: list[str]  # what was left out, and why
+    sentence: int | None = None  # which of the text's sentences the views show (from 0), when the link says
 
 
 def read(query: dict[str, str], values: dict, panel, lesson) -> Link:
@@ -37,7 +38,14 @@ def read(query: dict[str, str], values: dict, panel, lesson) -> Link:
         opened = registry.tab_of(query["view"])
     if "view" in query and query["view"] not in registry.BY_KEY:  # said beside a lesson=N too
         problems.append(f"view={query['view']!r} is not a view of this page")
-    return Link(values, opened, query.get("present", "") in ("1", "true", "yes"), problems)
+    sentence = None
+    if "sentence" in query:  # counted from 1 in a link, as the menu under the translation counts
+        raw = query["sentence"]
+        if raw.strip().isdigit() and int(raw) >= 1:
+            sentence = int(raw) - 1
+        else:
+            problems.append(f"sentence={raw!r} was left out (a sentence's number in the text: 1, 2, ...)")
+    return Link(values, opened, query.get("present", "") in ("1", "true", "yes"), problems, sentence)
 
 
 LOOPBACK = ("127.", "localhost", "[::1]", "::1", "0.0.0.0")
@@ -66,12 +74,14 @@ def shared_address(address: str, public: str | None) -> str:
 
 def write(address: str, values: dict, panel, opened: str, step: int, public: str | None = None) -> str:
     """The link to this page (`address`, its query and fragment dropped; `shared_address`) with the panel's
-    settings, presentation mode, and the open view (the Lesson at its step)."""
+    settings, presentation mode, the sentence the views show (of several) and the open view (the Lesson at its
+    step)."""
     address = shared_address(address, public)
     query = {"pair": values[panel.pair], "text": values[panel.text]}
     query |= {name: int(v) if isinstance(v := values[control], bool) else v  # a switch: 1 or 0
               for name, control in zip(QUERY_FIELDS, panel.decoding)}
     query |= {"present": "1"} if values[panel.present] else {}
+    query |= {"sentence": which + 1} if isinstance(which := values.get(panel.which), int) and which > 0 else {}
     if opened == "lesson":
         query["lesson"] = int(step or 1)
     elif opened != registry.FIRST:
@@ -125,5 +135,5 @@ def wire(page, event) -> None:
     panel, lesson = page.panel, page.views["lesson"]
     for share in (panel.share, panel.present_share):
         addressed = share.click(None, None, panel.link, js=ADDRESS_JS)  # in the browser: no event on the server
-        event(addressed.then, page.share, [], [panel.link, panel.text, panel.present, lesson.number, *panel.decoding],
-              [panel.link], show_progress="hidden")
+        event(addressed.then, page.share, [], [panel.link, panel.text, panel.present, panel.which, lesson.number,
+                                                *panel.decoding], [panel.link], show_progress="hidden")

@@ -165,7 +165,8 @@ class Page:
         if self.classroom is not None:  # ?class=CODE joins it; a teacher's or a student's reload finds its class
             out |= self.classroom.opened(query, values, request)
         try:  # unless Translate was clicked before this load was answered: that translation is the newer
-            out |= self.show_translation(link.values, request) if self.sessions.of(request).ticket is None else {}
+            if self.sessions.of(request).ticket is None:
+                out |= self.show_translation(link.values, request, which=link.sentence)
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
             link.problems.append(str(e.message))
         if link.opened != registry.FIRST:

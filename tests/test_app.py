@@ -631,6 +631,22 @@ def test_a_share_link_made_on_this_machine_names_the_address_the_class_can_open(
     assert app.public_address(app.parse_args(["--public-url", "https://x.org/"])) == "https://x.org/"
 
 
+def test_a_link_reopens_the_sentence_the_views_showed(page):
+    panel = page.panel
+    text = "A dog runs. Two girls laugh in the park. It is raining."
+    values = defaults(page) | {panel.text: text, panel.which: 1, panel.present: False}  # the menu: the second
+    url = links.write("http://127.0.0.1:7860/", values, panel, "glance", 1)
+    assert "sentence=2" in url  # counted from 1, as the menu counts
+    assert "sentence" not in links.write("http://127.0.0.1:7860/", values | {panel.which: 0}, panel, "glance", 1)
+    out = page.open(on_load(page), Request(**dict(parse_qsl(urlsplit(url).query))))
+    assert out[page.result].text == "Two girls laugh in the park." and out[panel.which]["value"] == 1
+    assert "show sentence 2" in out[panel.notice]
+    bad = page.open(on_load(page), Request(text=text, sentence="zero"))
+    assert "sentence='zero' was left out" in bad[panel.notice] and bad[page.result].text == "A dog runs."
+    beyond = page.open(on_load(page), Request(text=text, sentence="9"))  # past the text's sentences: the first
+    assert beyond[page.result].text == "A dog runs."
+
+
 def test_a_link_with_one_bad_parameter_keeps_every_other_one(page):
     query = {"strategy": "beam", "beam_size": "99", "length_penalty": "1.5", "temperature": "hot", "view": "rollout"}
     link = links.read(query, on_load(page), page.panel, page.views["lesson"])

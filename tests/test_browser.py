@@ -986,6 +986,11 @@ def test_a_text_of_several_sentences_lets_the_views_show_any_of_them(page):
     assert page.locator("#translation textarea").input_value() == both  # the box still holds both, in order
     assert "show sentence 2, “Two girls laugh in the park.”" in page.locator(".notice").first.text_content()
     expect(page.locator(".glance").first).to_contain_text("park")  # the glance reads the second sentence now
+    open_settings(page)
+    page.locator("#share-button").click()  # the link reopens the text with the second sentence in the views
+    link = page.locator("#share-link textarea")
+    page.wait_for_function("el => el.value.startsWith('http')", arg=link.element_handle())
+    assert "sentence=2" in link.input_value()
     page.locator("#source-text textarea").fill("A cat sleeps.")
     click_translate(page)
     expect(menu).to_be_hidden()  # one sentence: nothing to choose
