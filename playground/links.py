@@ -41,7 +41,7 @@ def read(query: dict[str, str], values: dict, panel, lesson) -> Link:
     sentence = None
     if "sentence" in query:  # counted from 1 in a link, as the menu under the translation counts
         raw = query["sentence"]
-        if raw.strip().isdigit() and int(raw) >= 1:
+        if raw.strip().isdecimal() and int(raw) >= 1:  # not isdigit: "²" is a digit int() refuses
             sentence = int(raw) - 1
         else:
             problems.append(f"sentence={raw!r} was left out (a sentence's number in the text: 1, 2, ...)")

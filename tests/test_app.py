@@ -641,6 +641,7 @@ def test_a_link_reopens_the_sentence_the_views_showed(page):
     out = page.open(on_load(page), Request(**dict(parse_qsl(urlsplit(url).query))))
     assert out[page.result].text == "Two girls laugh in the park." and out[panel.which]["value"] == 1
     assert "show sentence 2" in out[panel.notice]
+    assert "was left out" in page.open(on_load(page), Request(text=text, sentence="²"))[panel.notice]  # no crash
     bad = page.open(on_load(page), Request(text=text, sentence="zero"))
     assert "sentence='zero' was left out" in bad[panel.notice] and bad[page.result].text == "A dog runs."
     beyond = page.open(on_load(page), Request(text=text, sentence="9"))  # past the text's sentences: the first
