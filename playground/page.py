@@ -97,15 +97,14 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         # comparison, the same (gr.on takes a component's events, not what follows another event). A click while
         # one runs is kept: it runs next (always_last). It draws the first tab, and signals any other open tab.
         classes.wire(page, event)
+        translated = set(panel.outputs) | {result, classes.said} | set(signals.values())
         for trigger in ([panel.go.click, panel.text.submit, panel.pair.input], panel.picked.then,
                         panel.reseeded.then, panel.compared.then, classes.opened_sentence.then):
-            event(trigger, page.show_translation, first, panel.controls + [classes.member],
-                  set(panel.outputs) | {result, classes.said} | set(signals.values()),
+            event(trigger, page.show_translation, first, panel.controls + [classes.member], translated,
                   concurrency_limit=16, concurrency_id="translate")  # a class at once: translated together
         # another sentence of the text chosen in the menu under the translation: the views show it
         event([panel.which.input], page.show_sentence, first, panel.controls + [panel.which, classes.member],
-              set(panel.outputs) | {result, classes.said} | set(signals.values()),
-              concurrency_limit=16, concurrency_id="translate")
+              translated, concurrency_limit=16, concurrency_id="translate")
         tabs.wire(page, event)
         links.wire(page, event)
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them

@@ -21,6 +21,12 @@ def heads_off(spec: str) -> list[tuple[str, int, int]]:
     return [parse_head(h.strip()) for h in spec.split(",") if h.strip()]
 
 
+def parts_of(text) -> list:
+    """The text's sentences, as the page splits them; a text with none (or not text) as it is: the translator
+    says why it cannot translate it."""
+    return (sentences(text) if isinstance(text, str) else []) or [text]
+
+
 def register(ctx: Context) -> None:
     """Add both endpoints to the gr.Blocks being built."""
     default_pair = ctx.pairs[0] if ctx.pairs else "en-de"
@@ -44,7 +50,7 @@ def register(ctx: Context) -> None:
         options = DecodeOptions(strategy, temperature, top_k, top_p, seed, beam_size, length_penalty, max_len,
                                 stutter_guard)
         translator, off = ctx.translator(pair), heads_off(ablate)
-        parts = (sentences(text) if isinstance(text, str) else []) or [text]  # none: the translator says why
+        parts = parts_of(text)
         each = [said(translator, part, analyses.ablated(translator, part, options, off))
                 for part in parts[:MAX_SENTENCES]]
         return (" ".join(s["translation"] for s in each),
@@ -56,7 +62,7 @@ def register(ctx: Context) -> None:
         """Attention maps (L, H, query, key) of one sentence of `text` (`sentence` counts from 0: the first, as the
         page's views show) and its greedy translation (or the one given), with the heads in `ablate` switched off."""
         t, off = ctx.translator(pair), heads_off(ablate)
-        parts = (sentences(text) if isinstance(text, str) else []) or [text]  # none: the translator says why
+        parts = parts_of(text)
         if isinstance(sentence, bool) or not isinstance(sentence, int) or not 0 <= sentence < len(parts):
             raise InputError(f"sentence counts the text's sentences from 0: this text has {len(parts)}, so 0 to "
                              f"{len(parts) - 1}; got {sentence!r}")
