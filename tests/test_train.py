@@ -353,6 +353,74 @@ def test_the_phrasebook_gives_a_pair_for_each_alternative_and_joins_the_training
         read_phrasebook(tmp_path / "bad.txt", "de")
 
 
+def test_a_corpus_may_be_seen_a_share_of_its_pairs_an_epoch_the_same_share_each_time(data_dir):
+    from transformer.training.train import oversampling, read_corpora, repeated
+
+    assert oversampling("multi30k:2, tatoeba:0.25,words") == {"multi30k": 2.0, "tatoeba": 0.25, "words": 1.0}
+    for bad in ("tatoeba:half", "tatoeba:-1"):
+        with pytest.raises(ValueError, match="--oversample"):
+            oversampling(bad)
+    src, tgt = [f"s{i}" for i in range(40)], [f"t{i}" for i in range(40)]
+    half = repeated(src, tgt, 0.5)
+    assert len(half[0]) == 20 and len(set(half[0])) == 20 and set(half[0]) < set(src)
+    assert [int(s[1:]) for s in half[0]] == [int(t[1:]) for t in half[1]]  # pairs stay pairs
+    assert half[0] != src[:20] and repeated(src, tgt, 0.5) == half  # drawn, and drawn alike each time (resume)
+    one_and_half = repeated(src, tgt, 1.5)
+    assert one_and_half[0] == src + half[0] and repeated(src, tgt, 0) == ([], [])
+    whole = read_corpora(str(data_dir), TrainConfig())[0]
+    quarter = read_corpora(str(data_dir), TrainConfig(oversample=f"{data_dir.name}:0.25"))[0]
+    assert len(quarter) == round(len(whole) / 4) and set(quarter) <= set(whole)
+
+
+def test_a_word_list_named_alone_is_a_part_of_its_own_trained_whole(tmp_path):
+    from transformer.training.data import read_classroom
+
+    more = tmp_path / "more_words.tsv"
+    more.write_text("# more\nn\thyena\tf Hyäne\tf hyène\nn\tyak\tm Yak\tm 'yack\n", encoding="utf-8")
+    train = read_classroom(f"data/phrasebook.txt,{more}", "de")
+    assert set(train) == {"phrasebook", "words", "more_words"} and not train["words"][0]
+    assert len(train["more_words"][0]) == 12 and "Ich habe eine Hyäne." in train["more_words"][1]
+    assert "Où est le yack ?" in read_classroom(str(more), "fr")["more_words"][1]  # "'y": no elision
+    assert "more_words" not in read_classroom(f"data/phrasebook.txt,{more}", "de", "heldout")
+
+
+def test_the_third_word_list_trains_no_held_out_word_under_another_name():
+    """data/more_words.tsv is trained whole: none of its words is in words.tsv, none differs from a held-out word
+    only in spaces, hyphens or a plural s, and no German or French word of it is a held-out word's translation (a
+    trained "professeur" would teach the held-out "teacher")."""
+    import re
+
+    from transformer.training.data import held_out, read_classroom
+
+    def rows(path):
+        return [line.split("\t") for line in open(path, encoding="utf-8").read().splitlines()
+                if line.strip() and not line.startswith("#")]
+
+    def spelling(word: str) -> str:
+        w = re.sub(r"[\s\-']", "", word.lower())
+        return w[:-2] if w.endswith("es") else w[:-1] if w.endswith("s") else w
+
+    def target(kind: str, text: str) -> str:  # "m Löwe/Löwen" -> "löwe"; a verb's words as they stand
+        return (text.split(" ", 1)[1].split("/")[0] if kind in ("n", "mass") else text).lstrip("'").lower()
+
+    first, more = rows("data/classroom/words.tsv"), rows("data/more_words.tsv")
+    assert len(more) >= 300 and len({r[1] for r in more}) == len(more)
+    assert not {spelling(r[1]) for r in more} & {spelling(r[1]) for r in first}
+    kept_out = [r for r in first if held_out(r[1])]
+    held_sentences = [" ".join(src).lower() for src, _ in read_classroom("data/classroom", "de", "heldout").values()]
+    clashes = set()
+    for kind, en, de, fr in more:
+        for h_kind, h_en, h_de, h_fr in kept_out:
+            if re.search(r"\b" + re.escape(spelling(h_en)) + r"(s|es)?\b", en.lower()):
+                clashes.add((en, h_en))
+            for mine, theirs in ((target(kind, de), target(h_kind, h_de)), (target(kind, fr), target(h_kind, h_fr))):
+                if len(theirs) > 3 and re.search(r"\b" + re.escape(theirs) + r"\b", mine):  # not "de", "la"
+                    clashes.add((en, h_en))
+        assert not any(re.search(r"\b" + re.escape(en.lower()) + r"\b", text) for text in held_sentences), en
+    # "Frühlingsrolle" and "rouleau de printemps" teach no held-out "roll" ("Brötchen", "petit pain")
+    assert clashes <= {("spring roll", "roll")}, clashes
+
+
 def test_the_shipped_phrasebook_has_every_language_for_every_sentence():
     from transformer.training.data import read_phrasebook
 

@@ -42,6 +42,13 @@
 # fourteenth stage's runs one more epoch, then epochs 39 and 40 averaged:
 #   FROM_RUN=fourteenth RUN=fifteenth WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
 #   FROM_RUN=fourteenth RUN=fifteenth tools/more_epochs.sh PAIR average
+#
+# The sixteenth stage, on the CPU: the shipped models (commit 2c848e1) one epoch with the third word list
+# (data/more_words.tsv, 316 words trained whole) 16 times and the corpora cut to make room (Multi30k twice,
+# half of Tatoeba), then averaged with the shipped weights:
+#   FROM=2c848e1 RUN=sixteenth MORE=16 OVERSAMPLE=multi30k:2,tatoeba:0.5,phrasebook:8,words:2 EPOCHS=1 THREADS=2 \
+#     tools/more_epochs.sh PAIR train
+#   FROM=2c848e1 RUN=sixteenth tools/more_epochs.sh PAIR average
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
@@ -92,6 +99,7 @@ OMP_NUM_THREADS=$threads python -m transformer train --data-dir "$data/multi30k"
   --dropout 0.2 --attn-dropout 0.1 --act-dropout 0.1 --label-smoothing 0.1 \
   --max-tokens 8192 --warmup 100 --lr-scale 0.1 --hold-peak true --cooldown-epochs "$EPOCHS" --average-last 1 \
   --clip-norm 1.0 --threads "$threads" --save-every-s 240 --val-bleu-every 1 --snapshot-epochs "" \
-  --phrasebook data/phrasebook.txt,data/classroom --oversample multi30k:4,phrasebook:8,words:${WORDS:-2} \
+  --phrasebook "data/phrasebook.txt,data/classroom${MORE:+,data/more_words.tsv}" \
+  --oversample "${OVERSAMPLE:-multi30k:4,phrasebook:8,words:${WORDS:-2}}${MORE:+,more_words:$MORE}" \
   --swap-names 0.5 --templates 0.02 --copies 0.01 --source-noise 0.3 --timeline assets/examples.json \
   2>&1 | grep --line-buffered -v "it/s"

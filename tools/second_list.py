@@ -10,8 +10,8 @@ none held out, and no sentence is in our classroom files or the corpora (tests/t
 with their references, before any model trained on the list had translated them. Printed per checkpoint: how many
 are right, then each translation that no reference matched, for a reader.
 
-With `--frames N`, also N of each list's trained frames drawn at random (the same for every checkpoint: seed 0),
-counted right by their written references: how well each list's words were learned where they were taught.
+With `--frames N`, also N of each list's trained frames (the third list's too, data/more_words.tsv) drawn at random
+(the same for every checkpoint: seed 0), counted right by their written references: how well each list's words were learned where they were taught.
 """
 from __future__ import annotations
 
@@ -33,15 +33,18 @@ from transformer.training.data import held_out, word_frames  # noqa: E402
 
 SENTENCES = ROOT / "data" / "second_list_forty.json"
 WORDS = ROOT / "data" / "classroom" / "words.tsv"
+MORE_WORDS = ROOT / "data" / "more_words.tsv"  # the third list: trained whole, in none of its frames held out
 SECOND_LIST_STARTS = "# More animals"  # the second list's first section, after the first list's words
 
 
 def trained_frames(lang: str, n: int) -> dict[str, list[tuple[str, str]]]:
-    """{"first list": [(English, reference)...], "second list": [...]}: n trained frames of each, drawn at random."""
+    """{"first list": [(English, reference)...], "second list": [...], "third list": [...]}: n trained frames
+    of each, drawn at random (the third, data/more_words.tsv, is trained whole)."""
     lines = WORDS.read_text(encoding="utf-8").splitlines()
     start = lines.index(SECOND_LIST_STARTS)
+    third = MORE_WORDS.read_text(encoding="utf-8").splitlines()
     drawn = {}
-    for name, part in (("first list", lines[:start]), ("second list", lines[start:])):
+    for name, part in (("first list", lines[:start]), ("second list", lines[start:]), ("third list", third)):
         with tempfile.NamedTemporaryFile("w", suffix=".tsv", encoding="utf-8") as f:
             f.write("\n".join(part) + "\n")
             f.flush()

@@ -98,13 +98,14 @@ class TrainConfig:
     timeline: str = "assets/examples.json"  # sentences translated (greedy) after every epoch; "": none
     snapshot_epochs: str = "1,2,4,8,16"  # epochs whose weights are kept (int8) under <out>/timeline/; "": none
     snapshot_bits: int = 8  # those weights as int8 rows, or 4: int4 rows (half the size: checkpoint.int4_rows)
-    oversample: str = ""  # "multi30k:2": that corpus's pairs appear twice in every epoch (others once)
+    oversample: str = ""  # "multi30k:2,tatoeba:0.5": Multi30k's pairs twice every epoch, half of Tatoeba's (others once)
     swap_names: float = 0.0  # share of pairs whose names and numbers are drawn anew each epoch (augment.py)
     templates: float = 0.0  # template pairs (introductions, numbers) added each epoch, as a share of the pairs
     names: str = "data/names.json"  # the names drawn (tools/names.py)
     copies: float = 0.0  # copy pairs (a name, a code, a number on both sides) added each epoch, as a share
     # phrasebooks read beside the corpora, comma-separated: files (all trained on) or folders (data/classroom/: topic
-    # phrasebooks and word lists, a share held out); oversample "phrasebook:k" (sentences) and "words:k" (frames)
+    # phrasebooks and word lists, a share held out); oversample "phrasebook:k" (sentences) and "words:k" (frames);
+    # a word list named alone is its own part ("data/more_words.tsv": "more_words:k")
     phrasebook: str = ""
     new_vocab: bool = False  # with init_from: learn a new vocabulary and carry the weights over to it
     init_from: str = ""  # a checkpoint to start from (its vocabulary, sizes and weights): a second training stage

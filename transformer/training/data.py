@@ -122,7 +122,8 @@ def read_classroom(paths: str, lang: str, split: str = "train") -> dict[str, tup
     (comma-separated files or folders), and of the word lists' frames (word_frames), each oversampled on its own.
 
     A folder's *.txt files are topic phrasebooks and its *.tsv files word lists; a folder's sentences are split
-    into train and heldout (a word's frames go with the word), a file named alone is all training."""
+    into train and heldout (a word's frames go with the word), a file named alone is all training: a *.tsv named
+    alone is a part of its own, under its file's name ("data/more_words.tsv": "more_words")."""
     parts: dict[str, tuple[list[str], list[str]]] = {"phrasebook": ([], []), "words": ([], [])}
 
     def add(part: str, src: list[str], tgt: list[str], keys: list[str] | None) -> None:
@@ -133,7 +134,10 @@ def read_classroom(paths: str, lang: str, split: str = "train") -> dict[str, tup
     for item in filter(None, (x.strip() for x in paths.split(","))):
         path = Path(item)
         if not path.is_dir():
-            if split == "train":
+            if split == "train" and path.suffix == ".tsv":
+                parts.setdefault(path.stem, ([], []))
+                add(path.stem, *word_frames(path, lang)[:2], None)
+            elif split == "train":
                 add("phrasebook", *read_phrasebook(path, lang), None)
             continue
         for file in sorted(path.glob("*.txt")):

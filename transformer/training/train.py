@@ -18,6 +18,7 @@ import json
 import multiprocessing
 import os
 import platform
+import random
 import shlex
 import sys
 import time
@@ -218,13 +219,27 @@ def validation_loss(model, examples, max_tokens: int, device) -> float:
     return nll_sum / n
 
 
-def oversampling(spec: str) -> dict[str, int]:
-    """"multi30k:2,tatoeba:1" -> {"multi30k": 2, "tatoeba": 1}: how many times each corpus is seen per epoch."""
+def oversampling(spec: str) -> dict[str, float]:
+    """"multi30k:2,tatoeba:0.5" -> {"multi30k": 2.0, "tatoeba": 0.5}: how many times each corpus is seen per
+    epoch (a fraction: that share of its pairs, see `repeated`)."""
     out = {}
     for item in filter(None, (x.strip() for x in spec.split(","))):
         name, _, times = item.partition(":")
-        out[name] = int(times or 1)
+        try:
+            out[name] = float(times or 1)
+        except ValueError:
+            raise ValueError(f"--oversample {item!r}: a corpus's name and how many times, e.g. tatoeba:0.5") from None
+        if out[name] < 0:
+            raise ValueError(f"--oversample {item!r}: a corpus is seen 0 times or more")
     return out
+
+
+def repeated(src: list[str], tgt: list[str], times: float) -> tuple[list[str], list[str]]:
+    """The pairs `times` times: whole copies, then the fraction's share of them drawn at random, the same share
+    every time (seeded by the pairs' count, so that a resumed run reads the same epoch)."""
+    whole, share = int(times), times - int(times)
+    keep = sorted(random.Random(len(src)).sample(range(len(src)), round(share * len(src)))) if share else []
+    return src * whole + [src[i] for i in keep], tgt * whole + [tgt[i] for i in keep]
 
 
 def first_stage(init_from: str, timeline_src: list[str], device,
@@ -293,14 +308,14 @@ def read_corpora(data_dir: str | list[str], tcfg: TrainConfig, limit: int = 0):
         vsrc, vtgt = corpus.pairs("val")
         if limit:
             src, tgt, vsrc, vtgt = src[:limit], tgt[:limit], vsrc[: max(limit // 10, 8)], vtgt[: max(limit // 10, 8)]
-        train_src += src * repeats.get(corpus.name, 1)
-        train_tgt += tgt * repeats.get(corpus.name, 1)
+        src_n, tgt_n = repeated(src, tgt, repeats.get(corpus.name, 1))
+        train_src, train_tgt = train_src + src_n, train_tgt + tgt_n
         val_src, val_tgt = val_src + vsrc, val_tgt + vtgt
         val_sets[corpus.name] = corpus.split("val") if not limit else (vsrc, [vtgt])
     if tcfg.phrasebook:  # training pairs only: its held-out share is read by evaluate's classroom set
         for name, (src, tgt) in read_classroom(phrasebook_paths(tcfg.phrasebook), tcfg.pair.split("-")[1]).items():
-            train_src += src * repeats.get(name, 1)
-            train_tgt += tgt * repeats.get(name, 1)
+            src_n, tgt_n = repeated(src, tgt, repeats.get(name, 1))
+            train_src, train_tgt = train_src + src_n, train_tgt + tgt_n
     return train_src, train_tgt, val_src, val_tgt, val_sets
 
 
