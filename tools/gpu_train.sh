@@ -14,6 +14,8 @@
 #   WORDS (STAGE=more; default 4): the word lists' frames that many times an epoch. The second word list
 #   (data/classroom/words.tsv, 792 words) is in none of the shipped models: one epoch on the CPU with its frames
 #   three times left half its trained frames wrong (docs/training.md: a second word list); five epochs at 4 give 20.
+#   The third word list (data/more_words.tsv, 315 words, trained whole) twice WORDS times an epoch (the sixteenth
+#   stage, on the CPU, trained it 16 times in one epoch: docs/training.md).
 #   CANDIDATES (STAGE=more; default "same vocab"): "class" is "same" with the classroom corpus's sentences and frames
 #   twice as often an epoch (phrasebook:16, words twice WORDS).
 #   NO_BENCH=1 skips the throughput table. On 2026-11-26 (H200, four runs at once) an epoch took about 21 s;
@@ -83,14 +85,14 @@ candidate() {  # the arguments that differ between candidates: PAIR NAME
     first=$(( $(shipped_epoch "$1") + 1 ))
     echo --init-from "checkpoints/$1" --new-vocab "$([ "$2" = vocab ] && echo true || echo false)" \
       --byte-fallback true --split-digits true --warmup 200 --lr-scale 0.2 --copies 0.01 \
-      --oversample "multi30k:4,$([ "$2" = class ] && echo "phrasebook:16,words:$((2 * ${WORDS:-4}))" ||
-                     echo "phrasebook:8,words:${WORDS:-4}")" \
+      --oversample "multi30k:4,$([ "$2" = class ] && echo "phrasebook:16,words:$((2 * ${WORDS:-4})),more_words:$((4 * ${WORDS:-4}))" ||
+                     echo "phrasebook:8,words:${WORDS:-4},more_words:$((2 * ${WORDS:-4}))")" \
       --snapshot-epochs "$([ "$2" = vocab ] && echo "$first" || echo 0)"
   else
     IFS=: read -r _ d heads ff enc dec <<<"$(printf '%s\n' $sizes | grep "^$2:")"
     echo --vocab-from "checkpoints/$1" --d-model "$d" --n-heads "$heads" --d-ff "$ff" --n-encoder-layers "$enc" \
       --n-decoder-layers "$dec" --norm-first true --warmup 600 --lr-scale 0.5 \
-      --oversample multi30k:2,phrasebook:8,words:2 --copies 0.005 --snapshot-epochs 1
+      --oversample multi30k:2,phrasebook:8,words:2,more_words:4 --copies 0.005 --snapshot-epochs 1
   fi
 }
 if [ "${STAGE:-}" = more ]; then sizes=${CANDIDATES:-"same vocab"}; fi  # "class": as "same", the classroom corpus twice as often
@@ -114,7 +116,7 @@ for pair in en-de en-fr; do
       --dropout 0.2 --attn-dropout 0.1 --act-dropout 0.1 --label-smoothing 0.1 \
       --epochs "$epochs" --budget-s "$budget" --max-tokens 16384 --hold-peak true \
       --cooldown-epochs "${COOLDOWN:-4}" --average-last 1 --clip-norm 1.0 --threads "$threads" --save-every-s 120 \
-      --phrasebook data/phrasebook.txt,data/classroom --swap-names 0.5 --templates 0.02 --source-noise 0.3 \
+      --phrasebook data/phrasebook.txt,data/classroom,data/more_words.tsv --swap-names 0.5 --templates 0.02 --source-noise 0.3 \
       --val-bleu-every "${VAL_EVERY:-3}" --snapshot-bits 4 --timeline assets/examples.json ${LIMIT:+--limit $LIMIT} \
       >"$run.log" 2>&1 &
   done

@@ -44,9 +44,9 @@
 #   FROM_RUN=fourteenth RUN=fifteenth tools/more_epochs.sh PAIR average
 #
 # The sixteenth stage, on the CPU: the shipped models (commit 2c848e1) one epoch with the third word list
-# (data/more_words.tsv, 316 words trained whole) 16 times and the corpora cut to make room (Multi30k twice,
+# (data/more_words.tsv, 315 words trained whole) 16 times and the corpora cut to make room (Multi30k twice,
 # half of Tatoeba), then averaged with the shipped weights:
-#   FROM=2c848e1 RUN=sixteenth MORE=16 OVERSAMPLE=multi30k:2,tatoeba:0.5,phrasebook:8,words:2 EPOCHS=1 THREADS=2 \
+#   FROM=2c848e1 RUN=sixteenth MORE=16 OVERSAMPLE=multi30k:2,tatoeba:0.5,phrasebook:8,words:4 EPOCHS=1 THREADS=2 \
 #     tools/more_epochs.sh PAIR train
 #   FROM=2c848e1 RUN=sixteenth tools/more_epochs.sh PAIR average
 set -euo pipefail
