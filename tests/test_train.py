@@ -569,21 +569,29 @@ def test_a_held_out_word_is_not_trained_under_another_spelling():
     assert split == {"dog", "cat", "spider", "dinosaur", "banana", "lemon", "sandwich", "cartoon"}
 
 
-def test_the_second_lists_forty_sentences_are_in_no_training_file_and_use_trained_words():
-    """data/second_list_forty.json (tools/second_list.py): sentences outside the training files that each use a
-    word the second list trains (never a held-out one), with a written reference in both languages."""
+@pytest.mark.parametrize("sentences", ["second_list_forty", "third_list_forty"])
+def test_the_word_lists_forty_sentences_are_in_no_training_file_and_use_trained_words(sentences):
+    """data/second_list_forty.json and third_list_forty.json (tools/second_list.py --sentences): sentences outside
+    the training files that each use a word the second (third) list trains and none of its held-out words (the
+    third list's sentences: no held-out word of the other lists either), with a written reference in both languages."""
     import json
     import re
 
     from transformer.training.data import held_out, read_classroom
 
-    items = json.loads(open("data/second_list_forty.json", encoding="utf-8").read())
+    items = json.loads(open(f"data/{sentences}.json", encoding="utf-8").read())
     lines = open("data/classroom/words.tsv", encoding="utf-8").read().splitlines()
-    second = [line.split("\t")[1] for line in lines[lines.index("# More animals"):] if "\t" in line]
-    trained = [w for w in second if not held_out(w)]
+    listed = [line.split("\t")[1] for line in lines if "\t" in line and not line.startswith("#")]
+    if sentences == "second_list_forty":
+        second = [line.split("\t")[1] for line in lines[lines.index("# More animals"):] if "\t" in line]
+        trained, avoided = [w for w in second if not held_out(w)], [w for w in second if held_out(w)]
+    else:
+        avoided = [w for w in listed if held_out(w)]
+        trained = [line.split("\t")[1] for line in open("data/more_words.tsv", encoding="utf-8")
+                   if "\t" in line and not line.startswith("#")]
     ours = set()
     for split in ("train", "heldout"):
-        for sources, _ in read_classroom("data/phrasebook.txt,data/classroom", "de", split).values():
+        for sources, _ in read_classroom("data/phrasebook.txt,data/classroom,data/more_words.tsv", "de", split).values():
             ours |= {s.lower() for s in sources}
     corpora = [DATA_DIR / "train.en.gz", *sorted((DATA_DIR.parent / "tatoeba").glob("*/train.en.gz"))]
     for path in corpora if DATA_DIR.is_dir() else []:  # the corpora, where they lie beside the project (CI)
@@ -599,7 +607,7 @@ def test_the_second_lists_forty_sentences_are_in_no_training_file_and_use_traine
     for item in items:
         assert item["en"].lower() not in ours and item["de"] and item["fr"]
         assert any(said(w, item["en"].lower()) for w in trained), item["en"]
-        assert not any(said(w, item["en"].lower()) for w in second if held_out(w)), item["en"]
+        assert not any(said(w, item["en"].lower()) for w in avoided), item["en"]
 
 
 def test_a_time_budget_sets_the_epoch_count_from_the_second_epoch(data_dir, tmp_path):

@@ -58,10 +58,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkpoint", action="append", required=True, help="a checkpoint folder; may be repeated")
     ap.add_argument("--frames", type=int, default=0, help="also this many trained frames of each word list")
+    ap.add_argument("--sentences", type=Path, default=SENTENCES,
+                    help="the sentences to translate (data/third_list_forty.json: the third list's words)")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    items = json.loads(SENTENCES.read_text(encoding="utf-8"))
+    items = json.loads(args.sentences.read_text(encoding="utf-8"))
     for path in args.checkpoint:
         tr = Translator.load(path, device="cpu")
         lang = tr.metrics.pair.split("-")[1]
