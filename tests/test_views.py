@@ -47,6 +47,11 @@ def test_the_model_card_says_what_data_the_model_knows_and_credits_tatoeba():
     assert "picture captions only" in captions and "Tatoeba" not in captions
     both = knows(M({"command": "python -m transformer train --data-dir m --data-dir ../shared/data/tatoeba"}))
     assert "everyday sentences" in both and TATOEBA_CREDIT in both
+    room = {"command": "python -m transformer train --data-dir ../shared/data/tatoeba",
+            "train_config": {"phrasebook": "data/phrasebook.txt,data/classroom"}}
+    assert "`data/classroom/`)" in knows(M(room)) and "more_words" not in knows(M(room))
+    room["train_config"]["phrasebook"] += ",data/more_words.tsv"
+    assert "`data/classroom/`, `data/more_words.tsv`)" in knows(M(room))
 
 
 def test_a_second_stages_sparse_timeline_shows_the_last_recorded_epoch_before_the_one_asked():

@@ -25,7 +25,9 @@ def knows(metrics: Metrics) -> str:
                 + (", also typed without capitals or full stops" if used("source_noise") else "")
                 + (", and this project's classroom corpus (what a class says: greetings, school, family, "
                    "hobbies, food, plans, festivals, questions to a machine, and everyday words in short frames: "
-                   "`data/phrasebook.txt`, `data/classroom/`)" if "classroom" in used_value("phrasebook")
+                   "`data/phrasebook.txt`, `data/classroom/`"
+                   + (", `data/more_words.tsv`" if "more_words" in used_value("phrasebook") else "") + ")"
+                   if "classroom" in used_value("phrasebook")
                    else ", and this project's classroom phrasebook (greetings, introductions, school, wishes: "
                    "`data/phrasebook.txt`)" if used("phrasebook") else "")
                 + (", with names and numbers drawn anew" if used("swap_names") else "") + ". It translates "
