@@ -11,7 +11,9 @@ with their references, before any model trained on the list had translated them.
 are right, then each translation that no reference matched, for a reader.
 
 With `--frames N`, also N of each list's trained frames (the third list's too, data/more_words.tsv) drawn at random
-(the same for every checkpoint: seed 0), counted right by their written references: how well each list's words were learned where they were taught.
+(the same for every checkpoint: seed 0), counted right by their written references: how well each list's words were
+learned where they were taught. `--sentences data/third_list_forty.json` translates forty sentences with the third
+list's words instead.
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ from transformer.training.data import held_out, word_frames  # noqa: E402
 
 SENTENCES = ROOT / "data" / "second_list_forty.json"
 WORDS = ROOT / "data" / "classroom" / "words.tsv"
-MORE_WORDS = ROOT / "data" / "more_words.tsv"  # the third list: trained whole, in none of its frames held out
+MORE_WORDS = ROOT / "data" / "more_words.tsv"  # the third list, trained whole (none of it held out)
 SECOND_LIST_STARTS = "# More animals"  # the second list's first section, after the first list's words
 
 

@@ -309,13 +309,15 @@ def read_corpora(data_dir: str | list[str], tcfg: TrainConfig, limit: int = 0):
         if limit:
             src, tgt, vsrc, vtgt = src[:limit], tgt[:limit], vsrc[: max(limit // 10, 8)], vtgt[: max(limit // 10, 8)]
         src_n, tgt_n = repeated(src, tgt, repeats.get(corpus.name, 1))
-        train_src, train_tgt = train_src + src_n, train_tgt + tgt_n
+        train_src += src_n
+        train_tgt += tgt_n
         val_src, val_tgt = val_src + vsrc, val_tgt + vtgt
         val_sets[corpus.name] = corpus.split("val") if not limit else (vsrc, [vtgt])
     if tcfg.phrasebook:  # training pairs only: its held-out share is read by evaluate's classroom set
         for name, (src, tgt) in read_classroom(phrasebook_paths(tcfg.phrasebook), tcfg.pair.split("-")[1]).items():
             src_n, tgt_n = repeated(src, tgt, repeats.get(name, 1))
-            train_src, train_tgt = train_src + src_n, train_tgt + tgt_n
+            train_src += src_n
+            train_tgt += tgt_n
     return train_src, train_tgt, val_src, val_tgt, val_sets
 
 
