@@ -5,6 +5,7 @@ import gzip
 import json
 import math
 import random
+import re
 
 import pytest
 import torch
@@ -396,10 +397,6 @@ def test_the_third_word_list_trains_no_held_out_word_under_another_name():
         return [line.split("\t") for line in open(path, encoding="utf-8").read().splitlines()
                 if line.strip() and not line.startswith("#")]
 
-    def spelling(word: str) -> str:
-        w = re.sub(r"[\s\-']", "", word.lower())
-        return w[:-2] if w.endswith("es") else w[:-1] if w.endswith("s") else w
-
     def target(kind: str, text: str) -> str:  # "m Löwe/Löwen" -> "löwe"; a verb's words as they stand
         return (text.split(" ", 1)[1].split("/")[0] if kind in ("n", "mass") else text).lstrip("'").lower()
 
@@ -548,18 +545,19 @@ def test_english_says_an_before_a_vowel_sound_and_reads_capitals_letter_by_lette
     assert [english_vowel(w) for w in ("unicorn", "uniform", "USB stick", "3D printer", "dog")] == [False] * 5
 
 
+def spelling(word: str) -> str:
+    """A word list's word as its plurals and spacings share it: "Lunch box", "lunchboxes" -> "lunchbox"."""
+    w = re.sub(r"[\s\-']", "", word.lower())
+    return w[:-2] if w.endswith("es") else w[:-1] if w.endswith("s") else w
+
+
 def test_a_held_out_word_is_not_trained_under_another_spelling():
     """"lunch box" trained would teach the held-out "lunchbox": words that differ only in spaces, hyphens or a
     plural s share their side. The eight pairs below came with the first list (a singular in the noun frames, its
     plural in "I like dogs."), which the shipped models were trained on; moving them would train a held-out frame."""
     import collections
-    import re
 
     from transformer.training.data import held_out
-
-    def spelling(word: str) -> str:
-        w = re.sub(r"[\s\-']", "", word.lower())
-        return w[:-2] if w.endswith("es") else w[:-1] if w.endswith("s") else w
 
     words = collections.defaultdict(set)
     for line in open("data/classroom/words.tsv", encoding="utf-8"):
