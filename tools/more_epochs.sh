@@ -51,6 +51,14 @@
 #     tools/more_epochs.sh PAIR train
 #   FROM=2c848e1 RUN=sixteenth tools/more_epochs.sh PAIR average    (tried)
 #   RUN=sixteenth tools/more_epochs.sh PAIR ship
+#
+# The seventeenth stage, on the CPU: the shipped models (commit 9064c3c) one epoch with the corpora whole, 246 more
+# classroom sentences (data/classroom's "# Still more ..." sections), the two lists' frames and the third list's 4
+# times, then averaged with the shipped weights (both pairs shipped averaged: the epoch alone lost names, and for
+# EN→FR a name to a stutter):
+#   FROM=9064c3c RUN=seventeenth MORE=4 WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
+#   FROM=9064c3c RUN=seventeenth tools/more_epochs.sh PAIR average
+#   RUN=seventeenth-avg tools/more_epochs.sh PAIR ship
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
