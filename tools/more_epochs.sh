@@ -59,6 +59,7 @@
 #   FROM=9064c3c RUN=seventeenth MORE=4 WORDS=4 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
 #   FROM=9064c3c RUN=seventeenth tools/more_epochs.sh PAIR average
 #   RUN=seventeenth-avg tools/more_epochs.sh PAIR ship
+#   python tools/calibrate_unsure.py --checkpoint checkpoints/en-fr --right-share 0.12 --record --data-dir "$DATA"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
