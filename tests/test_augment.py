@@ -184,18 +184,62 @@ def test_jobs_and_friends_take_the_gender_of_the_person():
 
 
 def test_no_new_template_frame_is_a_held_out_sentence():
-    """The clock and people templates were written after reading the held-out sentences' errors: none of their
-    frames, whatever fills them, may be one of those sentences, so the held-out sets stay a fair test."""
-    from transformer.training.augment import HOURS, JOBS
+    """The clock and people templates and the calendar's were written after reading the held-out sentences' errors:
+    none of their frames, whatever fills them, may be one of those sentences, so the held-out sets stay a fair test."""
+    from transformer.training.augment import HOURS, JOBS, MONTHS, SEASONS
     from transformer.training.class_sets import labelled
 
     names = Names.load("data/names.json")
     drawn = set(names.first["m"] + names.first["f"])  # what fills {name}: the training side's names
-    slots = {"name": r"(?P<name>\S+)", "hour": "|".join(HOURS["en"]), "a_job": "|".join(j[0] for j in JOBS)}
+    month, season = "|".join(m[0] for m in MONTHS), "|".join(s[0] for s in SEASONS)
+    slots = {"name": r"(?P<name>\S+)", "hour": "|".join(HOURS["en"]), "a_job": "|".join(j[0] for j in JOBS),
+             "month": month, "month_before": month, "season": f"(?i:{season})"}
     frames = [re.compile(re.sub(r"\\\{(\w+)\\\}", lambda m: f"({slots[m.group(1)]})", re.escape(t[0])) + "$")
-              for t in TEMPLATES["clock and people"]]
+              for t in TEMPLATES["clock and people"] + TEMPLATES["calendar"]]
     for lang in ("de", "fr"):
         for english, _ in labelled(lang):
             for frame in frames:
                 made = frame.match(english)
                 assert not made or ("name" in frame.groupindex and made.group("name") not in drawn), english
+
+
+def test_the_calendar_says_each_month_and_season_in_the_target_language():
+    """Each calendar pair writes the month (and, in "comes after", the month before it) or the season the English
+    names, in the target language: the frames teach months, not copies of English words."""
+    from transformer.training.augment import MONTHS, SEASONS
+
+    frames = {t[0] for t in TEMPLATES["calendar"]}
+    seen = set()
+    for rng in draws(4000):
+        for lang in ("de", "fr"):
+            english, german, french, *_ = rng.choice(TEMPLATES["calendar"])
+            src, tgt = template_pair(lang, NAMES, random.Random(rng.random()))
+            if not any(re.fullmatch(re.sub(r"\\\{\w+\\\}", ".+", re.escape(f)), src) for f in frames):
+                continue
+            for en, de, fr in MONTHS:
+                if re.search(rf"\b{en}\b", src):
+                    said = de if lang == "de" else fr
+                    assert re.search(rf"\b{said}\b", tgt, re.IGNORECASE), (src, tgt)
+                    assert lang == "de" and en == de or not re.search(rf"\b{en}\b", tgt), (src, tgt)
+                    seen.add((lang, en))
+            for en, de, fr_in, fr_subject in SEASONS:
+                if re.search(rf"\b{en}\b", src, re.IGNORECASE):
+                    assert (de if lang == "de" else fr_subject.split("'")[-1].split()[-1]) in tgt.lower() or \
+                        de in tgt, (src, tgt)
+                    seen.add((lang, en))
+    assert len(seen) == 2 * (12 + 5)
+
+
+def test_no_calendar_frame_shares_most_of_its_words_with_a_held_out_sentence():
+    """As for the classroom corpus (data/README.md): a training sentence that shares 60 % or more of its words with
+    a held-out one would make that one an easy test."""
+    from transformer.training.augment import MONTHS, SEASONS
+    from transformer.training.class_sets import labelled
+
+    words = lambda text: set(re.findall(r"[a-z']+", text.lower()))  # noqa: E731
+    held = [words(en) for en, _ in labelled("de")]
+    for english, *_ in TEMPLATES["calendar"]:
+        for (month, *_), (before, *_), (season, *_) in zip(MONTHS, MONTHS[-1:] + MONTHS[:-1], SEASONS * 3):
+            frame = words(english.format(month=month, month_before=before, season=season))
+            near = max(held, key=lambda h: len(h & frame) / max(len(h), len(frame)))
+            assert len(near & frame) / max(len(near), len(frame)) < 0.6, (english, near)

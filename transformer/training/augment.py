@@ -278,6 +278,78 @@ JOBS = [
 ]
 
 
+# Months and seasons as a class says them: the shipped models copied a month after "is" as if it were a name
+# ("My favorite month is December." -> "Mein Lieblingsjahr ist December.", "It's November." -> "C'est November.")
+# and lost "in" before one ("In March it often rains." -> "Im March regnet es oft."). No frame is a held-out
+# sentence's, nor shares most of its words with one (tests/test_augment.py).
+TEMPLATES["calendar"] = [
+    ("Her birthday is in {month}.", ["Ihr Geburtstag ist im {monat}.", "Sie hat im {monat} Geburtstag."],
+     ["Son anniversaire est en {mois}."]),
+    ("Is your birthday in {month}?", ["Hast du im {monat} Geburtstag?", "Ist dein Geburtstag im {monat}?"],
+     ["Ton anniversaire est en {mois} ?", "Est-ce que ton anniversaire est en {mois} ?"]),
+    ("I was born in {month}.", ["Ich bin im {monat} geboren."], ["Je suis né en {mois}.", "Je suis née en {mois}."]),
+    ("It's {month}.", ["Es ist {monat}."], ["Nous sommes en {mois}.", "On est en {mois}."]),
+    ("It is {month} now.", ["Jetzt ist {monat}."], ["Nous sommes en {mois} maintenant."]),
+    ("In {month} it often rains.", ["Im {monat} regnet es oft."], ["En {mois}, il pleut souvent."]),
+    ("It often snows in {month}.", ["Im {monat} schneit es oft.", "Es schneit oft im {monat}."],
+     ["Il neige souvent en {mois}."]),
+    ("In {month} we go to the sea.", ["Im {monat} fahren wir ans Meer."], ["En {mois}, nous allons à la mer."]),
+    ("We have holidays in {month}.", ["Wir haben im {monat} Ferien.", "Im {monat} haben wir Ferien."],
+     ["Nous avons des vacances en {mois}.", "On a des vacances en {mois}."]),
+    ("The school year starts in {month}.", ["Das Schuljahr beginnt im {monat}."],
+     ["L'année scolaire commence en {mois}."]),
+    ("The concert is in {month}.", ["Das Konzert ist im {monat}."], ["Le concert est en {mois}."]),
+    ("We'll meet again in {month}.", ["Wir sehen uns im {monat} wieder."],
+     ["On se reverra en {mois}.", "Nous nous reverrons en {mois}."]),
+    ("We are moving at the beginning of {month}.", ["Wir ziehen Anfang {monat} um."],
+     ["Nous déménageons début {mois}."]),
+    ("The trip is at the end of {month}.", ["Die Reise ist Ende {monat}."], ["Le voyage a lieu fin {mois}."]),
+    ("It is the first of {month}.", ["Es ist der erste {monat}.", "Heute ist der erste {monat}."],
+     ["C'est le premier {mois}.", "Nous sommes le premier {mois}."]),
+    ("I love {month}.", ["Ich liebe den {monat}."], ["J'adore le mois {de_mois}."]),
+    ("{month} comes after {month_before}.", ["Der {monat} kommt nach dem {monat_davor}."],
+     ["{Mois} vient après {mois_avant}."]),
+    ("We go skiing in {month}.", ["Im {monat} fahren wir Ski.", "Wir fahren im {monat} Ski."],
+     ["Nous faisons du ski en {mois}.", "En {mois}, nous allons skier."]),
+    ("What do you do in {season}?", ["Was machst du im {jahreszeit}?"], ["Qu'est-ce que tu fais {saison_en} ?"]),
+    ("We go camping in {season}.", ["Im {jahreszeit} gehen wir zelten.", "Wir gehen im {jahreszeit} zelten."],
+     ["Nous faisons du camping {saison_en}.", "On fait du camping {saison_en}."]),
+    ("{season} is coming.", ["Der {jahreszeit} kommt."], ["{La_saison} arrive."]),
+]
+MONTHS = [("January", "Januar", "janvier"), ("February", "Februar", "février"), ("March", "März", "mars"),
+          ("April", "April", "avril"), ("May", "Mai", "mai"), ("June", "Juni", "juin"), ("July", "Juli", "juillet"),
+          ("August", "August", "août"), ("September", "September", "septembre"),
+          ("October", "Oktober", "octobre"), ("November", "November", "novembre"),
+          ("December", "Dezember", "décembre")]
+# (English, German, French after "in", French as a subject); English says "autumn" and "fall" alike
+SEASONS = [("spring", "Frühling", "au printemps", "le printemps"), ("summer", "Sommer", "en été", "l'été"),
+           ("autumn", "Herbst", "en automne", "l'automne"), ("fall", "Herbst", "en automne", "l'automne"),
+           ("winter", "Winter", "en hiver", "l'hiver")]
+
+
+def calendar_slots(english: str, lang: str, rng: random.Random) -> tuple[dict, dict]:
+    """The English and the target's slots of a month ({month}, and the one before it) and a season ({season}),
+    drawn only where the English has them; a slot that starts the sentence is written with a capital."""
+    source, target = {}, {}
+    if "{month}" in english:
+        m = rng.randrange(12)
+        (en, de, fr), before = MONTHS[m], MONTHS[m - 1]
+        source |= {"month": en, "month_before": before[0]}
+        if lang == "de":
+            target |= {"monat": de, "monat_davor": before[1]}
+        else:
+            target |= {"mois": fr, "Mois": fr.capitalize(), "mois_avant": before[2],
+                       "de_mois": ("d'" if fr[0] in "ao" else "de ") + fr}
+    if "{season}" in english:
+        en, de, fr_in, fr_subject = rng.choice(SEASONS)
+        source["season"] = en.capitalize() if english.startswith("{season}") else en
+        if lang == "de":
+            target["jahreszeit"] = de
+        else:
+            target |= {"saison_en": fr_in, "La_saison": fr_subject[0].upper() + fr_subject[1:]}
+    return source, target
+
+
 def said_slots(english: str, lang: str, gender: str, rng: random.Random) -> tuple[dict, dict]:
     """The English and the target's slots of a said hour ({hour}) and a job ({a_job}), drawn only where the English
     has them (other templates draw as they always did)."""
@@ -306,6 +378,8 @@ def template_pair(lang: str, names: Names, rng: random.Random) -> tuple[str, str
     target = rng.choice(de if lang == "de" else fr)
     city = rng.choice(CITIES)
     said, said_target = said_slots(english, lang, gender, rng)
+    dated, dated_target = calendar_slots(english, lang, rng)
+    said, said_target = said | dated, said_target | dated_target
     source = english.format(**slots, time=f"{h}:{m:02d}", city=city[0], **said)
     target = target.format(**slots, time=TIME_FORMAT[lang].format(h=h, m=m), city=city[1 if lang == "de" else 2],
                            **said_target)
