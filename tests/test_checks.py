@@ -132,6 +132,21 @@ def test_a_word_no_reference_writes_nor_dictionary_knows_is_made_up_unless_germa
     assert TrainingWords.count(["x"], ["Der Hund."], "xx").made_up("dogs", "Der Hunde") == ["Hunde"]  # no dictionary
 
 
+def test_a_compounds_short_last_word_builds_it_where_the_references_show_that_word_a_noun():
+    """"Partyhut": "hut" is shorter than a compound's parts may be, but the references write it as a noun with
+    its articles (its gender kept): a compound of it is not made up. Three letters the references never write with
+    an article ("tee" here, "nut") still build nothing, and nor does a joining letter before a short noun."""
+    from transformer.words import TrainingWords
+
+    german = TrainingWords.count(["x"] * 5, ["Die Party ist toll.", "Der Hut ist rot.", "Ich sehe einen Hut.",
+                                             "Der Hut fliegt.", "Ich trinke Tee und Kokos."], "de")
+    assert german.genders["hut"] == "m" and "tee" not in german.genders
+    made = german.made_up
+    assert made("a party hat", "ein Partyhut") == []
+    assert made("party tea", "ein Partytee, eine Kokosnut") == ["Partytee", "Kokosnut"]
+    assert made("a party hat", "ein Partyenhut") == ["Partyenhut"]  # "party" + "en" + "hut": no joining letter
+
+
 def test_a_german_article_that_fits_no_gender_of_its_noun_is_a_misfit():
     from transformer.words import TrainingWords
 

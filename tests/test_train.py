@@ -608,6 +608,34 @@ def test_the_word_lists_forty_sentences_are_in_no_training_file_and_use_trained_
         assert not any(said(w, item["en"].lower()) for w in avoided), item["en"]
 
 
+def test_the_calendar_thirty_are_in_no_training_file_nor_near_a_calendar_frame():
+    """data/calendar_thirty.json (tools/second_list.py --sentences): thirty sentences of months and seasons,
+    outside the training files, none of which shares 60 % or more of its words with a calendar template filled in
+    any way (augment.TEMPLATES["calendar"]): whether the months the templates teach carry over to other sentences."""
+    from transformer.training.augment import MONTHS, SEASONS, TEMPLATES
+    from transformer.training.data import read_classroom
+
+    items = json.loads(open("data/calendar_thirty.json", encoding="utf-8").read())
+    ours = set()
+    for split in ("train", "heldout"):
+        for sources, _ in read_classroom("data/phrasebook.txt,data/classroom,data/more_words.tsv", "de", split).values():
+            ours |= {s.lower() for s in sources}
+    for path in [DATA_DIR / "train.en.gz", *sorted((DATA_DIR.parent / "tatoeba").glob("*/train.en.gz"))]:
+        if path.is_file():  # the corpora, where they lie beside the project (CI)
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                ours |= {line.strip().lower() for line in f}
+    words = lambda text: set(re.findall(r"[a-z']+", text.lower()))  # noqa: E731
+    frames = [words(english.format(month=m[0], month_before=b[0], season=season[0]))
+              for english, *_ in TEMPLATES["calendar"] for m, b in zip(MONTHS, MONTHS[-1:] + MONTHS[:-1])
+              for season in SEASONS]
+    named = {m[0].lower() for m in MONTHS} | {s[0] for s in SEASONS} | {"month"}
+    assert len(items) == 30 and len({item["en"] for item in items}) == 30
+    for item in items:
+        said = words(item["en"])
+        assert item["en"].lower() not in ours and item["de"] and item["fr"] and said & named, item["en"]
+        assert max(len(f & said) / max(len(f), len(said)) for f in frames) < 0.6, item["en"]
+
+
 def test_a_time_budget_sets_the_epoch_count_from_the_second_epoch(data_dir, tmp_path):
     from types import SimpleNamespace
 

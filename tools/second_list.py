@@ -13,7 +13,8 @@ are right, then each translation that no reference matched, for a reader.
 With `--frames N`, also N of each list's trained frames (the third list's too, data/more_words.tsv) drawn at random
 (the same for every checkpoint: seed 0), counted right by their written references: how well each list's words were
 learned where they were taught. `--sentences data/third_list_forty.json` translates forty sentences with the third
-list's words instead.
+list's words instead, and `--sentences data/calendar_thirty.json` thirty of months and seasons (the calendar
+templates', augment.TEMPLATES["calendar"], said elsewhere).
 """
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def main() -> None:
     ap.add_argument("--checkpoint", action="append", required=True, help="a checkpoint folder; may be repeated")
     ap.add_argument("--frames", type=int, default=0, help="also this many trained frames of each word list")
     ap.add_argument("--sentences", type=Path, default=SENTENCES,
-                    help="the sentences to translate (data/third_list_forty.json: the third list's words)")
+                    help="the sentences to translate (data/third_list_forty.json: the third list's words; "
+                         "data/calendar_thirty.json: months and seasons)")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)

@@ -31,7 +31,8 @@ SHORTEST = 3  # shorter words ("an", "so", "am") are too often words of both lan
 AT_LEAST = 2  # a word counts when written at least this many times
 SENTENCE_END = re.compile(r"[.!?:]\s*$")
 PARTS = re.compile(r"['’-]")  # "l'araignée", "Party-Hut": each part is a word of its own
-PART = 4  # the shortest word a prefix or a compound builds on: shorter ones ("ate", "nus") build anything
+PART = 4  # the shortest word a prefix or a compound builds on: shorter ones ("ate", "nus") build anything,
+# except a compound's last word where the references show it a noun with its gender ("Partyhut": "hut", "Armbanduhr")
 LINKS = {"de": ("", "s", "n", "en", "e", "es", "er")}  # what joins two words of a compound; no compounds in French
 PREFIXES = {"de": ("ab", "an", "auf", "aus", "be", "bei", "da", "ein", "ent", "er", "ge", "her", "hin", "los", "mit",
                    "nach", "un", "ver", "vor", "weg", "zer", "zu", "zurück", "um", "über", "unter", "durch")}  # "abschalten"
@@ -140,13 +141,20 @@ class TrainingWords:
         if any(word.startswith(p) and len(word) - len(p) >= PART and self.is_written(word[len(p):], known)
                for p in PREFIXES.get(self.language, ())):
             return True
-        for i in range(PART, len(word) - PART + 1):
+        for i in range(PART, len(word) - SHORTEST + 1):
             if word[:i] in self.written:
                 rest = word[i:]
-                if any(rest.startswith(link) and len(rest) - len(link) >= PART
-                       and self.is_written(rest[len(link):], known) for link in LINKS.get(self.language, ())):
+                if self._last_noun(rest) or any(rest.startswith(link) and len(rest) - len(link) >= PART
+                                                and self.is_written(rest[len(link):], known)
+                                                for link in LINKS.get(self.language, ())):
                     return True
         return False
+
+    def _last_noun(self, tail: str) -> bool:
+        """A compound's last word shorter than PART letters counts where it is a noun the references write with
+        an article (a gender kept in `genders`) and follows the first word at once: "Partyhut", "Armbanduhr"; not
+        any three letters ("ate", "nut"), nor after a joining letter ("Partyshut")."""
+        return SHORTEST <= len(tail) < PART and tail in self.genders
 
     def misfits(self, translation: str) -> list[str]:
         """Each article followed at once by a noun whose gender it does not fit ("die Wasserhahn", "un route"), as
