@@ -67,6 +67,9 @@
 # averaged with the shipped weights:
 #   FROM=7b9422f RUN=eighteenth MORE=4 WORDS=4 TEMPLATES=0.06 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
 #   FROM=7b9422f RUN=eighteenth tools/more_epochs.sh PAIR average
+#   RUN=eighteenth-avg tools/more_epochs.sh PAIR ship    (both pairs shipped averaged; the epochs alone lost names
+#                                                        and doubt separation)
+#   python tools/calibrate_unsure.py --checkpoint checkpoints/en-fr --right-share 0.12 --record --data-dir "$DATA"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
