@@ -152,8 +152,9 @@ class TrainingWords:
 
     def _last_noun(self, tail: str) -> bool:
         """A compound's last word shorter than PART letters counts where it is a noun the references write with
-        an article (a gender kept in `genders`) and follows the first word at once: "Partyhut", "Armbanduhr"; not
-        any three letters ("ate", "nut"), nor after a joining letter ("Partyshut")."""
+        an article (a gender kept in `genders`) and follows a written word at once: "Partyhut", "Armbanduhr"; not
+        any three letters ("ate", "nut"), nor after a joining letter ("Partyenhut"; "Partyshut" passes: the
+        references write "Partys")."""
         return SHORTEST <= len(tail) < PART and tail in self.genders
 
     def misfits(self, translation: str) -> list[str]:
