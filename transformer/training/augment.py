@@ -379,10 +379,9 @@ def template_pair(lang: str, names: Names, rng: random.Random) -> tuple[str, str
     city = rng.choice(CITIES)
     said, said_target = said_slots(english, lang, gender, rng)
     dated, dated_target = calendar_slots(english, lang, rng)
-    said, said_target = said | dated, said_target | dated_target
-    source = english.format(**slots, time=f"{h}:{m:02d}", city=city[0], **said)
+    source = english.format(**slots, time=f"{h}:{m:02d}", city=city[0], **said, **dated)
     target = target.format(**slots, time=TIME_FORMAT[lang].format(h=h, m=m), city=city[1 if lang == "de" else 2],
-                           **said_target)
+                           **said_target, **dated_target)
     return source, _elide(target) if lang == "fr" else target
 
 
