@@ -70,6 +70,13 @@
 #   RUN=eighteenth-avg tools/more_epochs.sh PAIR ship    (both pairs shipped averaged; the epochs alone lost names
 #                                                        and doubt separation)
 #   python tools/calibrate_unsure.py --checkpoint checkpoints/en-fr --right-share 0.12 --record --data-dir "$DATA"
+#
+# The nineteenth stage, on the CPU: the shipped models (commit 0a0a529) one epoch on the eighteenth stage's data at
+# half its peak rate (LR_SCALE=0.05: 3.1e-4; the stages before averaged a full-rate epoch with the weights it started
+# from to keep their names and doubts), then averaged with the shipped weights as well:
+#   FROM=0a0a529 RUN=nineteenth MORE=4 WORDS=4 TEMPLATES=0.06 LR_SCALE=0.05 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
+#   FROM=0a0a529 RUN=nineteenth tools/more_epochs.sh PAIR average
+# (neither shipped: the epochs and their averages got fewer sentences in no training file right, docs/training.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
@@ -118,7 +125,7 @@ fi
 OMP_NUM_THREADS=$threads python -m transformer train --data-dir "$data/multi30k" --data-dir "$data/tatoeba" --pair "$pair" \
   --out "$out" --init-from "$from" --resume --epochs "$EPOCHS" --bf16 true \
   --dropout 0.2 --attn-dropout 0.1 --act-dropout 0.1 --label-smoothing 0.1 \
-  --max-tokens 8192 --warmup 100 --lr-scale 0.1 --hold-peak true --cooldown-epochs "$EPOCHS" --average-last 1 \
+  --max-tokens 8192 --warmup 100 --lr-scale "${LR_SCALE:-0.1}" --hold-peak true --cooldown-epochs "$EPOCHS" --average-last 1 \
   --clip-norm 1.0 --threads "$threads" --save-every-s 240 --val-bleu-every 1 --snapshot-epochs "" \
   --phrasebook "data/phrasebook.txt,data/classroom${MORE:+,data/more_words.tsv}" \
   --oversample "${OVERSAMPLE:-multi30k:4,phrasebook:8,words:${WORDS:-2}}${MORE:+,more_words:$MORE}" \
