@@ -702,6 +702,52 @@ def test_int4_snapshots_are_half_the_int8_size_and_within_half_a_step(data_dir, 
             assert (snap.state_dict()[name] - weight).abs().le(half_step + 1e-6).all(), name
 
 
+def test_a_grown_model_computes_exactly_what_it_grew_from_and_then_learns_with_its_new_units():
+    from transformer.model import count_parameters
+    from transformer.training.train import grow
+
+    torch.manual_seed(0)
+    old = Transformer(tiny_config(norm_first=True)).eval()
+    big_cfg = tiny_config(norm_first=True, d_ff=96, n_encoder_layers=3, n_decoder_layers=4)
+    big = grow(old, big_cfg).eval()
+    src, tgt = torch.randint(4, 40, (3, 7)), torch.randint(4, 40, (3, 5))
+    src[0, 5:] = 0  # padding, masked as in a batch
+    assert torch.allclose(big(src, tgt), old(src, tgt), atol=1e-5)
+    assert count_parameters(big) > count_parameters(old)
+    w_2 = big.encoder.layers[0].feed_forward.w_2.weight
+    assert w_2[:, 64:].eq(0).all() and big.encoder.layers[0].feed_forward.w_1.weight[64:].abs().gt(0).any()
+
+    big.train()  # one step moves what was 0, so the new units and layers start to count
+    loss = -big(src, tgt).mean()
+    loss.backward()
+    assert w_2.grad[:, 64:].abs().gt(0).any()
+    assert big.decoder.layers[3].self_attn.w_o.weight.grad.abs().gt(0).any()
+
+    with pytest.raises(ValueError, match="only grows"):
+        grow(big, tiny_config(norm_first=True))
+    with pytest.raises(ValueError, match="post-norm"):  # LayerNorm(x + 0) is not x
+        grow(Transformer(tiny_config()), tiny_config(n_encoder_layers=3))
+
+
+def test_a_second_stage_may_grow_the_model_and_keeps_its_snapshots_translating_as_they_did(data_dir, tmp_path):
+    from transformer.checkpoint import load_snapshot
+    from transformer.training.train import translate_all
+
+    common = dict(max_tokens=512, warmup=20, vocab_size=60, average_last=1, threads=1, timeline="",
+                  snapshot_bits=4)
+    first, second = tmp_path / "first", tmp_path / "second"
+    train(str(data_dir), str(first), tiny_config(max_len=32, norm_first=True),
+          TrainConfig(epochs=1, snapshot_epochs="1", **common))
+    train(str(data_dir), str(second), tiny_config(max_len=32, norm_first=True, d_ff=128, n_decoder_layers=3),
+          TrainConfig(epochs=1, init_from=str(first), grow=True, snapshot_epochs="", **common))
+    model, tokenizer, metrics = load_checkpoint(second)
+    assert (model.cfg.d_ff, model.cfg.n_encoder_layers, model.cfg.n_decoder_layers) == (128, 2, 3)
+    assert [r["epoch"] for r in metrics.epochs] == [1, 2]
+    sentences = ["a man runs", "the dog sits in the park"]
+    before = translate_all(load_snapshot(first, 1), tokenizer, sentences, 1)
+    assert all(before) and translate_all(load_snapshot(second, 1), tokenizer, sentences, 1) == before
+
+
 def test_a_second_stage_on_the_same_vocabulary_keeps_the_first_stages_recorded_translations(data_dir, tmp_path):
     sources = ["a man runs", "the dog sits in the park"]
     (tmp_path / "timeline.json").write_text(json.dumps(sources))

@@ -97,7 +97,8 @@ if [ "$mode" = average ]; then  # this run's last epoch and FROM_RUN's, averaged
     cp "$(ls "$from"/train/epoch*.safetensors | sort -V | tail -1)" "$avg/train/"
   else  # a shipped checkpoint (FROM, a commit): its fp16 weights, as the epoch before this run's in fp32
     n=$(basename "$last" .safetensors) && n=${n#epoch}
-    python -c "import sys; from safetensors.torch import load_file, save_file
+    grown=$out/train/epoch$((n - 1)).safetensors  # GROW: the start in the grown shape, which the run wrote
+    [ -e "$grown" ] && cp "$grown" "$avg/train/" || python -c "import sys; from safetensors.torch import load_file, save_file
 save_file({k: v.float() for k, v in load_file(sys.argv[1]).items()}, sys.argv[2])" \
       "$from/model.safetensors" "$avg/train/epoch$((n - 1)).safetensors"
   fi
@@ -108,7 +109,8 @@ if [ "$mode" = ship ]; then
   timeline=$(mktemp -d) && cp -r "checkpoints/$pair/timeline/." "$timeline/"
   rm -rf "checkpoints/$pair" && mkdir -p "checkpoints/$pair/timeline"
   cp "$out"/{config.json,model.safetensors,spm.model,metrics.json} "checkpoints/$pair/"
-  cp -r "$timeline/." "checkpoints/$pair/timeline/"
+  for f in "$timeline"/*; do cp "$out/timeline/$(basename "$f")" "checkpoints/$pair/timeline/"; done  # as the run
+  # copied them, or (GROW) grown to its shape
   python -m transformer count-words --checkpoint "checkpoints/$pair" --data-dir "$data/multi30k" --data-dir "$data/tatoeba"
   tools/test_scores.sh "checkpoints/$pair" "$data" 2
   python -m transformer evaluate --checkpoint "checkpoints/$pair" --class-sets --record --threads 2
@@ -122,6 +124,11 @@ if [ ! -e "$from/model.safetensors" ]; then
   mkdir -p "runs/from-$FROM" && git archive "$FROM" "checkpoints/$pair" | tar -x --strip-components=1 -C "runs/from-$FROM"
 fi
 
+grow=()  # GROW=d_ff:encoder layers:decoder layers: the model grown to that shape first (train.grow)
+if [ -n "${GROW:-}" ]; then
+  IFS=: read -r d_ff n_enc n_dec <<< "$GROW"
+  grow=(--grow true --d-ff "$d_ff" --n-encoder-layers "$n_enc" --n-decoder-layers "$n_dec" --snapshot-bits 4)
+fi
 OMP_NUM_THREADS=$threads python -m transformer train --data-dir "$data/multi30k" --data-dir "$data/tatoeba" --pair "$pair" \
   --out "$out" --init-from "$from" --resume --epochs "$EPOCHS" --bf16 true \
   --dropout 0.2 --attn-dropout 0.1 --act-dropout 0.1 --label-smoothing 0.1 \
@@ -129,5 +136,6 @@ OMP_NUM_THREADS=$threads python -m transformer train --data-dir "$data/multi30k"
   --clip-norm 1.0 --threads "$threads" --save-every-s 240 --val-bleu-every 1 --snapshot-epochs "" \
   --phrasebook "data/phrasebook.txt,data/classroom${MORE:+,data/more_words.tsv}" \
   --oversample "${OVERSAMPLE:-multi30k:4,phrasebook:8,words:${WORDS:-2}}${MORE:+,more_words:$MORE}" \
+  "${grow[@]}" \
   --swap-names 0.5 --templates "${TEMPLATES:-0.02}" --copies 0.01 --source-noise 0.3 --timeline assets/examples.json \
   2>&1 | grep --line-buffered -v "it/s"

@@ -110,6 +110,7 @@ class TrainConfig:
     new_vocab: bool = False  # with init_from: learn a new vocabulary and carry the weights over to it
     init_from: str = ""  # a checkpoint to start from (its vocabulary, sizes and weights): a second training stage
     vocab_from: str = ""  # a checkpoint whose vocabulary a new model (not init_from) is trained with
+    grow: bool = False  # with init_from: d_ff and the layer counts given here, larger than its own (train.grow)
     bf16: bool = False  # autocast the matrix products to bfloat16 (a GPU's tensor cores); weights and Adam stay fp32
     budget_s: float = 0.0  # >0: as many epochs (at most `epochs`) as fit in this many seconds, timed on the first
 

@@ -5,7 +5,8 @@ atomically at most `save_every_s` seconds apart and at each epoch's end, under <
 torchrun (DDP) unchanged: each rank takes every world_size-th batch and rank 0 writes.
 
 A run may start from a shipped checkpoint (`init_from`): a second stage that keeps its vocabulary and
-weights, numbers its epochs on from the first stage's and keeps that stage's curves and snapshots.
+weights, numbers its epochs on from the first stage's and keeps that stage's curves and snapshots. With `grow` it
+goes on in a larger model that starts out computing exactly what the checkpoint does (`grow`).
 
 Each epoch's batches are drawn one epoch ahead in a process of their own (Drawer); a step never waits for a GPU to
 finish the one before (the loss is summed on the device and read every 100 steps).
@@ -51,6 +52,7 @@ from ..tokenizer import Tokenizer
 from ..translator import Translator
 
 DROPOUTS = ("dropout", "attn_dropout", "act_dropout")  # the model options a second stage may change
+GROWN = ("d_ff", "n_encoder_layers", "n_decoder_layers")  # and, with --grow true, make larger
 
 # -----------------------------------------------------------------------------
 # Loss
@@ -375,6 +377,32 @@ def carry_over(old: Transformer, old_tok: Tokenizer, new_tok: Tokenizer, mcfg: M
     return model
 
 
+@torch.no_grad()
+def grow(old: Transformer, mcfg: ModelConfig) -> Transformer:
+    """A larger model (mcfg: more feed-forward units, more layers) that computes exactly what `old` does, with room
+    to learn more. Every old weight keeps its place; the new hidden units read x through freshly drawn W_1 rows but
+    write nothing yet (their W_2 columns are 0), and the new layers, stacked on top of each stack, have their
+    sublayers' output projections at 0, so that (pre-norm) x + Sublayer(LayerNorm(x)) adds nothing to x. Training
+    moves those zeros first, then the rest (the gradient reaches W_1's new rows through W_2's new columns)."""
+    if any(getattr(mcfg, k) < getattr(old.cfg, k) for k in GROWN):
+        raise ValueError(f"a model only grows: {[(k, getattr(old.cfg, k), getattr(mcfg, k)) for k in GROWN]}")
+    if not old.cfg.norm_first and mcfg.n_encoder_layers + mcfg.n_decoder_layers > old.cfg.n_encoder_layers + old.cfg.n_decoder_layers:
+        raise ValueError("a post-norm layer is not the identity with its outputs at 0: only a pre-norm model deepens")
+    model = Transformer(mcfg)  # every new weight Xavier-uniform, as a model trained from scratch starts
+    state = model.state_dict()
+    for name, w in old.state_dict().items():
+        state[name][tuple(slice(0, n) for n in w.shape)] = w  # the old units first, the new ones after them
+    for stack, n_old in ((model.encoder, old.cfg.n_encoder_layers), (model.decoder, old.cfg.n_decoder_layers)):
+        for layer in stack.layers[:n_old]:
+            layer.feed_forward.w_2.weight[:, old.cfg.d_ff:] = 0  # the new units write nothing yet
+        for layer in stack.layers[n_old:]:  # a new layer: each of its sublayers adds 0 to x
+            attention = [m for m in (layer.self_attn, getattr(layer, "cross_attn", None)) if m is not None]
+            for linear in [m.w_o for m in attention] + [layer.feed_forward.w_2]:
+                linear.weight.zero_()
+                linear.bias.zero_()
+    return model
+
+
 def vocabulary(tcfg: TrainConfig, train_src: list[str], train_tgt: list[str]) -> Tokenizer:
     """The joint sentencepiece vocabulary, learned from both sides of the pairs as written and as drawn anew."""
     new_src, new_tgt = augmented(tcfg, train_src, train_tgt, seed=0)
@@ -405,7 +433,8 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
     init_model, stage, history = None, None, []
     if tcfg.init_from:
         init_model, tokenizer, stage, history = first_stage(tcfg.init_from, timeline_src, device, not tcfg.new_vocab)
-        mcfg = ModelConfig.from_dict({**init_model.cfg.to_dict(), **{k: getattr(mcfg, k) for k in DROPOUTS}})
+        kept = DROPOUTS + GROWN if tcfg.grow else DROPOUTS
+        mcfg = ModelConfig.from_dict({**init_model.cfg.to_dict(), **{k: getattr(mcfg, k) for k in kept}})
         if rank == 0 and not spm_path.exists():
             atomic_write(spm_path, (vocabulary(tcfg, train_src, train_tgt) if tcfg.new_vocab else tokenizer).save)
     elif rank == 0 and not spm_path.exists():
@@ -428,15 +457,23 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
     if init_model is not None:
         if tcfg.new_vocab:
             model = carry_over(init_model, Tokenizer.load(Path(tcfg.init_from) / "spm.model"), tokenizer, mcfg).to(device)
+        elif tcfg.grow:
+            model = grow(init_model, mcfg).to(device)
+            if rank == 0:  # the grown start, as the epoch before this run's (its weights to average with)
+                save_weights(work / f"epoch{history[-1]['epoch'] if history else 0}.safetensors", model.state_dict())
         else:
             model.load_weights(init_model.state_dict())
         first = history[-1]["epoch"] + 1 if history else 1
         if rank == 0 and not tcfg.new_vocab:  # snapshots read with another vocabulary would translate nonsense
             for e in snapshot_epochs(tcfg.init_from):  # its snapshots, and its shipped model as its last epoch
+                if tcfg.grow:  # in the grown shape, which the new config.json describes; they translate as they did
+                    snap = grow(load_snapshot(tcfg.init_from, e), mcfg)
+                    save_weights(out_dir / TIMELINE / f"epoch{e}.safetensors", snapshot_rows(tcfg, snap))
+                    continue
                 atomic_write(out_dir / TIMELINE / f"epoch{e}.safetensors",
                              lambda tmp, e=e: Path(tmp).write_bytes((Path(tcfg.init_from) / TIMELINE / f"epoch{e}.safetensors").read_bytes()))
             if history:
-                save_weights(out_dir / TIMELINE / f"epoch{first - 1}.safetensors", snapshot_rows(tcfg, init_model))
+                save_weights(out_dir / TIMELINE / f"epoch{first - 1}.safetensors", snapshot_rows(tcfg, model))
     optimizer = make_optimizer(model, tcfg.weight_decay)
     position = {"epoch": first, "batch": 0, "step": 0, "elapsed_s": 0.0}
     metrics = Metrics(command="python -m transformer " + shlex.join(sys.argv[1:]), hardware=hardware(),
