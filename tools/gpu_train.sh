@@ -16,8 +16,12 @@
 #   three times left half its trained frames wrong (docs/training.md: a second word list); five epochs at 4 give 20.
 #   The third word list (data/more_words.tsv, 315 words, trained whole) twice WORDS times an epoch (the sixteenth
 #   stage, on the CPU, trained it 16 times in one epoch: docs/training.md).
-#   CANDIDATES (STAGE=more; default "same vocab"): "class" is "same" with the classroom corpus's sentences and frames
-#   twice as often an epoch (phrasebook:16, words twice WORDS).
+#   CANDIDATES (STAGE=more; default "same grown"): "class" is "same" with the classroom corpus's sentences and frames
+#   twice as often an epoch (phrasebook:16, words twice WORDS); "grown" is "same" in a larger model that starts out
+#   computing exactly what the shipped one does (train.grow), GROW=d_ff:encoder layers:decoder layers (default
+#   2048:4:4: twice the feed-forward units, which a batch-1 step on the CPU barely notices; more layers cost each
+#   step of the page's decoding about 1/8 more per layer). "vocab" (a new vocabulary) was no better in the twelfth
+#   stage and is no longer a default.
 #   NO_BENCH=1 skips the throughput table. On 2026-11-26 (H200, four runs at once) an epoch took about 21 s;
 #   the default budget fits the device's ten-minute call with the start-up, the choice and the packing. The
 #   seventh stage (STAGE=more, BUDGET_S=300 COOLDOWN=5 VAL_EVERY=2): 80 s for the first epoch, then 30 to 40 s an
@@ -42,6 +46,8 @@
 #               timeout 520 tools/gpu_train.sh > runs/gpu.log 2>&1; cp runs/gpu/pack.tar.a[a-d] runs/gpu.log $OUT/
 #           then, on the machine still warm (a call brings back about 64 MB): cp runs/gpu/pack.tar.a[e-z] $OUT/
 #   here:   tools/gpu_train.sh unpack FOLDER (the parts of both calls in one folder), then measure as below.
+#   (The default candidates, "same grown", learn no vocabulary: .whl only matters with "vocab". A "grown" pair packs
+#   27 MB of fp16 weights and a 6.8 MB snapshot, "same" 19 MB: with PACK_ALL, about 106 MB, seven or eight parts.)
 #
 # Writes runs/gpu/: throughput.md (tokens/s of each candidate shape), each run's log and metrics, choice.json,
 # and the chosen checkpoints packed as pack.tar.* (15 MB parts); tools/gpu_train.sh unpack puts them in checkpoints/.
@@ -83,6 +89,8 @@ shipped_epoch() {  # the last epoch of checkpoints/PAIR, where STAGE=more starts
 candidate() {  # the arguments that differ between candidates: PAIR NAME
   if [ "${STAGE:-}" = more ]; then  # from the shipped model; the new vocabulary's run keeps its own first epoch
     first=$(( $(shipped_epoch "$1") + 1 ))
+    [ "$2" = grown ] && IFS=: read -r ff enc dec <<<"${GROW:-2048:4:4}" &&
+      echo --grow true --d-ff "$ff" --n-encoder-layers "$enc" --n-decoder-layers "$dec"
     echo --init-from "checkpoints/$1" --new-vocab "$([ "$2" = vocab ] && echo true || echo false)" \
       --byte-fallback true --split-digits true --warmup 200 --lr-scale 0.2 --copies 0.01 \
       --oversample "multi30k:4,$([ "$2" = class ] && echo "phrasebook:16,words:$((2 * ${WORDS:-4})),more_words:$((4 * ${WORDS:-4}))" ||
@@ -95,7 +103,7 @@ candidate() {  # the arguments that differ between candidates: PAIR NAME
       --oversample multi30k:2,phrasebook:8,words:2,more_words:4 --copies 0.005 --snapshot-epochs 1
   fi
 }
-if [ "${STAGE:-}" = more ]; then sizes=${CANDIDATES:-"same vocab"}; fi  # "class": as "same", the classroom corpus twice as often
+if [ "${STAGE:-}" = more ]; then sizes=${CANDIDATES:-"same grown"}; fi  # "class": as "same", the classroom corpus twice as often
 # sentencepiece 0.2.2 (the GPU machine's image in 2026-11) never returns from learning a vocabulary of these corpora
 # (0.2.3: 12 s on 2 CPU cores): a newer one from .whl/ when carried there, else no candidate learns a vocabulary
 spm_ok() { python -c "import sentencepiece as s, sys; sys.exit(s.__version__ == '0.2.2')"; }

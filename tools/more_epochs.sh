@@ -77,6 +77,14 @@
 #   FROM=0a0a529 RUN=nineteenth MORE=4 WORDS=4 TEMPLATES=0.06 LR_SCALE=0.05 EPOCHS=1 THREADS=2 tools/more_epochs.sh PAIR train
 #   FROM=0a0a529 RUN=nineteenth tools/more_epochs.sh PAIR average
 # (neither shipped: the epochs and their averages got fewer sentences in no training file right, docs/training.md)
+#
+# The twentieth stage, tried on the CPU (EN→DE; not shipped): the shipped model grown to twice the feed-forward units
+# (GROW=d_ff:encoder layers:decoder layers, train.grow: it starts out translating exactly as the shipped one; the
+# timeline's snapshot grown with it), one epoch on the eighteenth stage's data, averaged with the grown start, and a
+# second epoch from the first:
+#   FROM=e77aa0a RUN=twentieth GROW=2048:4:4 MORE=4 WORDS=4 TEMPLATES=0.06 EPOCHS=1 THREADS=2 tools/more_epochs.sh en-de train
+#   FROM=e77aa0a RUN=twentieth tools/more_epochs.sh en-de average
+#   FROM_RUN=twentieth RUN=twentyfirst MORE=4 WORDS=4 TEMPLATES=0.06 EPOCHS=1 THREADS=2 tools/more_epochs.sh en-de train
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=$1 mode=${2:-train}
