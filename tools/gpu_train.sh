@@ -19,9 +19,9 @@
 #   CANDIDATES (STAGE=more; default "same grown"): "class" is "same" with the classroom corpus's sentences and frames
 #   twice as often an epoch (phrasebook:16, words twice WORDS); "grown" is "same" in a larger model that starts out
 #   computing exactly what the shipped one does (train.grow), GROW=d_ff:encoder layers:decoder layers (default
-#   2048:4:4: twice the feed-forward units, which a batch-1 step on the CPU barely notices; more layers cost each
-#   step of the page's decoding about 1/8 more per layer). "vocab" (a new vocabulary) was no better in the twelfth
-#   stage and is no longer a default.
+#   1280:4:4, the largest of those measured whose click stays under #56's 2.5x the fourth stage's on one thread:
+#   2.42x, against the shipped size's 2.23x; 2048:4:4 costs 3.11x, 1024:6:4 2.52x, 1024:4:5 2.63x; docs/training.md,
+#   the twentieth stage). "vocab" (a new vocabulary) was no better in the twelfth stage and is no longer a default.
 #   NO_BENCH=1 skips the throughput table. On 2026-11-26 (H200, four runs at once) an epoch took about 21 s;
 #   the default budget fits the device's ten-minute call with the start-up, the choice and the packing. The
 #   seventh stage (STAGE=more, BUDGET_S=300 COOLDOWN=5 VAL_EVERY=2): 80 s for the first epoch, then 30 to 40 s an
@@ -47,7 +47,8 @@
 #           then, on the machine still warm (a call brings back about 64 MB): cp runs/gpu/pack.tar.a[e-z] $OUT/
 #   here:   tools/gpu_train.sh unpack FOLDER (the parts of both calls in one folder), then measure as below.
 #   (The default candidates, "same grown", learn no vocabulary: .whl only matters with "vocab". A "grown" pair packs
-#   27 MB of fp16 weights and a 6.8 MB snapshot, "same" 19 MB: with PACK_ALL, about 106 MB, seven or eight parts.)
+#   21 MB of fp16 weights (27 MB at d_ff 2,048) and a 5.3 MB snapshot, "same" 19 MB: with PACK_ALL, about 90 MB, six
+#   parts.)
 #
 # Writes runs/gpu/: throughput.md (tokens/s of each candidate shape), each run's log and metrics, choice.json,
 # and the chosen checkpoints packed as pack.tar.* (15 MB parts); tools/gpu_train.sh unpack puts them in checkpoints/.
@@ -89,7 +90,7 @@ shipped_epoch() {  # the last epoch of checkpoints/PAIR, where STAGE=more starts
 candidate() {  # the arguments that differ between candidates: PAIR NAME
   if [ "${STAGE:-}" = more ]; then  # from the shipped model; the new vocabulary's run keeps its own first epoch
     first=$(( $(shipped_epoch "$1") + 1 ))
-    [ "$2" = grown ] && IFS=: read -r ff enc dec <<<"${GROW:-2048:4:4}" &&
+    [ "$2" = grown ] && IFS=: read -r ff enc dec <<<"${GROW:-1280:4:4}" &&
       echo --grow true --d-ff "$ff" --n-encoder-layers "$enc" --n-decoder-layers "$dec"
     echo --init-from "checkpoints/$1" --new-vocab "$([ "$2" = vocab ] && echo true || echo false)" \
       --byte-fallback true --split-digits true --warmup 200 --lr-scale 0.2 --copies 0.01 \
