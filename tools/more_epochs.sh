@@ -117,8 +117,8 @@ if [ "$mode" = ship ]; then
   timeline=$(mktemp -d) && cp -r "checkpoints/$pair/timeline/." "$timeline/"
   rm -rf "checkpoints/$pair" && mkdir -p "checkpoints/$pair/timeline"
   cp "$out"/{config.json,model.safetensors,spm.model,metrics.json} "checkpoints/$pair/"
-  for f in "$timeline"/*; do cp "$out/timeline/$(basename "$f")" "checkpoints/$pair/timeline/"; done  # as the run
-  # copied them, or (GROW) grown to its shape
+  # the shipped timeline's epochs, as the run copied them (or, with GROW, grew them to its shape)
+  for f in "$timeline"/*; do cp "$out/timeline/$(basename "$f")" "checkpoints/$pair/timeline/"; done
   python -m transformer count-words --checkpoint "checkpoints/$pair" --data-dir "$data/multi30k" --data-dir "$data/tatoeba"
   tools/test_scores.sh "checkpoints/$pair" "$data" 2
   python -m transformer evaluate --checkpoint "checkpoints/$pair" --class-sets --record --threads 2

@@ -386,7 +386,8 @@ def grow(old: Transformer, mcfg: ModelConfig) -> Transformer:
     moves those zeros first, then the rest (the gradient reaches W_1's new rows through W_2's new columns)."""
     if any(getattr(mcfg, k) < getattr(old.cfg, k) for k in GROWN):
         raise ValueError(f"a model only grows: {[(k, getattr(old.cfg, k), getattr(mcfg, k)) for k in GROWN]}")
-    if not old.cfg.norm_first and mcfg.n_encoder_layers + mcfg.n_decoder_layers > old.cfg.n_encoder_layers + old.cfg.n_decoder_layers:
+    deeper = (mcfg.n_encoder_layers, mcfg.n_decoder_layers) != (old.cfg.n_encoder_layers, old.cfg.n_decoder_layers)
+    if deeper and not old.cfg.norm_first:
         raise ValueError("a post-norm layer is not the identity with its outputs at 0: only a pre-norm model deepens")
     model = Transformer(mcfg)  # every new weight Xavier-uniform, as a model trained from scratch starts
     state = model.state_dict()
