@@ -460,19 +460,19 @@ def set_up(data_dir: str | list[str], out: str, mcfg: ModelConfig, tcfg: TrainCo
             model = carry_over(init_model, Tokenizer.load(Path(tcfg.init_from) / "spm.model"), tokenizer, mcfg).to(device)
         elif tcfg.grow:
             model = grow(init_model, mcfg).to(device)
-            if rank == 0:  # the grown start, as the epoch before this run's (its weights to average with)
-                save_weights(work / f"epoch{history[-1]['epoch'] if history else 0}.safetensors", model.state_dict())
         else:
             model.load_weights(init_model.state_dict())
         first = history[-1]["epoch"] + 1 if history else 1
+        if rank == 0 and tcfg.grow:  # the grown start, as the epoch before this run's (its weights to average with)
+            save_weights(work / f"epoch{first - 1}.safetensors", model.state_dict())
         if rank == 0 and not tcfg.new_vocab:  # snapshots read with another vocabulary would translate nonsense
             for e in snapshot_epochs(tcfg.init_from):  # its snapshots, and its shipped model as its last epoch
                 if tcfg.grow:  # in the grown shape, which the new config.json describes; they translate as they did
-                    snap = grow(load_snapshot(tcfg.init_from, e), mcfg)
-                    save_weights(out_dir / TIMELINE / f"epoch{e}.safetensors", snapshot_rows(tcfg, snap))
-                    continue
-                atomic_write(out_dir / TIMELINE / f"epoch{e}.safetensors",
-                             lambda tmp, e=e: Path(tmp).write_bytes((Path(tcfg.init_from) / TIMELINE / f"epoch{e}.safetensors").read_bytes()))
+                    save_weights(out_dir / TIMELINE / f"epoch{e}.safetensors",
+                                 snapshot_rows(tcfg, grow(load_snapshot(tcfg.init_from, e), mcfg)))
+                else:
+                    atomic_write(out_dir / TIMELINE / f"epoch{e}.safetensors",
+                                 lambda tmp, e=e: Path(tmp).write_bytes((Path(tcfg.init_from) / TIMELINE / f"epoch{e}.safetensors").read_bytes()))
             if history:
                 save_weights(out_dir / TIMELINE / f"epoch{first - 1}.safetensors", snapshot_rows(tcfg, model))
     optimizer = make_optimizer(model, tcfg.weight_decay)
