@@ -27,6 +27,10 @@ import torch  # noqa: E402
 from playground import context  # noqa: E402
 from playground.figures import glance  # noqa: E402
 from transformer import Translator  # noqa: E402
+from transformer.decoding import DecodeOptions  # noqa: E402
+from transformer.interpret import analyses  # noqa: E402
+
+PARTS = ("decoding", "hooked pass", "glance")
 
 
 def from_git(commit: str, pair: str, into: Path) -> Path:
@@ -37,10 +41,15 @@ def from_git(commit: str, pair: str, into: Path) -> Path:
     return into / "checkpoints" / pair
 
 
-def once(translator: Translator, pair: str, text: str) -> float:
+def once(translator: Translator, pair: str, text: str) -> list[float]:
+    """Seconds of one click's parts (PARTS), made as context.run and the page's glance make them."""
     t0 = time.perf_counter()
-    glance.figure(context.run(translator, pair, text))
-    return time.perf_counter() - t0
+    translation = translator.translate(text, DecodeOptions())
+    t1 = time.perf_counter()
+    inspection = analyses.inspect(translator, text, translation)
+    t2 = time.perf_counter()
+    glance.figure(context.Result(pair, text, translation, inspection, DecodeOptions(), translator))
+    return [t1 - t0, t2 - t1, time.perf_counter() - t2]
 
 
 def main() -> None:
@@ -48,6 +57,7 @@ def main() -> None:
     parser.add_argument("--before", required=True)
     parser.add_argument("--pair", default="en-de")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--parts", action="store_true", help="also the median of each part of the click")
     args = parser.parse_args()
     torch.set_num_threads(1)
     sentences = [s for name in ("assets/examples.json", "data/typed_ten.json", "data/first_ten.json")
@@ -63,10 +73,12 @@ def main() -> None:
                 order = list(models) if (r + i) % 2 == 0 else list(models)[::-1]
                 for name in order:
                     seconds[name].append(once(models[name], args.pair, text))
-    median = {name: statistics.median(s) * 1000 for name, s in seconds.items()}
+    median = {name: statistics.median(sum(p) for p in s) * 1000 for name, s in seconds.items()}
     print(f"{args.pair}, {len(sentences)} sentences x {args.repeats}, one thread: translation + hooked pass + glance")
     for name, ms in median.items():
-        print(f"  {name:6s} median {ms:7.1f} ms")
+        parts = ", ".join(f"{part} {statistics.median(p[i] for p in seconds[name]) * 1000:.1f}"
+                          for i, part in enumerate(PARTS))
+        print(f"  {name:6s} median {ms:7.1f} ms" + (f"  (medians: {parts} ms)" if args.parts else ""))
     print(f"  now / before: {median['now'] / median['before']:.2f}x")
 
 
