@@ -19,9 +19,12 @@
 #   CANDIDATES (STAGE=more; default "same grown"): "class" is "same" with the classroom corpus's sentences and frames
 #   twice as often an epoch (phrasebook:16, words twice WORDS); "grown" is "same" in a larger model that starts out
 #   computing exactly what the shipped one does (train.grow), GROW=d_ff:encoder layers:decoder layers (default
-#   1280:4:4, the largest of those measured whose click stays under #56's 2.5x the fourth stage's on one thread:
-#   2.42x, against the shipped size's 2.23x; 2048:4:4 costs 3.11x, 1024:6:4 2.52x, 1024:4:5 2.63x; docs/training.md,
-#   the twentieth stage). "vocab" (a new vocabulary) was no better in the twelfth stage and is no longer a default.
+#   1280:5:4, 11.4M parameters, among the largest measured at #56's limit, a click 2.5x the fourth stage's on one
+#   thread: 1.10-1.12x the shipped size's, which costs 2.23-2.26x, so borderline; an encoder layer costs the click
+#   least, as the encoder runs once a sentence: 1024:6:4 1.09x, 1024:7:4 1.11x, 1280:6:4 1.17x; 2048:4:4 costs
+#   2.84-3.11x the fourth stage's; `python benchmarks/checkpoint_cost.py --before HEAD --parts --grow SHAPE`,
+#   docs/training.md, the twentieth stage). "vocab" (a new vocabulary) was no better in the twelfth stage and is
+#   no longer a default.
 #   NO_BENCH=1 skips the throughput table. On 2026-11-26 (H200, four runs at once) an epoch took about 21 s;
 #   the default budget fits the device's ten-minute call with the start-up, the choice and the packing. The
 #   seventh stage (STAGE=more, BUDGET_S=300 COOLDOWN=5 VAL_EVERY=2): 80 s for the first epoch, then 30 to 40 s an
@@ -90,7 +93,7 @@ shipped_epoch() {  # the last epoch of checkpoints/PAIR, where STAGE=more starts
 candidate() {  # the arguments that differ between candidates: PAIR NAME
   if [ "${STAGE:-}" = more ]; then  # from the shipped model; the new vocabulary's run keeps its own first epoch
     first=$(( $(shipped_epoch "$1") + 1 ))
-    [ "$2" = grown ] && IFS=: read -r ff enc dec <<<"${GROW:-1280:4:4}" &&
+    [ "$2" = grown ] && IFS=: read -r ff enc dec <<<"${GROW:-1280:5:4}" &&
       echo --grow true --d-ff "$ff" --n-encoder-layers "$enc" --n-decoder-layers "$dec"
     echo --init-from "checkpoints/$1" --new-vocab "$([ "$2" = vocab ] && echo true || echo false)" \
       --byte-fallback true --split-digits true --warmup 200 --lr-scale 0.2 --copies 0.01 \
