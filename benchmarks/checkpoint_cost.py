@@ -61,7 +61,8 @@ def grown(checkpoint: Path, shape: str, into: Path) -> Path:
     cfg = dataclasses.replace(model.cfg, d_ff=d_ff, n_encoder_layers=encoder, n_decoder_layers=decoder)
     into.mkdir(parents=True)
     save_checkpoint(into, grow(model, cfg), tokenizer, metrics, fp16=True)
-    shutil.copy(checkpoint / WORDS, into / WORDS)  # what the page's checks under a translation read
+    if (checkpoint / WORDS).is_file():  # what the page's checks under a translation read
+        shutil.copy(checkpoint / WORDS, into / WORDS)
     return into
 
 
