@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import io
-import shutil
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,8 +33,8 @@ import torch  # noqa: E402
 from playground import context  # noqa: E402
 from playground.figures import glance  # noqa: E402
 from transformer import Translator  # noqa: E402
-from transformer.decoding import DecodeOptions  # noqa: E402
 from transformer.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from transformer.decoding import DecodeOptions  # noqa: E402
 from transformer.interpret import analyses  # noqa: E402
 from transformer.training.train import grow  # noqa: E402
 from transformer.words import WORDS  # noqa: E402
