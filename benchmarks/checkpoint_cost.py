@@ -34,8 +34,6 @@ from playground import context  # noqa: E402
 from playground.figures import glance  # noqa: E402
 from transformer import Translator  # noqa: E402
 from transformer.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from transformer.decoding import DecodeOptions  # noqa: E402
-from transformer.interpret import analyses  # noqa: E402
 from transformer.training.train import grow  # noqa: E402
 from transformer.words import WORDS  # noqa: E402
 
@@ -66,15 +64,30 @@ def grown(checkpoint: Path, shape: str, into: Path) -> Path:
     return into
 
 
+def timed(translator: Translator) -> Translator:
+    """`translator`, its translate() keeping how long its last call took (`translate.seconds`): the click's decoding,
+    timed inside the page's own context.run."""
+    translate = translator.translate
+
+    def timed_translate(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return translate(*args, **kwargs)
+        finally:
+            timed_translate.seconds = time.perf_counter() - t0
+
+    translator.translate = timed_translate
+    return translator
+
+
 def once(translator: Translator, pair: str, text: str) -> list[float]:
-    """Seconds of one click's parts (PARTS), made as context.run and the page's glance make them."""
+    """Seconds of one click's parts (PARTS): context.run (its translate() timed apart: timed()), then the glance."""
     t0 = time.perf_counter()
-    translation = translator.translate(text, DecodeOptions())
+    result = context.run(translator, pair, text)
     t1 = time.perf_counter()
-    inspection = analyses.inspect(translator, text, translation)
-    t2 = time.perf_counter()
-    glance.figure(context.Result(pair, text, translation, inspection, DecodeOptions(), translator))
-    return [t1 - t0, t2 - t1, time.perf_counter() - t2]
+    glance.figure(result)
+    decoding = translator.translate.seconds
+    return [decoding, t1 - t0 - decoding, time.perf_counter() - t1]
 
 
 def main() -> None:
@@ -92,8 +105,8 @@ def main() -> None:
         now = ROOT / "checkpoints" / args.pair
         if args.grow:
             now = grown(now, args.grow, Path(tmp) / "grown")
-        models = {"before": Translator.load(from_git(args.before, args.pair, Path(tmp)), device="cpu"),
-                  "now": Translator.load(now, device="cpu")}
+        models = {"before": timed(Translator.load(from_git(args.before, args.pair, Path(tmp)), device="cpu")),
+                  "now": timed(Translator.load(now, device="cpu"))}
         seconds = {name: [] for name in models}
         for name, translator in models.items():  # warm-up: first calls and imports out of the way
             once(translator, args.pair, sentences[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from benchmarks.checkpoint_cost import PARTS, grown, once
+from benchmarks.checkpoint_cost import PARTS, grown, once, timed
 from transformer import Translator
 from transformer.checkpoint import save_checkpoint
 from transformer.model import Transformer
@@ -22,5 +22,5 @@ def test_a_grown_checkpoint_translates_as_before_and_each_part_is_timed(tokenize
     assert sum(p.numel() for p in big.model.parameters()) > sum(p.numel() for p in small.model.parameters())
     for text in synthetic_pairs(5, seed=3)[0]:
         assert big.translate(text).target_tokens == small.translate(text).target_tokens
-    seconds = once(big, "en-de", synthetic_pairs(1)[0][0])
+    seconds = once(timed(big), "en-de", synthetic_pairs(1)[0][0])
     assert len(seconds) == len(PARTS) and all(s > 0 for s in seconds)
