@@ -14,8 +14,8 @@ from playground.page import build_demo, build_page, launch_options  # noqa: F401
 from playground.runtime import EMPTY  # noqa: F401
 from playground.context import ROOT
 from playground.links import network_address
-from playground.panel import not_english
-from playground.store import Store, default_url
+from playground.doubts import not_english
+from playground.classroom.store import Store, default_url
 from playground.view import restore_hint
 from transformer import CheckpointError, Translator
 from transformer.translator import resolve_device, sentences
@@ -47,6 +47,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--public-url", default=os.environ.get("PUBLIC_URL"),
                         help="the address a class's phones open (behind a proxy or a balancer); by default, with "
                              "--host 0.0.0.0, this machine's address on its network")
+    parser.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+                        help="a balancer in front of the app (repeatable): its X-Forwarded-For names the visitor, "
+                             "whose address the class's join limits count (deploy/serve.py passes its own)")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL") or default_url(ROOT),
                         help="where classes are kept: a SQLite file by default (replicas on one machine share it), "
                              "postgresql+psycopg://USER:PASSWORD@HOST/DB when replicas span machines "
@@ -97,7 +100,7 @@ def main() -> None:
         print(f"warning: {problem}")
     public = public_address(args)
     demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn, public_url=public,
-                      store=Store(args.database_url))
+                      store=Store(args.database_url), trusted_proxies=frozenset(args.trusted_proxy))
     # What every first translation reads besides the model, loaded now rather than while a class waits for it: the
     # language identifier of the warnings (an LZMA-packed model, about 0.4 s), the sentence splitter and each target
     # language's dictionary of the "made up" warning (about 0.8 s for German)

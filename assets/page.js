@@ -20,11 +20,30 @@
     trigger('open', {view: link.dataset.open, focus: link.dataset.focus ? `${link.dataset.focus}&step=${step}` : ''});
   });
 
-  // the class's wall (the teacher's): its buttons fire the wall's own "act" event with the sentence's id
+  // the class's wall and list of students (the teacher's): their buttons fire the element's own "act" event with
+  // what they act on (a sentence's id, a student's key)
   tp.wall = (element, trigger) => element.addEventListener('click', (event) => {
     const button = event.target.closest('button[data-act]');
     if (button) trigger('act', {act: button.dataset.act, id: button.dataset.id});
   });
+
+  // a phone's question: a choice button fires the question's "vote" event; a new question (another poll id) rings
+  // where the browser lets a page vibrate, and the page goes back to its top, where the question is
+  tp.question = (element, trigger) => {
+    element.addEventListener('click', (event) => {
+      const button = event.target.closest('button[data-choice]');
+      if (button && !button.disabled) trigger('vote', {choice: button.dataset.choice});
+    });
+    let seen = null;
+    new MutationObserver(() => {
+      const poll = element.querySelector('.question[data-state="open"]')?.dataset.poll || null;
+      if (poll && poll !== seen) {
+        navigator.vibrate?.([120, 60, 120]);
+        window.scrollTo({top: 0, behavior: 'smooth'});
+      }
+      if (poll) seen = poll;
+    }).observe(element, {childList: true, subtree: true});
+  };
 
   // A figure lays itself out for the box it is drawn in, which only the browser knows. Once plotly has drawn it:
   // panels side by side in a box too narrow for them are stacked, one under another; tick labels that would run

@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, port in replicas:
             processes.append(subprocess.Popen(
                 [sys.executable, str(ROOT / "app.py"), "--port", str(port), "--threads", str(args.threads),
-                 *args.app_flags], cwd=ROOT, env={**env, "PLAYGROUND_REPLICA": name}))
+                 "--trusted-proxy", "127.0.0.1", *args.app_flags], cwd=ROOT, env={**env, "PLAYGROUND_REPLICA": name}))
         for (name, port), process in zip(replicas, processes):
             wait_until_up(port, process)
             print(f"replica {name} pid {process.pid} port {port}", flush=True)

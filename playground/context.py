@@ -127,8 +127,7 @@ class Session:
     # user's gr.State, never kept alive here
     shown: dict = field(default_factory=dict)  # view key -> {"pair": ..., "fill": result key}: what it shows now
     focus: tuple[str, dict] | None = None  # a link's (view key, part), drawn with its view
-    student: bool = False  # a student's page in a class: the panel only, no views drawn
-    classroom: dict = field(default_factory=dict)  # what this page was last sent of its class (class_panel.py)
+    panel_only: bool = False  # the panel and no views (a student's page in a class): no view drawn
 
     def ask(self) -> int:
         """A new translate request: its number."""

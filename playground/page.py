@@ -20,8 +20,8 @@ from .runtime import Page
 from .views.api import register as register_api
 from .context import ROOT, Caches, Context
 from .panel import TranslatePanel
-from .class_panel import ClassPanel
-from .store import Store, default_url
+from .classroom.panel import ClassPanel
+from .classroom.store import Store, default_url
 from .tabs import Tabs
 from .views import CLASSES
 
@@ -38,11 +38,12 @@ def launch_options() -> dict:
 
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,
                bertviz_offline: bool = True, cache_size: int = 32, public_url: str | None = None,
-               store: Store | None = None) -> Page:
+               store: Store | None = None, trusted_proxies: frozenset[str] = frozenset()) -> Page:
     """The whole page; bertviz_offline=False loads bertviz's scripts from its CDN instead of the app's copies.
     cache_size: translations kept for every user (with their hooked passes; see docs/many-users.md).
     public_url: the address other machines open, for links made on this machine's loopback (links.shared_address).
-    store: where classes are kept (playground.store); by default a SQLite file in a new temporary folder."""
+    store: where classes are kept (playground/classroom/store.py); by default a SQLite file in a new temporary folder.
+    trusted_proxies: balancers whose X-Forwarded-For names the visitor (the class's limits per address)."""
     scripts = "cdn"
     gr.set_static_paths([str(SCRIPT)] + ([str(p) for p in script_files()] if bertviz_offline else []))
     if bertviz_offline:  # jQuery, d3 and the shim: static files of the app, sent once, cached by the browser
@@ -59,7 +60,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         result = gr.State(None)
         signals = {key: gr.State(0) for key in registry.tabs()}  # set by an event: that tab draws itself
         store = store or Store(default_url(Path(tempfile.mkdtemp(prefix="transformer-playground-classes-"))))
-        classes = ClassPanel(ctx, store)
+        classes = ClassPanel(ctx, store, trusted_proxies)
+        classes.question_controls()  # a phone's question: first on the page
         panel = TranslatePanel(ctx, classes.entry_controls, classes.present_controls)
         classes.build(panel)
         views, groups, group_tabs = {}, {}, {}
@@ -78,8 +80,9 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                         for key in registry.members(group):
                             views[key] = CLASSES[key](registry.entry(key), ctx, panel)
                     groups[group], group_tabs[group] = inner, tab
+        classes.wall_controls()  # the projector's wall, under the views
         tabs = Tabs(top, groups, group_tabs, signals)
-        page = Page(demo, ctx, panel, result, tabs, views, classroom=classes)
+        page = Page(demo, ctx, panel, result, tabs, views, classroom=classes, openers=[classes.opened])
 
         def event(trigger, handler, shown: list, reads=(), draws=(), **kwargs):
             """Wire `handler` to `trigger` (a list of component events, or a `.then`): it reads what the views in
@@ -93,18 +96,21 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         for view in views.values():
             view.wire(result)
         first = [views[k] for k in registry.tabs()[registry.FIRST]]
-        # A click on Translate, Enter or another pair; after an example is picked, a new sample seed or the
-        # comparison, the same (gr.on takes a component's events, not what follows another event). A click while
-        # one runs is kept: it runs next (always_last). It draws the first tab, and signals any other open tab.
-        classes.wire(page, event)
-        translated = set(panel.outputs) | {result, classes.said} | set(signals.values())
-        for trigger in ([panel.go.click, panel.text.submit, panel.pair.input], panel.picked.then,
-                        panel.reseeded.then, panel.compared.then, classes.opened_sentence.then):
-            event(trigger, page.show_translation, first, panel.controls + [classes.member], translated,
-                  concurrency_limit=16, concurrency_id="translate")  # a class at once: translated together
+        # A click on Translate or Enter; another pair; after an example is picked, a new sample seed, the comparison
+        # or a wall's "Show in every view", the same (gr.on takes a component's events, not what follows another
+        # event). A click while one runs is kept: it runs next (always_last). It draws the first tab, and signals
+        # any other open tab. Only Translate and Enter are a user's own: a class's phone sends after those.
+        translated = set(panel.outputs) | {result} | set(signals.values())
+        asked = event([panel.go.click, panel.text.submit], page.show_translation, first, panel.controls, translated,
+                      concurrency_limit=16, concurrency_id="translate")  # a class at once: translated together
+        classes.wire(page, event, translated_by_user=[asked])
+        for trigger in ([panel.pair.input], panel.picked.then, panel.reseeded.then, panel.compared.then,
+                        classes.opened_sentence.then):
+            event(trigger, page.show_translation, first, panel.controls, translated, concurrency_limit=16,
+                  concurrency_id="translate")
         # another sentence of the text chosen in the menu under the translation: the views show it
-        event([panel.which.input], page.show_sentence, first, panel.controls + [panel.which, classes.member],
-              translated, concurrency_limit=16, concurrency_id="translate")
+        event([panel.which.input], page.show_sentence, first, panel.controls + [panel.which], translated,
+              concurrency_limit=16, concurrency_id="translate")
         tabs.wire(page, event)
         links.wire(page, event)
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
@@ -118,5 +124,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
 
 
 def build_demo(translators: dict[str, Translator], problems: list[str] | None = None,
-               bertviz_offline: bool = True, public_url: str | None = None, store: Store | None = None) -> gr.Blocks:
-    return build_page(translators, problems, bertviz_offline, public_url=public_url, store=store).demo
+               bertviz_offline: bool = True, public_url: str | None = None, store: Store | None = None,
+               trusted_proxies: frozenset[str] = frozenset()) -> gr.Blocks:
+    return build_page(translators, problems, bertviz_offline, public_url=public_url, store=store,
+                      trusted_proxies=trusted_proxies).demo

@@ -1,11 +1,9 @@
-"""The top of the page: language pair, text, decoding settings, the translation and the three-way comparison; and the
-warnings under a translation (numbers and names not as typed, a source not in English, far from the training data)."""
+"""The top of the page: language pair, text, decoding settings, the translation and the three-way comparison; the
+warnings under a translation and the unsure words come from playground.doubts."""
 from __future__ import annotations
 
-import functools
 import html
 import json
-import re
 from dataclasses import replace
 
 import gradio as gr
@@ -14,39 +12,13 @@ from transformer.decoding import MAX_BEAM, DecodeOptions
 from transformer.translator import MAX_SENTENCES
 
 from playground.context import ROOT, Context
+from playground.doubts import CUT, marked, said_under
 from playground.view import friendly
 from playground.views.common import cards
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
 PICK = "Pick an example sentence"  # the menu's first line: choosing a sentence translates it at once
 PRESENT_JS = "(on) => tp.present(on)"  # in the browser (assets/page.js): presentation mode on or off
-
-
-def words(translations) -> list[tuple[str, bool]]:
-    """The translations' words, each with whether it holds a piece the model was unsure of (Translation.unsure).
-    Pieces are joined into words as the vocabulary writes them (▁ starts a word); symbols carried over are not the
-    model's and are not among them."""
-    said: list[list] = []
-    for t in translations:
-        for i, piece in enumerate(t.target_tokens):
-            text, unsure = piece.replace("\u2581", " "), i in t.unsure
-            if not said or text.startswith(" ") or not said[-1][0]:
-                said.append([text.strip(), unsure])
-            else:
-                said[-1][0] += text
-                said[-1][1] |= unsure
-    return [(w, u) for w, u in said if w]
-
-
-def marked(translations) -> str:
-    """The translations' words, those the model was unsure of marked, and the legend; "" when it was sure of every
-    piece."""
-    said = words(translations)
-    if not any(u for _, u in said):
-        return ""
-    line = " ".join(f'<mark class="unsure">{html.escape(w)}</mark>' if u else html.escape(w) for w, u in said)
-    return (f'<p class="unsure-line">{line}</p>'
-            '<p class="unsure-legend"><mark class="unsure">word</mark> the model was unsure here</p>')
 
 
 def shortened(text: str, most: int = 80) -> str:
@@ -213,193 +185,3 @@ class TranslatePanel:
                                           api_visibility="private")
         self.present.change(None, self.present, None, js=PRESENT_JS)
         self.present_leave.click(lambda: False, None, self.present, queue=False, api_visibility="private")
-
-
-# -----------------------------------------------------------------------------
-# Warnings a class can trust, said under the translation: a number or a name that did not come out as typed, a word
-# left in English (transformer/words.py), a French article not elided, and a source that is not English. The
-# translation is shown all the same; each warning says what to check.
-#
-# The language is told by py3langid (a small offline model inside the package, no download), among the languages a
-# class is likely to type, and only when it is sure: short greetings ("Hi!") are too short to tell.
-
-
-LANGUAGES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch",
-             "pt": "Portuguese", "pl": "Polish", "tr": "Turkish", "sv": "Swedish", "da": "Danish", "ru": "Russian",
-             "uk": "Ukrainian", "ar": "Arabic", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "el": "Greek"}
-SURE = 0.8  # the language identifier's probability above which a source is called another language
-CUT = "The text was longer than the model's positions and was cut to fit."
-# Capitalised words a translation rightly changes (Monday -> Montag, Germany -> Deutschland): never called names
-TRANSLATED = set("""Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July
-August September October November December Christmas Easter Halloween God English German French Spanish Italian
-Portuguese Dutch Polish Russian Chinese Japanese Korean Arabic Turkish Greek Swedish European American African Asian
-British Germany France Spain Italy Portugal Austria Switzerland Belgium Netherlands Holland Poland Russia China Japan
-Korea India Turkey Greece Sweden Norway Denmark Finland Ireland Scotland England Britain Europe America Africa Asia
-Australia Canada Mexico Brazil Egypt Morocco Algeria Tunisia Munich Cologne Vienna Rome Venice Florence Milan Naples
-Lisbon Moscow Warsaw Prague Athens Brussels Geneva London Mr Mrs Ms Dr Mister Miss Sir Madam""".split())
-ABBREVIATION = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St)\.\s*$")  # a full stop that does not end a sentence
-NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")  # 25, 1989, 10:45, 3.50, 2,000: one number, however it is written
-
-
-@functools.lru_cache(maxsize=1)
-def _identifier():
-    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
-
-    identifier = LanguageIdentifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
-    identifier.set_languages(list(LANGUAGES))
-    return identifier
-
-
-def language(text: str) -> tuple[str, float]:
-    """(ISO code, probability) of the language `text` is most likely written in, among LANGUAGES."""
-    code, prob = _identifier().classify(text)
-    return code, float(prob)
-
-
-def not_english(text: str) -> str:
-    """A sentence when `text` is surely not English (two words or more), else ""."""
-    if len(re.findall(r"\w+", text)) < 2:
-        return ""
-    code, prob = language(text)
-    if code == "en" or prob < SURE:
-        return ""
-    return (f"This looks like {LANGUAGES[code]}, not English: the model reads English only, so its translation "
-            "will make little sense.")
-
-
-def digits(number: str) -> str:
-    return re.sub(r"\D", "", number)
-
-
-def changed_numbers(source: str, translation: str) -> list[str]:
-    """The source's numbers of two or more digits whose digits the translation does not write, in order, as one of
-    its own numbers (10:45 may come out as 10.45, 2,000 as 2.000; a small number may be written as a word)."""
-    written = {digits(n) for n in NUMBER.findall(translation)}
-    return [n for n in NUMBER.findall(source) if len(digits(n)) >= 2 and digits(n) not in written]
-
-
-def lost_names(source: str, translation: str, tokenizer) -> list[str]:
-    """Names in the source the translation does not write unchanged: capitalised words, not the first of a sentence,
-    that the model cuts into several pieces (a word it knows whole it may rightly translate), and not in TRANSLATED."""
-    if source.upper() == source:
-        return []  # shouting: every word is capitalised
-    lost = []
-    for match in re.finditer(r"(?<![\w'’])[A-ZÀ-Þ][\w'’-]*", source):
-        word = re.sub(r"['’]s$", "", match.group()).rstrip("'’-")
-        before = source[: match.start()]
-        first = not before.strip() or (re.search(r"[.!?:]\s*$", before) and not ABBREVIATION.search(before))
-        if first or word == "I" or word in TRANSLATED or len(tokenizer.encode(word)) < 2:
-            continue
-        kept = re.search(rf"(?<!\w){re.escape(word)}(?:s|['’]s?)?(?!\w)", translation)  # Annas, Lukas'
-        if not kept and word not in lost:
-            lost.append(word)
-    return lost
-
-
-# French writes "l'écureuil", never "le écureuil": an article or a pronoun left whole before a vowel is a slip (none of
-# our 1,581 written references has one); "de un à dix", "le onze", "le oui" and letters ("de A à B") are not
-UNELIDED = re.compile(r"(?<![\w'’-])(le|la|de|je|me|te|se|ne|que|jusque|lorsque|puisque) +"
-                      r"([aeiouàâäéèêëîïôöùûü][\w'’-]*)", re.IGNORECASE)
-ELIDED_ANYWAY = {"un", "une", "onze", "onzième", "oui", "ouistiti", "ouate", "et", "ou"}
-
-
-def missed_elisions(translator, translation: str) -> list[tuple[str, str]]:
-    """(as written, as French writes it) for each article or pronoun a French translation left whole before a vowel
-    ("le écureuil" -> "l'écureuil"); none for a model that does not translate into French (or does not say)."""
-    if not translator.metrics.train_config.get("pair", "").endswith("-fr"):
-        return []
-    slips = []
-    for match in UNELIDED.finditer(translation):
-        word, after = match.groups()
-        if after.lower() in ELIDED_ANYWAY or len(after) == 1 or after.isupper():
-            continue
-        slips.append((match.group(0), f"{word[:-1]}'{after}"))
-    return slips
-
-
-def findings(translator, source: str, translation: str) -> dict[str, list]:
-    """What the checks found in one translated sentence, by kind: "foreign" (the source is not English: said
-    instead of the names and words, which would name the source's own), "numbers", "names", "left" (in English),
-    "made" (made up), "misfits" (articles), "slips" (French elisions)."""
-    foreign = not_english(source)
-    words = translator.words
-    return {"foreign": [foreign] if foreign else [],
-            "numbers": changed_numbers(source, translation),
-            "names": [] if foreign else lost_names(source, translation, translator.tokenizer),
-            "left": words.left_in_english(source, translation) if words and not foreign else [],
-            "made": words.made_up(source, translation) if words and not foreign else [],
-            "misfits": words.misfits(translation) if words else [],
-            "slips": missed_elisions(translator, translation)}
-
-
-def say(translator, found: dict[str, list]) -> list[str]:
-    """findings in plain words, one sentence a kind (several sentences' findings merged: each kind said once)."""
-    def it(items, one="it", many="them"):
-        return one if len(items) == 1 else many
-
-    said = list(found["foreign"])
-    if found["numbers"]:
-        said.append(f"Check the numbers: {', '.join(found['numbers'])} did not come out as typed.")
-    if found["names"]:
-        said.append(f"Check the names: {', '.join(found['names'])} did not come out as typed (the model may not know "
-                    f"{it(found['names'])}).")
-    if found["left"]:
-        said.append(f"Check the words: {', '.join(found['left'])} came out in English (the model may not know "
-                    f"{it(found['left'])}, and copied {it(found['left'])}).")
-    if found["made"]:
-        language = LANGUAGES.get(translator.words.language)
-        dictionary = f"{language} dictionary" if language else "dictionary"
-        said.append(f"Check the words: {', '.join(found['made'])} {it(found['made'], 'is', 'are')} in no {dictionary} "
-                    f"and in none of the translations the model learned from (it may have made {it(found['made'])} up "
-                    "from pieces).")
-    if found["misfits"]:
-        said.append(f"Check the {LANGUAGES.get(translator.words.language, 'translation')}: "
-                    + ", ".join(f"“{m}”" for m in found["misfits"])
-                    + f": the article does not fit {it(found['misfits'], 'its noun', 'their nouns')}"
-                    " (the model slipped here).")
-    if found["slips"]:
-        said.append("Check the French: " + ", ".join(f"“{a}” is written “{b}”" for a, b in found["slips"])
-                    + " (the model slipped here).")
-    return said
-
-
-def warnings(translator, source: str, translation: str) -> list[str]:
-    """Every warning for one translated sentence, in plain words."""
-    return say(translator, findings(translator, source, translation))
-
-
-def said_under(translator, sources: str | list[str], translations) -> list[str]:
-    """What the page says under a translation (a Translation of `source`, or each sentence's of a text): the symbols
-    carried over, text far from what the model knows, and every warning, each kind said once for all the sentences
-    ("Check the words: Garik, Sämchen ..."); empty when there is nothing to say."""
-    if isinstance(sources, str):
-        sources, translations = [sources], [translations]
-    said = [s for source, t in zip(sources, translations) for s in (carried(t), unfamiliar(translator, source)) if s]
-    found: dict[str, list] = {}
-    for source, t in zip(sources, translations):
-        for kind, items in findings(translator, source, t.text).items():
-            found[kind] = list(dict.fromkeys(found.get(kind, []) + items))  # a word named once
-    return list(dict.fromkeys(said + say(translator, found)))
-
-
-def carried(translation) -> str:
-    """A sentence naming the symbols set aside from the source and put back as typed (Translation.carried), else ""."""
-    if not translation.carried:
-        return ""
-    them = "it" if len(translation.carried) == 1 and len(translation.carried[0]) == 1 else "them"
-    return (f"Carried over as typed: {' '.join(translation.carried)} (the model has no pieces for {them}, so it "
-            f"translated the words around {them}).")
-
-
-def unfamiliar(translator, text: str) -> str:
-    """A plain sentence when `text` lies far outside what the model was trained on, else "" (Translator.familiarity)."""
-    seen = translator.familiarity(text)
-    if seen.unknown:
-        return ("This text has characters the model has never seen (its vocabulary spells them byte by byte, or "
-                "reads each run of them as one <unk>): it was trained on English picture captions and everyday "
-                "sentences, so expect a poor translation.")
-    if seen.far:
-        return (f"The model splits these words into many small pieces ({seen.pieces_per_word:.1f} per word): they "
-                "are far from the picture captions and everyday sentences it was trained on, so expect a poor "
-                "translation.")
-    return ""

@@ -36,7 +36,10 @@ class Page:
     tabs: Tabs  # the tabs, and each tab's signal
     views: dict  # key -> View, in the registry's order
     sessions: Sessions = field(default_factory=lambda: Sessions(registry.FIRST))
-    classroom: object = None  # the class panel (playground.class_panel.ClassPanel), when the page has classes
+    classroom: object = None  # the class panel (playground/classroom/panel.py), for tools and tests: it listens to
+    # the page's events, and nothing here calls it
+    openers: list = field(default_factory=list)  # what else opening the page does: f(query, values, request) ->
+    # updates, run before it translates (a class's link joins the class: playground/classroom/panel.py)
 
     def draw(self, session: Session, tab: str, result, values: dict) -> tuple[dict, dict]:
         """(updates, marks): what tab `tab` needs that it does not show yet, each of its views' part for the chosen
@@ -52,8 +55,7 @@ class Page:
     def show_translation(self, values: dict, request: gr.Request | None = None, which: int | None = None) -> dict:
         """Translate with the panel's settings (or find the same translation already made for anyone); the first
         tab, when open, is drawn here, and any other open tab is signalled to draw itself. The views show the text's
-        first sentence, or sentence `which` (its menu under the translation: the same text, so nothing is sent to a
-        class again)."""
+        first sentence, or sentence `which` (its menu under the translation)."""
         session = self.sessions.of(request)
         ticket = session.ask()
         panel = self.panel
@@ -73,12 +75,12 @@ class Page:
             key = ("panel", result.key, key_of(values, [panel.n_samples]))
             out = shared(self.ctx.caches.views, key, lambda: panel.fill(result, values)) | {self.result: result}
             out |= panel.joined(translator, result, parts, shown)  # the views show one sentence: `shown`
-            out |= panel.sentence_menu(parts, shown, not session.student)
+            out |= panel.sentence_menu(parts, shown, not session.panel_only)
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
             return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: "",
                     panel.which: gr.update(visible=False)}
         drawn, marks = {self.tabs.signals[session.open]: ticket}, {}
-        if session.student:  # a student's page in a class shows the panel only
+        if session.panel_only:  # e.g. a student's page in a class
             drawn = {}
         elif session.open == registry.FIRST:  # where a class is: drawn with the translation, one event
             drawn, marks = self.draw(session, registry.FIRST, result, values)
@@ -86,8 +88,6 @@ class Page:
             return {}  # the user has asked for a newer translation since: this one would overwrite it
         session.land(ticket, result)
         session.shown.update(marks)
-        if self.classroom is not None and which is None:  # a student's sentence goes to the class's wall
-            out |= self.classroom.sent(values, result, out, request)
         return out | drawn
 
     @friendly
@@ -153,8 +153,8 @@ class Page:
     @friendly
     def open(self, values: dict, request: gr.Request) -> dict:
         """Page load: a shared link's settings applied (links.read), then the translation (made once per server for
-        everyone who opens the same link) in the first tab. A link's own tab is selected and signalled to draw. A
-        class's link joins the class (playground/class_panel.py)."""
+        everyone who opens the same link) in the first tab. A link's own tab is selected and signalled to draw. The
+        page's `openers` run first (a class's link joins the class)."""
         panel, lesson = self.panel, self.views["lesson"]
         query = dict(request.query_params) if request is not None else {}
         link = links.read(query, values, panel, lesson)
@@ -162,8 +162,8 @@ class Page:
         out = {c: link.values[c] for c in [panel.pair, panel.text, lesson.number] + panel.decoding
                if link.values[c] != values[c]}
         out |= {panel.present: link.present}
-        if self.classroom is not None:  # ?class=CODE joins it; a teacher's or a student's reload finds its class
-            out |= self.classroom.opened(query, values, request)
+        for opener in self.openers:
+            out |= opener(query, values, request)
         try:  # unless Translate was clicked before this load was answered: that translation is the newer
             if self.sessions.of(request).ticket is None:
                 out |= self.show_translation(link.values, request, which=link.sentence)

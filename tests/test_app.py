@@ -24,7 +24,7 @@ from playground.views.card import model_card
 from playground.views.compare import model_choices
 from transformer import Translator, save_checkpoint
 from transformer.checkpoint import snapshot_epochs
-from playground import context, links, panel
+from playground import context, doubts, links
 from playground.figures import base
 from playground.figures.maps import attention_figure, axis_tokens
 from playground.views.ablation import every_head
@@ -166,13 +166,12 @@ def test_translate_endpoint_switches_the_stutter_guard_and_says_what_it_removed(
 
 
 def test_translate_endpoint_says_what_the_page_says_under_the_translation(client, translators):
-    from playground import panel
 
     pair = shipped_pairs()[0]
     for text in ("Ich habe morgen einen Mathetest.", "I love my dog 🐶", TEXT):
         out, details = client.predict(text, pair, api_name="/translate")
         tr, made = translators[pair], translators[pair].translate(text)
-        said = [s for s in (panel.carried(made), panel.unfamiliar(tr, text)) if s] + panel.warnings(tr, text, out)
+        said = [s for s in (doubts.carried(made), doubts.unfamiliar(tr, text)) if s] + doubts.warnings(tr, text, out)
         assert details["warnings"] == said
     assert any("German" in s for s in client.predict("Ich habe morgen einen Mathetest.", pair,
                                                        api_name="/translate")[1]["warnings"])
@@ -553,9 +552,9 @@ def test_the_load_event_reads_and_sets_only_what_the_first_tab_shows(page):
     translate = next(fn for fn in page.demo.fns.values() if (page.panel.go._id, "click") in map(tuple, fn.targets))
     first = {c for key in registry.tabs()[registry.FIRST] for c in page.views[key].draws}
     signals = set(page.tabs.signals.values())  # any other open tab is signalled, and draws itself
-    classes = page.classroom  # a student's sentence goes to the class's wall; a refusal is said in place
-    assert set(translate.outputs) == set(page.panel.outputs) | {page.result, classes.said} | first | signals
-    assert set(translate.inputs) == set(page.panel.controls) | {page.result, classes.member}
+    # the translation knows nothing of a class: a student's sentence is sent by an event of its own after it
+    assert set(translate.outputs) == set(page.panel.outputs) | {page.result} | first | signals
+    assert set(translate.inputs) == set(page.panel.controls) | {page.result}
 
 
 def test_the_page_opens_translated_with_a_shared_links_settings(page):
@@ -892,7 +891,7 @@ def test_every_tab_bar_holds_only_tabs(page):
 def test_the_page_warns_when_numbers_change_and_when_the_source_is_not_english(page):
     out = page.show_translation(defaults(page) | {page.panel.text: "12345 67890"})
     assert out[page.panel.translation] == out[page.result].translation.text  # shown all the same
-    changed = panel.changed_numbers("12345 67890", out[page.panel.translation])
+    changed = doubts.changed_numbers("12345 67890", out[page.panel.translation])
     assert bool(changed) == ("Check the numbers" in out[page.panel.notice])
     assert all(n in out[page.panel.notice] for n in changed)
     german = page.show_translation(defaults(page) | {page.panel.text: "Ich habe morgen einen Mathetest."})

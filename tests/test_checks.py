@@ -1,61 +1,61 @@
-"""Warnings under the translation (playground/panel.py): numbers and names not as typed, a source not in English."""
+"""Warnings under the translation (playground/doubts.py): numbers and names not as typed, a source not in English."""
 from __future__ import annotations
 
-from playground import panel
+from playground import doubts
 
 
 def test_a_number_is_changed_unless_its_digits_come_out_as_one_number():
-    assert panel.changed_numbers("12345 67890", "12455509.") == ["12345", "67890"]
-    assert panel.changed_numbers("It costs 25 euros.", "Es kostet 255 Euro.") == ["25"]
-    assert panel.changed_numbers("The train leaves at 10:45.", "Der Zug fährt um 10.45 Uhr.") == []
-    assert panel.changed_numbers("It holds 2,000 people.", "Sie fasst 2.000 Leute.") == []
-    assert panel.changed_numbers("The train leaves at 10:45.", "Le train part à 10 heures.") == ["10:45"]
-    assert panel.changed_numbers("I have 3 cats.", "Ich habe drei Katzen.") == []  # a small number as a word
-    assert panel.changed_numbers("Bus 47 and bus 74.", "Bus 74 und Bus 47.") == []  # each kept, order of words free
+    assert doubts.changed_numbers("12345 67890", "12455509.") == ["12345", "67890"]
+    assert doubts.changed_numbers("It costs 25 euros.", "Es kostet 255 Euro.") == ["25"]
+    assert doubts.changed_numbers("The train leaves at 10:45.", "Der Zug fährt um 10.45 Uhr.") == []
+    assert doubts.changed_numbers("It holds 2,000 people.", "Sie fasst 2.000 Leute.") == []
+    assert doubts.changed_numbers("The train leaves at 10:45.", "Le train part à 10 heures.") == ["10:45"]
+    assert doubts.changed_numbers("I have 3 cats.", "Ich habe drei Katzen.") == []  # a small number as a word
+    assert doubts.changed_numbers("Bus 47 and bus 74.", "Bus 74 und Bus 47.") == []  # each kept, order of words free
 
 
 def test_a_name_is_lost_when_the_translation_does_not_write_it(tokenizer):
     # the tiny tokenizer knows the toy words only: any name is cut into several pieces
-    assert panel.lost_names("My name is Anna.", "Mein Name ist Ananananana.", tokenizer) == ["Anna"]
-    assert panel.lost_names("My name is Anna.", "Ich heiße Anna.", tokenizer) == []
-    assert panel.lost_names("Mrs. Smith is Anna's teacher.", "Frau Smith ist Annas Lehrerin.", tokenizer) == []
-    assert panel.lost_names("Mrs. Smith is here.", "Frau Sititit ist hier.", tokenizer) == ["Smith"]  # not a sentence start
-    assert panel.lost_names("Anna is here. Ben too.", "Sie ist hier.", tokenizer) == []  # sentence starts: unsure
-    assert panel.lost_names("We met on Monday in Germany.", "Wir trafen uns am Montag in Deutschland.", tokenizer) == []
-    assert panel.lost_names("WHERE IS ANNA?", "Wo ist sie?", tokenizer) == []
+    assert doubts.lost_names("My name is Anna.", "Mein Name ist Ananananana.", tokenizer) == ["Anna"]
+    assert doubts.lost_names("My name is Anna.", "Ich heiße Anna.", tokenizer) == []
+    assert doubts.lost_names("Mrs. Smith is Anna's teacher.", "Frau Smith ist Annas Lehrerin.", tokenizer) == []
+    assert doubts.lost_names("Mrs. Smith is here.", "Frau Sititit ist hier.", tokenizer) == ["Smith"]  # not a sentence start
+    assert doubts.lost_names("Anna is here. Ben too.", "Sie ist hier.", tokenizer) == []  # sentence starts: unsure
+    assert doubts.lost_names("We met on Monday in Germany.", "Wir trafen uns am Montag in Deutschland.", tokenizer) == []
+    assert doubts.lost_names("WHERE IS ANNA?", "Wo ist sie?", tokenizer) == []
 
 
 def test_a_source_in_another_language_is_named_only_when_the_identifier_is_sure():
-    assert "German" in panel.not_english("Ich habe morgen einen Mathetest.")
-    assert "French" in panel.not_english("Je voudrais un café, s'il vous plaît.")
+    assert "German" in doubts.not_english("Ich habe morgen einen Mathetest.")
+    assert "French" in doubts.not_english("Je voudrais un café, s'il vous plaît.")
     for english in ("I have a math test tomorrow.", "My name is Anna.", "Nice to meet you.", "see you later",
                     "Hi!", "Hello!", "A dog is running through the snow."):
-        assert panel.not_english(english) == "", english
+        assert doubts.not_english(english) == "", english
 
 
 def test_the_warnings_of_one_sentence_together(translator):
-    said = panel.warnings(translator, "Wo ist der Bahnhof, bitte? Gleis 12.", "Where 21.")
+    said = doubts.warnings(translator, "Wo ist der Bahnhof, bitte? Gleis 12.", "Where 21.")
     assert any("German" in s for s in said) and any("12" in s for s in said)
     assert not any("names" in s for s in said)  # a foreign sentence's capitals are no names to check
-    assert panel.warnings(translator, "a man walks in the park", "ein mann geht im park") == []
+    assert doubts.warnings(translator, "a man walks in the park", "ein mann geht im park") == []
 
 
 def test_text_far_from_what_the_model_knows_is_said_in_plain_words(translator):
-    assert "characters the model has never seen" in panel.unfamiliar(translator, "a man walks 東京 the park")
-    assert "per word" in panel.unfamiliar(translator, "mwkbtp lrdgnh")
-    assert panel.unfamiliar(translator, "a man walks in the park") == ""
+    assert "characters the model has never seen" in doubts.unfamiliar(translator, "a man walks 東京 the park")
+    assert "per word" in doubts.unfamiliar(translator, "mwkbtp lrdgnh")
+    assert doubts.unfamiliar(translator, "a man walks in the park") == ""
 
 
 def test_symbols_carried_over_are_said_and_the_unsure_words_marked_with_a_legend():
     from types import SimpleNamespace
 
-    from playground.panel import marked
+    from playground.doubts import marked
 
     t = SimpleNamespace(carried=["🐶❤️"], target_tokens=["▁Ich", "▁liebe", "▁mein", "en", "▁<b>", "."],
                         unsure=[3, 4])
-    assert panel.carried(t) == ("Carried over as typed: 🐶❤️ (the model has no pieces for them, so it translated "
+    assert doubts.carried(t) == ("Carried over as typed: 🐶❤️ (the model has no pieces for them, so it translated "
                                  "the words around them).")
-    assert panel.carried(SimpleNamespace(carried=[])) == ""
+    assert doubts.carried(SimpleNamespace(carried=[])) == ""
     html_ = marked([t])
     assert 'Ich liebe <mark class="unsure">meinen</mark> <mark class="unsure">&lt;b&gt;.</mark>' in html_
     assert "the model was unsure here" in html_ and "<b>" not in html_  # escaped: a piece is never markup
@@ -90,11 +90,11 @@ def test_a_word_left_in_english_is_said_when_the_checkpoint_has_its_training_wor
     from transformer.words import TrainingWords
 
     assert translator.words is None  # not loaded from a checkpoint with words.json: nothing to say
-    assert panel.warnings(translator, "Bananas are yellow.", "Bananas sind gelb.") == []
+    assert doubts.warnings(translator, "Bananas are yellow.", "Bananas sind gelb.") == []
     monkeypatch.setattr(translator, "words", TrainingWords.count(*WORD_PAIRS))
-    assert panel.warnings(translator, "Bananas are yellow.", "Bananas sind gelb.") == [
+    assert doubts.warnings(translator, "Bananas are yellow.", "Bananas sind gelb.") == [
         "Check the words: Bananas came out in English (the model may not know it, and copied it)."]
-    assert panel.warnings(translator, "Bananas are yellow.", "Bananen sind gelb.") == []
+    assert doubts.warnings(translator, "Bananas are yellow.", "Bananen sind gelb.") == []
 
 
 GERMAN = ["Die Schokolade ist gut.", "Hund und Katze.", "Ich trinke Tee.", "Eine Stange Brot.", "Der Hund bellt.",
@@ -169,15 +169,15 @@ def test_a_german_article_that_fits_no_gender_of_its_noun_is_a_misfit():
 def test_a_made_up_word_is_said_when_the_checkpoint_has_its_training_words(translator, monkeypatch):
     from transformer.words import TrainingWords
 
-    assert panel.warnings(translator, "I see a coconut.", "Ich sehe einen Kokosnut.") == []  # no words.json
+    assert doubts.warnings(translator, "I see a coconut.", "Ich sehe einen Kokosnut.") == []  # no words.json
     monkeypatch.setattr(translator, "words", TrainingWords.count(["x"] * len(GERMAN), GERMAN, "de"))
-    assert panel.warnings(translator, "I see a coconut.", "Ich sehe einen Kokosnut.") == [
+    assert doubts.warnings(translator, "I see a coconut.", "Ich sehe einen Kokosnut.") == [
         "Check the words: Kokosnut is in no German dictionary and in none of the translations the model learned from "
         "(it may have made it up from pieces)."]
-    assert panel.warnings(translator, "I see the chocolate.", "Ich sehe einen Schokolade.") == [
+    assert doubts.warnings(translator, "I see the chocolate.", "Ich sehe einen Schokolade.") == [
         "Check the German: “einen Schokolade”: the article does not fit its noun (the model slipped here)."]
-    assert panel.warnings(translator, "Ich sehe einen Kokosnut.", "Ich sehe einen Kokosnut.") == [
-        panel.not_english("Ich sehe einen Kokosnut.")]  # not English: the source says why already
+    assert doubts.warnings(translator, "Ich sehe einen Kokosnut.", "Ich sehe einen Kokosnut.") == [
+        doubts.not_english("Ich sehe einen Kokosnut.")]  # not English: the source says why already
 
 
 def test_what_several_sentences_set_off_is_said_once_a_kind_each_word_once(translator, monkeypatch):
@@ -189,13 +189,13 @@ def test_what_several_sentences_set_off_is_said_once_a_kind_each_word_once(trans
     sources = ["I see a coconut.", "I see a dog tea.", "I see a coconut and a cake.", "I see 12 dogs."]
     made = ["Ich sehe einen Kokosnut.", "Ich sehe einen Hundtee.", "Ich sehe einen Kokosnut und Kuchen.",
             "Ich sehe 13 Hunde."]
-    said = panel.said_under(translator, sources, [SimpleNamespace(text=t, carried=[]) for t in made])
+    said = doubts.said_under(translator, sources, [SimpleNamespace(text=t, carried=[]) for t in made])
     assert [s for s in said if s.startswith("Check")] == [
         "Check the numbers: 12 did not come out as typed.",
         "Check the words: Kokosnut, Hundtee are in no German dictionary and in none of the translations the model "
         "learned from (it may have made them up from pieces)."]
-    assert panel.said_under(translator, sources[0], SimpleNamespace(text=made[0], carried=[])) == \
-        panel.said_under(translator, sources[:1], [SimpleNamespace(text=made[0], carried=[])])  # one: as before
+    assert doubts.said_under(translator, sources[0], SimpleNamespace(text=made[0], carried=[])) == \
+        doubts.said_under(translator, sources[:1], [SimpleNamespace(text=made[0], carried=[])])  # one: as before
 
 
 def test_training_words_saved_in_a_checkpoint_load_back_and_a_checkpoint_without_them_has_none(tmp_path):
@@ -211,14 +211,14 @@ def test_a_french_article_left_whole_before_a_vowel_is_a_slip_to_check(translato
     from types import SimpleNamespace
 
     french = SimpleNamespace(metrics=SimpleNamespace(train_config={"pair": "en-fr"}))
-    assert panel.missed_elisions(french, "Où est le écureuil ?") == [("le écureuil", "l'écureuil")]
-    assert panel.missed_elisions(french, "La araignée et de elle.") == [("La araignée", "L'araignée"),
+    assert doubts.missed_elisions(french, "Où est le écureuil ?") == [("le écureuil", "l'écureuil")]
+    assert doubts.missed_elisions(french, "La araignée et de elle.") == [("La araignée", "L'araignée"),
                                                                        ("de elle", "d'elle")]
     for right in ("Où est l'écureuil ?", "de un à dix", "le onze", "Tracez une ligne de A à B.", "ce que UNESCO dit",
                   "à côté de et sur la clôture", "le héros", "la yourte"):  # h and y: French keeps some whole
-        assert panel.missed_elisions(french, right) == [], right
+        assert doubts.missed_elisions(french, right) == [], right
     german = SimpleNamespace(metrics=SimpleNamespace(train_config={"pair": "en-de"}))
-    assert panel.missed_elisions(german, "le écureuil") == []  # only a model that writes French is held to it
+    assert doubts.missed_elisions(german, "le écureuil") == []  # only a model that writes French is held to it
     monkeypatch.setattr(translator.metrics, "train_config", {"pair": "en-fr"})
-    assert panel.warnings(translator, "The spider is here.", "La araignée est ici.") == [
+    assert doubts.warnings(translator, "The spider is here.", "La araignée est ici.") == [
         "Check the French: “La araignée” is written “L'araignée” (the model slipped here)."]

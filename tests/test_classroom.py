@@ -15,8 +15,10 @@ import pytest
 import segno
 
 from conftest import ROOT
-from playground import classroom
-from playground.store import LIFETIME_S, SCHEMA, ClassError, Store, meta, normal_code
+from playground import context
+from playground.classroom import pages as classroom
+from transformer.decoding import DecodeOptions
+from playground.classroom.store import LIFETIME_S, SCHEMA, ClassError, Store, meta, normal_code
 from sqlalchemy import update
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -149,10 +151,10 @@ def test_the_qr_code_holds_the_join_link_and_the_card_never_the_secret(tmp_path)
     code, secret = store.start()
     link = classroom.join_link("http://192.168.1.20:7860/?pair=en-de#x", code)
     assert link == f"http://192.168.1.20:7860/?class={code}"
-    card = classroom.join_card(link, code, 3)
+    card = classroom.join_card(link, code, 3, locked=True)
     drawn = re.search(r"<svg.*</svg>", card, re.S).group()
     assert drawn == segno.make(link, error="m").svg_inline(scale=1, border=2, omitsize=True, dark="#111")
-    assert secret not in card and "3 students joined" in card
+    assert secret not in card and "3 students joined · closed to new students" in card
 
 
 def wall_of(sentences: list[dict]):
@@ -185,23 +187,118 @@ def test_a_poll_shows_counts_only_when_asked_and_the_answer_once_revealed():
     assert "4 votes" in shown and "poll-right" in shown and "Answer" in shown
 
 
+def test_a_phone_shows_each_choice_once_as_a_button_and_after_reveal_whether_it_was_right():
+    poll = classroom.Poll(7, "Which <b>piece</b>?", ["Ich", "<i>x</i>", "Du"], 0, "", False, [0, 0, 0])
+    new = classroom.question_html(poll, None)
+    assert new.count("Which &lt;b&gt;piece&lt;/b&gt;?") == 1 and "New question" in new and "<i>" not in new
+    assert re.findall(r'data-choice="(\d)"', new) == ["0", "1", "2"] and "disabled" not in new
+    voted = classroom.question_html(poll, 2)
+    assert "New question" not in voted and 'aria-pressed="true"' in voted and "you can change it" in voted
+    poll.revealed, poll.counts = True, [2, 0, 1]
+    for mine, verdict in ((0, "Right!"), (2, "Not quite."), (None, "")):
+        done = classroom.question_html(poll, mine)
+        assert (verdict or "Answer") in done and "change it" not in done and done.count("disabled") == 3
+
+
 def test_the_summary_keeps_the_class_but_not_what_the_teacher_hid(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 'c.sqlite3'}")
     code, secret = store.start()
     class_id = store.teacher(code, secret)
     store.join(code, "p", "Zoë")
+    store.join(code, "fake", "Spammer")
     store.send(class_id, "p", "Zoë", "en-de", HOSTILE[0], "Hallo", ["Hallo"], "Check the names")
     store.hide(class_id, store.send(class_id, "p", "Zoë", "en-de", "Hidden words", "Versteckt", [], ""))
-    store.ask(class_id, "Yes or no?", ["Yes", "No"], 1, "No.")
+    store.send(class_id, "fake", "Spammer", "en-de", "Buy now", "Jetzt kaufen", [], "")
+    store.remove(class_id, store_key("fake"))
+    store.ask(class_id, "Yes or no?", ["Yes", "No"], 1, "No.", pair="en-de", text="I see a dog.", step=5)
     page = classroom.summary(store.end(class_id), {"en-de": "English → German"})
     assert "&lt;script&gt;" in page and "<script>" not in page and "Hidden words" not in page
     assert "Zoë" in page and "No: 0 votes (the answer)" in page and 'mark class="unsure">Hallo' in page
+    assert "Lesson step 5, on “I see a dog.” (English → German)" in page
+    assert "Zoë: 1 sentence on the wall, 0 votes" in page and "1 student joined" in page
+    assert "Spammer" not in page and "Buy now" not in page  # taken out: nowhere
 
 
-def test_the_limiter_allows_n_per_window_per_key():
-    limit = classroom.Limiter(3, 60)
-    assert [limit.allow("a", now=t) for t in (0, 1, 2, 3)] == [True, True, True, False]
-    assert limit.allow("b", now=3) and limit.allow("a", now=61)
+def test_a_limit_counts_the_events_of_every_replica_in_a_sliding_window(url):
+    replicas = [Store(url), Store(url)]
+    assert [replicas[t % 2].limit("join 10.0.0.1", 3, 60, now=1000 + t) for t in range(4)] == [True, True, True,
+                                                                                                 False]
+    assert replicas[0].limit("join 10.0.0.2", 3, 60, now=1003)  # another key counts apart
+    assert replicas[1].limit("join 10.0.0.1", 3, 60, now=1061)  # the first event has left the window
+
+
+def test_a_locked_class_takes_no_new_student_and_a_known_one_comes_back(url):
+    store = Store(url)
+    code, secret = store.start()
+    class_id = store.teacher(code, secret)
+    assert store.join(code, "phone-1", "Ann") == (class_id, True)
+    store.lock(class_id, True)
+    assert store.state(class_id).locked
+    with pytest.raises(ClassError, match="closed to new students"):
+        store.join(code, "script-1")
+    assert store.join(code, "phone-1", "Ann") == (class_id, False)  # a reload of a student in the class
+    store.lock(class_id, False)
+    assert store.join(code, "phone-2")[1]
+
+
+def test_nicknames_are_unique_in_a_class_and_never_the_teachers(url):
+    store = Store(url)
+    code, _ = store.start()
+    store.join(code, "phone-1", "Ann")
+    with pytest.raises(ClassError, match="already called"):
+        store.join(code, "phone-2", " ann ")
+    for posing in ("Mr Weber (your teacher)", "TEACHER", "Frau Schmidt", "Le prof", "Lehrerin"):
+        with pytest.raises(ClassError, match="only the teacher"):
+            store.join(code, "phone-3", posing)
+    store.join(code, "phone-1", "Ann B")  # a student may rename themselves; "Ann" is free again
+    store.join(code, "phone-2", "Ann")
+
+
+def test_a_student_taken_out_is_refused_and_leaves_no_trace_on_the_wall_or_the_votes(url):
+    store = Store(url)
+    code, secret = store.start()
+    class_id = store.teacher(code, secret)
+    for phone in ("phone-1", "fake"):
+        store.join(code, phone)
+    store.send(class_id, "phone-1", "", "en-de", "Hello!", "Hallo!", [], "")
+    store.send(class_id, "fake", "", "en-de", "Spam", "Spam", [], "")
+    poll = store.ask(class_id, "Which?", ["a", "b"], 0, "")
+    store.vote(class_id, "phone-1", poll, 0)
+    store.vote(class_id, "fake", poll, 1)
+    assert store.state(class_id).poll.counts == [1, 1]
+    store.remove(class_id, store_key("fake"))
+    state = store.state(class_id, roster=True)
+    assert state.students == 1 and state.poll.counts == [1, 0] and [s["text"] for s in state.wall] == ["Hello!"]
+    with pytest.raises(ClassError, match="took you out"):
+        store.join(code, "fake")
+    with pytest.raises(ClassError, match="took you out"):
+        store.member(code, "fake")
+    mine = store_key("phone-1")
+    assert store.hide_all(class_id, mine) == 1 and store.state(class_id).wall == []
+    assert store.hide_all(class_id, mine, hidden=False) == 1 and len(store.state(class_id).wall) == 1
+    ended = store.end(class_id)
+    assert [(s.sentences, s.votes, s.removed) for s in ended.roster] == [(1, 1, False), (1, 0, True)]
+
+
+def store_key(token: str) -> str:
+    from playground.classroom.store import hashed
+    return hashed(token)
+
+
+def test_an_older_database_is_migrated_and_keeps_its_classes(url):
+    store = Store(url)
+    code, secret = store.start()
+    class_id = store.teacher(code, secret)
+    store.join(code, "phone")
+    with store.engine.begin() as db:  # the database as schema 1 left it
+        for table, column in (("classes", "locked"), ("students", "removed"), ("polls", "pair"), ("polls", "text"),
+                              ("polls", "step")):
+            db.exec_driver_sql(f"ALTER TABLE {table} DROP COLUMN {column}")
+        db.execute(update(meta).where(meta.c.key == "schema").values(value="1"))
+    again = Store(url)
+    assert again.member(code, "phone") == class_id and not again.state(class_id).locked
+    again.ask(class_id, "Which?", ["a", "b"], 0, "", pair="en-de", text="Hi.", step=3)
+    assert again.state(class_id).poll.step == 3
 
 
 # -----------------------------------------------------------------------------
@@ -209,22 +306,25 @@ def test_the_limiter_allows_n_per_window_per_key():
 
 
 class Visitor:
-    """What the handlers read of gr.Request: the session and the client's address."""
+    """What the handlers read of gr.Request: the session, the client's address and the headers."""
 
-    def __init__(self, name: str, host: str = "127.0.0.1"):
+    def __init__(self, name: str, host: str = "127.0.0.1", headers: dict | None = None):
         self.session_hash, self.client = name, type("Client", (), {"host": host})()
+        self.headers = headers or {}
 
 
 @pytest.fixture(scope="module")
 def page(translators, tmp_path_factory):
     import app
 
-    return app.build_page(translators, store=Store(f"sqlite:///{tmp_path_factory.mktemp('class') / 'c.sqlite3'}"))
+    return app.build_page(translators, store=Store(f"sqlite:///{tmp_path_factory.mktemp('class') / 'c.sqlite3'}"),
+                          trusted_proxies=frozenset({"127.0.0.9"}))
 
 
-def started(page) -> tuple[dict, dict]:
+def started(page, who: str = "teacher") -> tuple[dict, dict]:
     classes = page.classroom
-    out = classes.begin({classes.address: "http://127.0.0.1:7860/", page.result: None}, Visitor("teacher"))
+    out = classes.begin({classes.address: "http://127.0.0.1:7860/", page.result: None, classes.teacher: {}},
+                        Visitor(who, host=f"10.1.{len(who)}.{hash(who) % 250}"))
     return out[classes.teacher], out
 
 
@@ -240,14 +340,18 @@ def test_a_student_copying_the_teachers_requests_without_the_secret_is_refused(p
     for values in ({classes.teacher: copied}, {classes.teacher: {"code": teacher["code"], "secret": member["token"]}},
                    {classes.teacher: {}}):
         values |= {page.result: None, page.views["lesson"].number: 1, page.views["steps"].index: 1}
-        for handler in (classes.ask_class, classes.reveal_class, classes.finish):
+        for handler in (classes.ask_lesson, classes.ask_steps, classes.reveal_class, classes.finish,
+                        classes.toggle_lock):
             with pytest.raises(gr.Error, match=REFUSED):
-                handler(values, Visitor("student")) if handler == classes.ask_class else handler(values)
-        for act in ("hide", "open"):
+                handler(values)
+        for act, which in (("hide", str(sent)), ("open", str(sent)), ("remove", store_key(member["token"])),
+                           ("hide-all", store_key(member["token"]))):
             with pytest.raises(gr.Error, match=REFUSED):
-                classes.act(values, Visitor("student"), gr.EventData(None, {"act": act, "id": str(sent)}))
-    state = classes.store.state(student_id)
-    assert [s["text"] for s in state.wall] == ["Hi"] and state.poll is None  # nothing changed
+                classes.act(values, gr.EventData(None, {"act": act, "id": which}))
+        assert classes.reveal_with_lesson(values) == {}  # the Lesson's own Reveal: nothing for the class
+    state = classes.store.state(student_id, roster=True)
+    assert [s["text"] for s in state.wall] == ["Hi"] and state.poll is None and not state.locked
+    assert not any(s.removed for s in state.roster)  # nothing changed
     ended = classes.finish({classes.teacher: teacher})  # the teacher's own secret works
     assert "summary is downloading" in ended[classes.said]
 
@@ -271,12 +375,93 @@ def test_joining_by_trying_codes_is_refused_after_a_few_and_a_good_code_still_jo
         except gr.Error as e:
             refused.append(str(e.message))
     assert sum("Too many wrong codes" in m for m in refused) >= 10
-    user = Visitor("one-session")
-    for _ in range(10):
-        with pytest.raises(gr.Error):
-            classes.join_typed({classes.code: "WRONGCOD", classes.member: {}, page.result: None}, user)
-    with pytest.raises(gr.Error, match="Too many tries"):  # even a good code: the session tried too often
-        classes.join_typed({classes.code: teacher["code"], classes.member: {}, page.result: None}, user)
     ok = classes.join_typed({classes.code: teacher["code"].lower(), classes.member: {}, page.result: None},
-                            Visitor("fresh"))
+                            Visitor("fresh", host="10.9.9.10"))
     assert ok[classes.member]["code"] == teacher["code"]
+
+
+def test_fifteen_joins_from_one_address_are_each_listed_and_a_locked_class_takes_no_more(page):
+    """A script joining 15 times in fresh page sessions from one address: the teacher sees 15 students (a class
+    behind one school router looks the same), takes one out, closes the class, and no join gets in after that."""
+    classes = page.classroom
+    teacher, _ = started(page, "teacher-15")
+    members = [classes.enrol(teacher["code"], {}, Visitor(f"script-{i}", host="10.7.7.7"))[classes.member]
+               for i in range(15)]
+    values = {classes.teacher: teacher, page.result: None}
+    class_id = classes.teaching_class(values)
+    state = classes.store.state(class_id, roster=True)
+    assert state.students == 15 and len(state.roster) == 15
+    listed = classes.tick_teacher(values | {page.views["lesson"].number: 1, page.panel.translation: ""},
+                                  Visitor("teacher-15"))
+    assert listed[classes.roster].count('data-act="remove"') == 15 and "15 students joined" in listed[classes.status]
+    classes.act(values, gr.EventData(None, {"act": "remove", "id": store_key(members[0]["token"])}))
+    assert "closed" in classes.toggle_lock(values)[classes.said]
+    for i in range(5):  # fresh sessions, the same address or another one: refused
+        with pytest.raises(ClassError, match="closed to new students"):
+            classes.enrol(teacher["code"], {}, Visitor(f"late-{i}", host=f"10.7.7.{7 + i}"))
+    with pytest.raises(ClassError, match="took you out"):
+        classes.enrol(teacher["code"], members[0], Visitor("script-0-again", host="10.7.7.7"))
+    back = classes.enrol(teacher["code"], members[1], Visitor("script-1-reload", host="10.7.7.7"))
+    assert back[classes.member]["token"] == members[1]["token"]  # a student's reload: the same student
+    assert classes.store.state(class_id).students == 14
+    classes.finish(values)
+
+
+def test_new_students_from_one_address_are_limited_to_what_a_class_needs(page, monkeypatch):
+    from playground.classroom import panel as class_panel
+    monkeypatch.setattr(class_panel, "NEW_STUDENTS", (5, 600))
+    classes = page.classroom
+    teacher, _ = started(page, "teacher-limit")
+    for i in range(5):
+        classes.enrol(teacher["code"], {}, Visitor(f"limited-{i}", host="10.8.8.8"))
+    with pytest.raises(ClassError, match="Too many new students"):
+        classes.enrol(teacher["code"], {}, Visitor("limited-5", host="10.8.8.8"))
+    classes.enrol(teacher["code"], {}, Visitor("limited-6", host="10.8.8.9"))  # another address
+    # behind a trusted balancer, the address it forwards is the one that counts
+    classes.enrol(teacher["code"], {}, Visitor("behind", host="127.0.0.9", headers={"x-forwarded-for": "10.8.8.20"}))
+    with pytest.raises(ClassError, match="Too many new students"):  # an untrusted one's header is not believed
+        classes.enrol(teacher["code"], {}, Visitor("spoof", host="10.8.8.8", headers={"x-forwarded-for": "1.2.3.4"}))
+
+
+def test_a_running_class_is_never_lost_to_a_second_start(page):
+    classes = page.classroom
+    teacher, out = started(page, "teacher-twice")
+    assert out[classes.present_start].visible is False and out[classes.present_end].visible is True
+    again = classes.begin({classes.address: "http://127.0.0.1:7860/", page.result: None, classes.teacher: teacher},
+                          Visitor("teacher-twice"))
+    assert classes.teacher not in again and "still running" in again[classes.said]
+    assert classes.teaching_class({classes.teacher: teacher}) is not None
+    ended = classes.finish({classes.teacher: teacher})
+    assert ended[classes.present_start].visible is True and ended[classes.teacher] == {}
+
+
+def test_only_a_students_own_translate_or_enter_sends_to_the_wall(page):
+    """The send listens to Translate and Enter only (`.success` after them), never to a pair switched, an example
+    picked, a reload or a link; and it sends what the page shows for the box's text, once."""
+    deps, panel = {d["id"]: d for d in page.demo.config["dependencies"]}, page.panel
+    after = {d["trigger_after"]: d for d in deps.values() if d.get("trigger_after") is not None}
+    own = [i for i, d in deps.items() if set(map(tuple, d["targets"])) == {(panel.go._id, "click"),
+                                                                          (panel.text._id, "submit")}]
+    assert len(own) == 1 and after[own[0]]["trigger_only_on_success"]
+    assert after[own[0]]["backend_fn"] and deps[after[own[0]]["id"]]["outputs"] == [page.classroom.said._id]
+    for i, d in deps.items():  # a pair switched, an example picked, a wall's sentence opened: nothing follows
+        if (panel.pair._id, "input") in map(tuple, d["targets"]) or (panel.examples._id, "input") in map(tuple, d["targets"]):
+            chain = [i]
+            while chain[-1] in after:
+                chain.append(after[chain[-1]]["id"])
+            assert all(page.classroom.said._id not in deps[j]["outputs"] or j == i for j in chain[1:]), chain
+
+    classes = page.classroom
+    teacher, _ = started(page, "teacher-send")
+    member = classes.enrol(teacher["code"], {}, Visitor("sender"))[classes.member]
+    result = context.run(page.ctx.translator("en-de"), "en-de", "I have a cat.", DecodeOptions(),
+                         page.ctx.caches.translations, page.ctx.together)
+    values = {classes.member: member, page.result: result, panel.pair: "en-de", panel.text: "I have a cat.",
+              panel.translation: result.translation.text, panel.notice: ""}
+    classes.send_translated(values | {panel.text: "Another sentence."}, Visitor("sender"))  # not what is shown
+    classes.send_translated(values | {panel.pair: "en-fr"}, Visitor("sender"))
+    classes.send_translated(values, Visitor("sender"))
+    classes.send_translated(values, Visitor("sender"))  # Translate again on the same sentence
+    class_id = classes.teaching_class({classes.teacher: teacher})
+    assert [s["text"] for s in classes.store.state(class_id).wall] == ["I have a cat."]
+    classes.finish({classes.teacher: teacher})

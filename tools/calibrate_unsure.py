@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from playground import panel  # noqa: E402
+from playground import doubts  # noqa: E402
 from transformer import Translator  # noqa: E402
 from transformer.interpret.analyses import attention  # noqa: E402
 from transformer.metrics import Metrics  # noqa: E402
@@ -222,7 +222,7 @@ def main() -> None:
     translations = tr.translate_batch([en for en, _ in items])
     right = [is_right(t.text, refs) for t, (_, refs) in zip(translations, items)]
     by_written = [is_right(t.text, refs) for t, refs in zip(translations, written)]
-    warned = [bool(panel.said_under(tr, en, t)) for t, (en, _) in zip(translations, items)]
+    warned = [bool(doubts.said_under(tr, en, t)) for t, (en, _) in zip(translations, items)]
     sig = [signals(t) for t in translations]
     n_right, n_wrong = sum(right), len(right) - sum(right)
     print(f"{args.checkpoint}: {len(items)} labelled translations, {n_right} right, {n_wrong} wrong")

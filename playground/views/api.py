@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from playground import downloads, panel
+from playground import doubts, downloads
 from transformer.interpret.capture import parse_head
 from transformer.decoding import DecodeOptions
 from transformer.errors import InputError
@@ -36,7 +36,7 @@ def register(ctx: Context) -> None:
         what the page says under it."""
         return {"sentence": sentence, "translation": out.text, "source_tokens": out.source_tokens,
                 "target_tokens": out.target_tokens, "truncated": out.truncated, "unsure": out.unsure,
-                "carried": out.carried, "warnings": panel.said_under(translator, sentence, out),
+                "carried": out.carried, "warnings": doubts.said_under(translator, sentence, out),
                 "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives,
                            "guarded": s.guarded, "removed": s.removed} for s in out.steps]}
 

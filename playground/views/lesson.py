@@ -26,7 +26,10 @@ class LessonView(View):
             with gr.Column(scale=2, min_width=300):
                 self.text = gr.Markdown(elem_classes="plain", elem_id="lesson-text")
                 self.question = gr.Markdown(elem_id="lesson-question")
-                self.reveal = gr.Button("Reveal the answer", variant="primary", size="md", elem_id="lesson-reveal")
+                with gr.Row(equal_height=True):  # a teacher with a class asks it here; one Reveal shows both
+                    self.reveal = gr.Button("Reveal the answer", variant="primary", size="md", elem_id="lesson-reveal")
+                    self.ask = gr.Button("Ask the class", size="md", visible=False, elem_id="lesson-ask")
+                self.poll = gr.HTML(elem_id="lesson-poll", padding=False)  # the class's votes (classroom/panel.py)
                 self.answer = gr.Markdown(elem_id="lesson-answer")
             with gr.Column(scale=3, min_width=360) as self.side:
                 self.plot = gr.Plot(show_label=False, elem_id="lesson-plot")

@@ -20,9 +20,15 @@ def step_view(result, index: int):
 
 class StepsView(View):
     def build(self) -> None:
-        self.probs = gr.Plot(label="Top-5 at every step")
+        self.probs = gr.Plot(label="Top-5 at every step", elem_id="steps-probs")
         self.index = gr.Slider(1, 2, value=1, step=1, label="Step")  # counted from 1, as everywhere
-        self.detail = gr.Plot(label="One step")
+        self.detail = gr.Plot(label="One step", elem_id="steps-detail")
+        # a teacher with a class: "which piece comes next?" at the step shown, its votes (classroom/panel.py)
+        with gr.Row(equal_height=True, elem_id="steps-class"):
+            self.ask = gr.Button("Ask the class: which piece comes next?", size="sm", visible=False,
+                                 elem_id="steps-ask")
+            self.reveal = gr.Button("Reveal to the class", size="sm", visible=False, elem_id="steps-reveal")
+        self.poll = gr.HTML(elem_id="steps-poll", padding=False)
         self.outputs = [self.probs, self.index, self.detail]
 
     def fill(self, result, values: dict) -> dict:

@@ -6,31 +6,39 @@ What is stored, and for how long (docs/classroom.md): per class, its code, a has
 sentence and Lesson step the teacher shows; per student, a hash of a random token their browser keeps and an optional
 nickname; the sentences sent (with their translations, unsure words and warnings) and the votes. Nothing else about a
 student. A class ended by its teacher is deleted at once (its summary is downloaded first); one not ended is deleted
-`LIFETIME_S` after it started.
+`LIFETIME_S` after it started. The rate limits live here too (`limit`), so that every replica counts the same events.
 
 Every change to a class adds one to its `version`: a page polls that one number and reads the rest only when it moved.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import logging
+import re
 import secrets
 import time
 from dataclasses import dataclass, field
 
-from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, create_engine,
-                        delete, event, func, insert, select, update)
+from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, case,
+                        create_engine, delete, event, func, insert, select, update)
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from transformer.errors import InputError
 
-SCHEMA = 1  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
+SCHEMA = 2  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
 LIFETIME_S = 12 * 3600  # a class not ended is deleted this long after it started
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector and typed on a phone
 CODE_LENGTH = 8  # 32^8 = 2^40 codes: with joins rate-limited, not found by trying
 NICKNAME_MAX = 24
 TEXT_MAX = 300  # the most of a sentence the wall keeps (the page may translate more)
+OUTAGE_S = 30  # how long a call waits for the database to come back (a restart) before it fails
+# a nickname may not pose as the teacher, in the page's languages
+TEACHERLY = re.compile(r"teacher|lehrer|enseignant|professeur|\bprof\b|\bsir\b|\bmiss\b|\bmrs?\b|\bms\b|\bherr\b|"
+                       r"\bfrau\b|\bmadame\b|\bmonsieur\b|admin|moderator", re.IGNORECASE)
+log = logging.getLogger("transformer-playground")
 
 metadata = MetaData()
 meta = Table("playground_meta", metadata,
@@ -45,12 +53,14 @@ classes = Table("classes", metadata,
                 Column("version", Integer, nullable=False, default=0),
                 Column("pair", String(40)), Column("text", Text), Column("translation", Text),  # the teacher's
                 Column("step", Integer), Column("step_title", Text), Column("question", Text),  # the teacher's Lesson
-                Column("poll_id", Integer))  # the class's current poll
+                Column("poll_id", Integer),  # the class's current poll
+                Column("locked", Boolean, nullable=False, default=False))  # no new student may join
 students = Table("students", metadata,
                  Column("class_id", Integer, ForeignKey("classes.id"), primary_key=True),
                  Column("student", String(64), primary_key=True),  # hash of the token the student's browser keeps
                  Column("nickname", String(NICKNAME_MAX), nullable=False, default=""),
-                 Column("joined", Float, nullable=False))
+                 Column("joined", Float, nullable=False),
+                 Column("removed", Boolean, nullable=False, default=False))  # by the teacher: may not come back
 sentences = Table("sentences", metadata,
                   Column("id", Integer, primary_key=True, autoincrement=True),
                   Column("class_id", Integer, ForeignKey("classes.id"), nullable=False, index=True),
@@ -71,13 +81,25 @@ polls = Table("polls", metadata,
               Column("answer", Integer, nullable=False),  # index of the right choice
               Column("explained", Text, nullable=False, default=""),  # the answer in words, shown on Reveal
               Column("revealed", Boolean, nullable=False, default=False),
-              Column("asked", Float, nullable=False))
+              Column("asked", Float, nullable=False),
+              Column("pair", String(40)), Column("text", Text),  # the sentence it was asked about
+              Column("step", Integer))  # the Lesson step it was asked at (None: Step by step)
 votes = Table("votes", metadata,
               Column("poll_id", Integer, ForeignKey("polls.id"), primary_key=True),
               Column("student", String(64), primary_key=True),  # one vote per student per poll, changeable
               Column("choice", Integer, nullable=False))
+hits = Table("hits", metadata,  # the rate limits' events, for every replica to count (Store.limit)
+             Column("id", Integer, primary_key=True, autoincrement=True),
+             Column("key", String(120), nullable=False, index=True),
+             Column("at", Float, nullable=False))
 
-MIGRATIONS: dict[int, list[str]] = {}  # version -> the SQL that brings a database from version - 1 up to it
+# version -> the SQL that brings a database from version - 1 up to it (a new table is made by create_all)
+MIGRATIONS: dict[int, list[str]] = {
+    2: ["ALTER TABLE classes ADD COLUMN locked BOOLEAN NOT NULL DEFAULT FALSE",
+        "ALTER TABLE students ADD COLUMN removed BOOLEAN NOT NULL DEFAULT FALSE",
+        "ALTER TABLE polls ADD COLUMN pair VARCHAR(40)", "ALTER TABLE polls ADD COLUMN text TEXT",
+        "ALTER TABLE polls ADD COLUMN step INTEGER"],
+}
 
 
 class ClassError(InputError):
@@ -101,6 +123,43 @@ def shown_code(code: str) -> str:
     return f"{code[:4]}-{code[4:]}"
 
 
+def checked_nickname(nickname: str) -> str:
+    """A nickname as the class keeps it; ClassError for one that poses as the teacher."""
+    nickname = " ".join(nickname.split())[:NICKNAME_MAX]
+    if TEACHERLY.search(nickname):
+        raise ClassError("Choose another nickname: only the teacher speaks as the teacher.")
+    return nickname
+
+
+def lasting(method):
+    """A store call that outlives a restart of the database: when the connection is lost (OperationalError), it
+    waits and tries again for up to OUTAGE_S. Each call is one transaction, so a lost one wrote nothing and
+    trying it again writes it once."""
+    @functools.wraps(method)
+    def tried(self, *args, **kwargs):
+        deadline, pause = time.monotonic() + OUTAGE_S, 0.25
+        while True:
+            try:
+                return method(self, *args, **kwargs)
+            except OperationalError as e:
+                if time.monotonic() + pause > deadline or not _connection_lost(e):
+                    raise
+                log.warning("the class store is unreachable (%s); trying again in %.1f s", type(e.orig).__name__,
+                            pause)
+                self.engine.dispose()  # its pooled connections are dead: new ones once the database is back
+                time.sleep(pause)
+                pause = min(2 * pause, 2.0)
+    return tried
+
+
+def _connection_lost(e: OperationalError) -> bool:
+    """True when the database went away (a restart, a dropped connection), not when a query was wrong."""
+    text = str(e.orig).lower()
+    return e.connection_invalidated or any(s in text for s in (
+        "connection", "server closed", "terminating", "shutting down", "starting up", "the database system is",
+        "could not connect", "database is locked"))
+
+
 @dataclass
 class Poll:
     id: int
@@ -109,7 +168,22 @@ class Poll:
     answer: int
     explained: str
     revealed: bool
-    counts: list[int] = field(default_factory=list)  # votes per choice
+    counts: list[int] = field(default_factory=list)  # votes per choice (removed students' left out)
+    text: str = ""  # the sentence it was asked about
+    pair: str = ""
+    step: int | None = None  # the Lesson step (None: Step by step's "which piece comes next")
+
+
+@dataclass
+class Student:
+    """One student of a class, as the teacher's list shows them."""
+
+    key: str  # the hash of their token: what the teacher's buttons name (never the token)
+    nickname: str
+    sentences: int
+    votes: int
+    hidden: int  # of their sentences, how many are hidden
+    removed: bool
 
 
 @dataclass
@@ -123,7 +197,9 @@ class ClassState:
     teacher: dict  # pair, text, translation, step, step_title, question (None where not set)
     wall: list[dict]  # the sentences, newest first (hidden ones left out unless asked for)
     poll: Poll | None
+    locked: bool = False  # no new student may join
     polls: list[Poll] = field(default_factory=list)  # every poll of the class (filled as it ends, for its summary)
+    roster: list[Student] = field(default_factory=list)  # every student (filled for the teacher and the summary)
 
 
 class Store:
@@ -185,6 +261,7 @@ class Store:
     # -------------------------------------------------------------------------
     # The teacher's side: every action is checked against the class's secret here, on the server
 
+    @lasting
     def start(self, now: float | None = None) -> tuple[str, str]:
         """A new class: (its code, the teacher's secret). Classes past their lifetime are deleted first."""
         now = time.time() if now is None else now
@@ -199,6 +276,7 @@ class Store:
                     return code, secret
         raise RuntimeError("no free class code found")
 
+    @lasting
     def teacher(self, code: str, secret: str) -> int:
         """The class id when `secret` is its teacher's; else ClassError."""
         row = self._living(code)
@@ -206,6 +284,7 @@ class Store:
             raise ClassError("Only the class's teacher can do that.")
         return row.id
 
+    @lasting
     def show(self, class_id: int, pair: str, text: str, translation: str, step: int | None, step_title: str,
              question: str) -> None:
         """What the teacher shows now (a following student's page shows it too)."""
@@ -214,6 +293,7 @@ class Store:
                 pair=pair, text=text, translation=translation, step=step, step_title=step_title, question=question,
                 version=classes.c.version + 1))
 
+    @lasting
     def hide(self, class_id: int, sentence_id: int) -> None:
         with self.engine.begin() as db:
             found = db.execute(update(sentences).where(sentences.c.id == sentence_id,
@@ -222,6 +302,7 @@ class Store:
                 raise ClassError("That sentence is not in this class.")
             self._bump(db, class_id)
 
+    @lasting
     def sentence(self, class_id: int, sentence_id: int) -> dict:
         with self.engine.begin() as db:
             row = db.execute(select(sentences).where(sentences.c.id == sentence_id,
@@ -230,41 +311,96 @@ class Store:
             raise ClassError("That sentence is not in this class.")
         return dict(row._mapping)
 
+    @lasting
     def ask(self, class_id: int, question: str, choices: list[str], answer: int, explained: str,
-            now: float | None = None) -> int:
-        """A new poll, the class's current one (the one before it closes)."""
+            now: float | None = None, pair: str = "", text: str = "", step: int | None = None) -> int:
+        """A new poll, the class's current one (the one before it closes), about `text` (in `pair`) at Lesson step
+        `step` (None: Step by step)."""
         assert 0 <= answer < len(choices), "the right choice is among the choices"
         with self.engine.begin() as db:
             poll_id = db.execute(insert(polls).values(
                 class_id=class_id, question=question, choices=json.dumps(choices), answer=answer, explained=explained,
-                revealed=False, asked=time.time() if now is None else now)).inserted_primary_key[0]
+                revealed=False, asked=time.time() if now is None else now, pair=pair, text=text,
+                step=step)).inserted_primary_key[0]
             db.execute(update(classes).where(classes.c.id == class_id).values(poll_id=poll_id,
                                                                               version=classes.c.version + 1))
         return poll_id
 
-    def reveal(self, class_id: int) -> None:
+    @lasting
+    def reveal(self, class_id: int) -> bool:
+        """The current poll's answer shown to the class; False when it was already out."""
         with self.engine.begin() as db:
             poll_id = db.execute(select(classes.c.poll_id).where(classes.c.id == class_id)).scalar()
             if poll_id is None:
                 raise ClassError("There is no question to reveal: ask the class one first.")
-            db.execute(update(polls).where(polls.c.id == poll_id).values(revealed=True))
+            changed = db.execute(update(polls).where(polls.c.id == poll_id, polls.c.revealed.is_(False))
+                                 .values(revealed=True)).rowcount
+            if changed:
+                self._bump(db, class_id)
+        return bool(changed)
+
+    @lasting
+    def lock(self, class_id: int, locked: bool) -> None:
+        """Locked, no new student joins (those in it may reload and come back)."""
+        with self.engine.begin() as db:
+            db.execute(update(classes).where(classes.c.id == class_id).values(locked=locked,
+                                                                              version=classes.c.version + 1))
+
+    @lasting
+    def remove(self, class_id: int, key: str) -> None:
+        """A student out of the class for good (their token is refused from now on): their sentences hidden, their
+        votes gone."""
+        with self.engine.begin() as db:
+            found = db.execute(update(students).where(students.c.class_id == class_id, students.c.student == key)
+                               .values(removed=True)).rowcount
+            if not found:
+                raise ClassError("That student is not in this class.")
+            db.execute(update(sentences).where(sentences.c.class_id == class_id, sentences.c.student == key)
+                       .values(hidden=True))
+            db.execute(delete(votes).where(votes.c.student == key, votes.c.poll_id.in_(
+                select(polls.c.id).where(polls.c.class_id == class_id))))
             self._bump(db, class_id)
 
+    @lasting
+    def hide_all(self, class_id: int, key: str, hidden: bool = True) -> int:
+        """Every sentence of one student hidden (or shown again): how many."""
+        with self.engine.begin() as db:
+            n = db.execute(update(sentences).where(sentences.c.class_id == class_id, sentences.c.student == key)
+                           .values(hidden=hidden)).rowcount
+            self._bump(db, class_id)
+        return n
+
+    @lasting
+    def limit(self, key: str, n: int, per_s: float, now: float | None = None) -> bool:
+        """True, and the event counted, when `key` (what it counts and for whom: "join 10.0.0.7") had fewer than `n`
+        events in the last `per_s` seconds; False, and nothing counted, otherwise. Every replica counts here."""
+        now = time.time() if now is None else now
+        with self.engine.begin() as db:
+            db.execute(delete(hits).where(hits.c.key == key, hits.c.at <= now - per_s))
+            seen = db.execute(select(func.count()).select_from(hits).where(hits.c.key == key)).scalar_one()
+            if seen >= n:
+                return False
+            db.execute(insert(hits).values(key=key[:120], at=now))
+        return True
+
+    @lasting
     def end(self, class_id: int) -> ClassState:
         """The class as it ends (for its summary: hidden sentences left out, every poll), then deleted."""
-        state = self.state(class_id)
+        state = self.state(class_id, roster=True)
         with self.engine.begin() as db:
             state.polls = [self._poll(db, p.id) for p in db.execute(
                 select(polls.c.id).where(polls.c.class_id == class_id).order_by(polls.c.id))]
             self._delete(db, [class_id])
         return state
 
+    @lasting
     def purge(self, now: float | None = None) -> int:
         """Deletes every class past its lifetime; how many."""
         now = time.time() if now is None else now
         with self.engine.begin() as db:
             gone = [r.id for r in db.execute(select(classes.c.id).where(classes.c.expires < now))]
             self._delete(db, gone)
+            db.execute(delete(hits).where(hits.c.at < now - 3600))  # no limit counts further back than an hour
         return len(gone)
 
     def _delete(self, db, ids: list[int]) -> None:
@@ -279,27 +415,51 @@ class Store:
     # -------------------------------------------------------------------------
     # The students' side
 
-    def join(self, code: str, token: str, nickname: str = "", now: float | None = None) -> int:
-        """A student (their browser's token) in the class with this code: its id. Joining again keeps the votes."""
-        row = self._living(code, now)
+    @lasting
+    def join(self, code: str, token: str, nickname: str = "", now: float | None = None,
+             allow_new=lambda: True) -> tuple[int, bool]:
+        """A student (their browser's token) in the class with this code: (its id, whether they are new to it).
+        Joining again keeps the votes and may change the nickname, which is unique in the class. A new student is
+        refused when the class is locked, or when `allow_new()` (a rate limit) says no; a removed one always."""
+        row, key = self._living(code, now), hashed(token)
+        nickname = checked_nickname(nickname)
         with self.engine.begin() as db:
-            db.execute(self._insert(students).values(
-                class_id=row.id, student=hashed(token), nickname=nickname.strip()[:NICKNAME_MAX],
-                joined=time.time() if now is None else now).on_conflict_do_update(
-                index_elements=["class_id", "student"], set_=dict(nickname=nickname.strip()[:NICKNAME_MAX])))
-            self._bump(db, row.id)
-        return row.id
+            known = db.execute(select(students.c.removed, students.c.nickname).where(
+                students.c.class_id == row.id, students.c.student == key)).first()
+            if known is not None and known.removed:
+                raise ClassError("The teacher took you out of this class.")
+            if known is None and row.locked:
+                raise ClassError("This class is closed to new students: ask your teacher to open it.")
+            if nickname and (known is None or nickname.lower() != known.nickname.lower()):
+                taken = db.execute(select(students.c.student).where(
+                    students.c.class_id == row.id, students.c.student != key, students.c.removed.is_(False),
+                    func.lower(students.c.nickname) == nickname.lower())).first()
+                if taken is not None:
+                    raise ClassError(f"Someone in this class is already called “{nickname}”: choose another nickname.")
+            if known is None and not allow_new():
+                raise ClassError("Too many new students from this network just now: wait a minute, then try again.")
+            if known is None or known.nickname != nickname:
+                db.execute(self._insert(students).values(
+                    class_id=row.id, student=key, nickname=nickname, removed=False,
+                    joined=time.time() if now is None else now).on_conflict_do_update(
+                    index_elements=["class_id", "student"], set_=dict(nickname=nickname)))
+                self._bump(db, row.id)
+        return row.id, known is None
 
+    @lasting
     def member(self, code: str, token: str) -> int:
         """The class id when this token joined the class with this code; else ClassError."""
         row = self._living(code)
         with self.engine.begin() as db:
-            found = db.execute(select(students.c.student).where(students.c.class_id == row.id,
+            found = db.execute(select(students.c.removed).where(students.c.class_id == row.id,
                                                                 students.c.student == hashed(token))).first()
         if found is None:
             raise ClassError("Join the class first.")
+        if found.removed:
+            raise ClassError("The teacher took you out of this class.")
         return row.id
 
+    @lasting
     def send(self, class_id: int, token: str, nickname: str, pair: str, text: str, translation: str,
              unsure: list[str], notice: str, now: float | None = None) -> int:
         with self.engine.begin() as db:
@@ -310,6 +470,7 @@ class Store:
             self._bump(db, class_id)
         return sentence_id
 
+    @lasting
     def vote(self, class_id: int, token: str, poll_id: int, choice: int) -> None:
         """A student's vote on the current poll, replacing their earlier one; refused once it is revealed."""
         with self.engine.begin() as db:
@@ -328,27 +489,52 @@ class Store:
     # -------------------------------------------------------------------------
     # Reading
 
+    @lasting
     def version(self, class_id: int) -> int | None:
         """The class's version, or None once it has ended or expired."""
         with self.engine.begin() as db:
             row = db.execute(select(classes.c.version, classes.c.expires).where(classes.c.id == class_id)).first()
         return None if row is None or row.expires < time.time() else row.version
 
-    def state(self, class_id: int, wall: int = 200, hidden: bool = False) -> ClassState:
-        """The class now: its newest `wall` sentences (hidden ones too when asked), its current poll with counts."""
+    @lasting
+    def state(self, class_id: int, wall: int = 200, hidden: bool = False, roster: bool = False) -> ClassState:
+        """The class now: its newest `wall` sentences (hidden ones too when asked), its current poll with counts, and
+        (when asked: the teacher's list) every student with their counts."""
         with self.engine.begin() as db:
             row = db.execute(select(classes).where(classes.c.id == class_id)).first()
             if row is None:
                 raise ClassError("This class has ended.")
-            count = db.execute(select(func.count()).select_from(students)
-                               .where(students.c.class_id == class_id)).scalar_one()
+            count = db.execute(select(func.count()).select_from(students).where(
+                students.c.class_id == class_id, students.c.removed.is_(False))).scalar_one()
             query = select(sentences).where(sentences.c.class_id == class_id)
             if not hidden:
                 query = query.where(sentences.c.hidden.is_(False))
             sent = [dict(r._mapping) for r in db.execute(query.order_by(sentences.c.id.desc()).limit(wall))]
             poll = self._poll(db, row.poll_id) if row.poll_id is not None else None
+            students_ = self._roster(db, class_id) if roster else []
         teacher = {k: getattr(row, k) for k in ("pair", "text", "translation", "step", "step_title", "question")}
-        return ClassState(row.id, row.code, row.version, count, teacher, sent, poll)
+        return ClassState(row.id, row.code, row.version, count, teacher, sent, poll, bool(row.locked),
+                          roster=students_)
+
+    @lasting
+    def vote_of(self, poll_id: int, token: str) -> int | None:
+        """The choice this student voted for on this poll, or None."""
+        with self.engine.begin() as db:
+            return db.execute(select(votes.c.choice).where(votes.c.poll_id == poll_id,
+                                                           votes.c.student == hashed(token))).scalar()
+
+    @staticmethod
+    def _roster(db, class_id: int) -> list[Student]:
+        """Every student of the class, in the order they joined, with their sentences (and hidden ones) and votes."""
+        sent = {r.student: (r.n, r.hidden or 0) for r in db.execute(
+            select(sentences.c.student, func.count().label("n"),
+                   func.sum(case((sentences.c.hidden, 1), else_=0)).label("hidden"))
+            .where(sentences.c.class_id == class_id).group_by(sentences.c.student))}
+        voted = dict(db.execute(select(votes.c.student, func.count()).where(votes.c.poll_id.in_(
+            select(polls.c.id).where(polls.c.class_id == class_id))).group_by(votes.c.student)).all())
+        rows = db.execute(select(students).where(students.c.class_id == class_id).order_by(students.c.joined))
+        return [Student(r.student, r.nickname, sent.get(r.student, (0, 0))[0], voted.get(r.student, 0),
+                        sent.get(r.student, (0, 0))[1], bool(r.removed)) for r in rows]
 
     def _poll(self, db, poll_id: int) -> Poll:
         row = db.execute(select(polls).where(polls.c.id == poll_id)).first()
@@ -357,7 +543,8 @@ class Store:
         for choice, n in db.execute(select(votes.c.choice, func.count()).where(votes.c.poll_id == poll_id)
                                     .group_by(votes.c.choice)):
             counts[choice] = n
-        return Poll(row.id, row.question, choices, row.answer, row.explained, row.revealed, counts)
+        return Poll(row.id, row.question, choices, row.answer, row.explained, row.revealed, counts,
+                    row.text or "", row.pair or "", row.step)
 
     def _living(self, code: str, now: float | None = None):
         """The class row of a code that is live now; a code of an ended or expired class is refused."""

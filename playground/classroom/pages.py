@@ -1,47 +1,22 @@
-"""A class, together (no gradio: playground/class_panel.py puts it on the page): the join link and its QR code, the
-class's wall, its polls and the follow box as HTML, the end-of-class summary, and the rate limits. The class's data
-lives in playground.store. Everything a student typed is escaped before any page shows it."""
+"""A class's pages, as HTML (no gradio: playground/classroom/panel.py puts them on the page): the join link and its
+QR code, the class's wall, the teacher's list of students, the polls (the projector's counts, a phone's buttons), the
+follow box and the end-of-class summary. The class's data lives in playground/classroom/store.py. Everything a
+student typed is escaped before any page shows it."""
 from __future__ import annotations
 
 import html
 import json
-import threading
-import time
-from collections import defaultdict, deque
 from datetime import datetime, timezone
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import segno
 
-from .pieces import named
+from ..doubts import marked_words
+from ..pieces import named
 from .store import ClassState, Poll, shown_code
 
 WALL_SHOWN = 60  # the most groups of sentences the projector's wall shows (the summary keeps every one)
 PHONE_WALL = 6  # and a student's page
-
-
-class Limiter:
-    """At most `n` events per `per_s` seconds for each key (a session, a student): a sliding window, in memory.
-    Each replica counts its own (a session stays on its replica: the balancer's cookie)."""
-
-    def __init__(self, n: int, per_s: float):
-        self.n, self.per_s = n, per_s
-        self.events: dict[str, deque] = defaultdict(deque)
-        self.lock = threading.Lock()
-
-    def allow(self, key: str, now: float | None = None) -> bool:
-        now = time.monotonic() if now is None else now
-        with self.lock:
-            seen = self.events[key]
-            while seen and seen[0] <= now - self.per_s:
-                seen.popleft()
-            if len(seen) >= self.n:
-                return False
-            seen.append(now)
-            if len(self.events) > 50_000:  # keys of sessions long gone
-                for old in [k for k, v in self.events.items() if not v or v[-1] <= now - self.per_s]:
-                    del self.events[old]
-            return True
 
 
 def join_link(address: str, code: str) -> str:
@@ -56,14 +31,37 @@ def qr_svg(link: str) -> str:
     return segno.make(link, error="m").svg_inline(scale=1, border=2, omitsize=True, dark="#111")
 
 
-def join_card(link: str, code: str, students: int) -> str:
-    """What the projector shows to let a class in: the QR code, the link as text, the code, how many joined."""
-    joined = f"{students} student{'' if students == 1 else 's'} joined"
+def joined(students: int, locked: bool = False) -> str:
+    said = f"{students} student{'' if students == 1 else 's'} joined"
+    return said + (" · closed to new students" if locked else "")
+
+
+def join_card(link: str, code: str, students: int, locked: bool = False) -> str:
+    """What the projector shows to let a class in: the QR code, the link as text, the code (large enough to read
+    from the back of a room), how many joined and whether the class is closed to new students."""
     return (f'<div class="join-card"><div class="join-qr" role="img" aria-label="QR code of the join link">'
             f'{qr_svg(link)}</div><div class="join-text"><p>Join on your phone: scan the code or open</p>'
             f'<p class="join-link"><a href="{html.escape(link)}" target="_blank">{html.escape(link)}</a></p>'
-            f'<p>Class code <b class="join-code">{shown_code(code)}</b></p>'
-            f'<p class="join-count">{joined}</p></div></div>')
+            f'<p>Class code</p><p class="join-code">{shown_code(code)}</p>'
+            f'<p class="join-count">{joined(students, locked)}</p></div></div>')
+
+
+def roster_html(state: ClassState) -> str:
+    """The teacher's list of the class: each student by nickname with their counts, and the buttons that hide
+    everything from one, show it again, or take them out of the class (their clicks fire the list's "act" event)."""
+    listed = [s for s in state.roster if not s.removed]
+    if not listed:
+        return '<div class="roster"><p class="roster-empty">No student has joined yet.</p></div>'
+    rows = []
+    for i, s in enumerate(listed, 1):
+        name = html.escape(s.nickname) if s.nickname else f'<i>no nickname ({i})</i>'
+        hide = (f'<button data-act="show-all" data-id="{s.key}">Show their sentences</button>' if s.hidden and
+                s.hidden == s.sentences else f'<button data-act="hide-all" data-id="{s.key}">Hide all theirs</button>')
+        rows.append(f'<li><span class="roster-name">{name}</span><span class="roster-n">{s.sentences} sentence'
+                    f'{"" if s.sentences == 1 else "s"} · {s.votes} vote{"" if s.votes == 1 else "s"}</span>'
+                    f'<span class="roster-actions">{hide if s.sentences else ""}<button data-act="remove" '
+                    f'data-id="{s.key}">Take out</button></span></li>')
+    return f'<div class="roster"><ol class="roster-list">{"".join(rows)}</ol></div>'
 
 
 # -----------------------------------------------------------------------------
@@ -84,13 +82,6 @@ def grouped(wall: list[dict]) -> list[dict]:
     return list(groups.values())
 
 
-def marked_words(translation: str, unsure: list[str]) -> str:
-    """The translation, escaped, with the words the model was unsure of marked."""
-    doubts = set(unsure)
-    return " ".join(f'<mark class="unsure">{html.escape(w)}</mark>' if w in doubts else html.escape(w)
-                    for w in translation.split())
-
-
 def wall_html(state: ClassState, teacher: bool, limit: int = WALL_SHOWN) -> str:
     """The wall; a teacher's entries carry the buttons that open a sentence in every view and hide it (their
     clicks fire the wall's own event: assets/page.js)."""
@@ -103,10 +94,12 @@ def wall_html(state: ClassState, teacher: bool, limit: int = WALL_SHOWN) -> str:
         who = ", ".join(e["nicknames"][:3]) + (" and others" if len(e["nicknames"]) > 3 else "")
         count = f'<span class="wall-count">×{e["count"]}</span>' if e["count"] > 1 else ""
         notice = f'<p class="wall-notice">{html.escape(e["notice"])}</p>' if e["notice"] else ""
+        language = html.escape(e["pair"].rsplit("-", 1)[-1].upper())  # a German and a French card told apart
         actions = (f'<span class="wall-actions"><button data-act="open" data-id="{e["id"]}">Show in every view'
                    f'</button><button data-act="hide" data-id="{e["id"]}">Hide</button></span>') if teacher else ""
         items.append(f'<li><p class="wall-source">{html.escape(e["text"])} {count}</p>'
-                     f'<p class="wall-translation">{marked_words(e["translation"], json.loads(e["unsure"]))}</p>'
+                     f'<p class="wall-translation"><span class="wall-lang" title="{html.escape(e["pair"])}">{language}'
+                     f'</span> {marked_words(e["translation"], json.loads(e["unsure"]))}</p>'
                      f'{notice}<p class="wall-who">{html.escape(who)}{actions}</p></li>')
     more = len(grouped(state.wall)) - len(entries)
     tail = f'<p class="wall-more">and {more} more (in the summary)</p>' if more > 0 else ""
@@ -135,8 +128,8 @@ def next_piece_poll(result, index: int) -> tuple[str, list[str], int, str]:
 
 
 def poll_html(poll: Poll | None, show_counts: bool) -> str:
-    """The current question, each choice with its votes (when shown) and, once revealed, the right one marked
-    (poll.explained is HTML the server wrote, its pieces escaped)."""
+    """The projector's current question, each choice with its votes (when shown) and, once revealed, the right one
+    marked (poll.explained is HTML the server wrote, its pieces escaped)."""
     if poll is None:
         return ""
     total = sum(poll.counts)
@@ -152,8 +145,41 @@ def poll_html(poll: Poll | None, show_counts: bool) -> str:
     votes = f'<p class="poll-total">{total} vote{"" if total == 1 else "s"}</p>' if show_counts else ""
     answer = (f'<p class="poll-answer"><b>Answer:</b> {poll.explained or html.escape(poll.choices[poll.answer])}'
               '</p>' if poll.revealed else "")
-    return (f'<div class="poll"><p class="poll-question"><b>Question for the class:</b> {html.escape(poll.question)}'
-            f'</p><ol class="poll-choices">{"".join(rows)}</ol>{votes}{answer}</div>')
+    state = "revealed" if poll.revealed else "open"
+    return (f'<div class="poll" data-poll="{poll.id}" data-state="{state}"><p class="poll-question"><b>Question for '
+            f'the class:</b> {html.escape(poll.question)}</p><ol class="poll-choices">{"".join(rows)}</ol>{votes}'
+            f'{answer}</div>')
+
+
+def question_html(poll: Poll | None, mine: int | None) -> str:
+    """A phone's current question: said once, each choice once as a button as large as a finger (its click fires
+    the question's "vote" event), this phone's vote marked; once revealed, whether the student was right, the
+    answer and the class's votes. A new question (no vote yet) comes with a banner."""
+    if poll is None:
+        return ""
+    total = sum(poll.counts)
+    buttons = []
+    for i, choice in enumerate(poll.choices):
+        classes = " ".join(filter(None, ["chosen" if i == mine else "", "right" if poll.revealed and i == poll.answer
+                                         else ""]))
+        counted = f' <span class="choice-n">{poll.counts[i]}</span>' if poll.revealed else ""
+        pressed = "true" if i == mine else "false"
+        buttons.append(f'<li><button class="choice {classes}" data-choice="{i}" aria-pressed="{pressed}"'
+                       f'{" disabled" if poll.revealed else ""}>{"✓ " if poll.revealed and i == poll.answer else ""}'
+                       f'{html.escape(choice)}{counted}</button></li>')
+    if poll.revealed:
+        verdict = ("" if mine is None else '<p class="verdict right">Right!</p>' if mine == poll.answer
+                   else '<p class="verdict wrong">Not quite.</p>')
+        said = (f'{verdict}<p class="poll-answer"><b>Answer:</b> {poll.explained or html.escape(poll.choices[poll.answer])}'
+                f'</p><p class="poll-total">{total} vote{"" if total == 1 else "s"} in the class</p>')
+        banner = ""
+    else:
+        said = ('<p class="poll-said">Your vote is in: you can change it until the teacher reveals the answer.</p>'
+                if mine is not None else '<p class="poll-said">Tap your answer.</p>')
+        banner = '<p class="poll-banner" role="status">New question from your teacher</p>' if mine is None else ""
+    state = "revealed" if poll.revealed else "open"
+    return (f'<div class="question" data-poll="{poll.id}" data-state="{state}">{banner}<p class="poll-question">'
+            f'{html.escape(poll.question)}</p><ol class="question-choices">{"".join(buttons)}</ol>{said}</div>')
 
 
 def followed_html(state: ClassState) -> str:
@@ -178,7 +204,9 @@ li{margin:.6rem 0}.t{color:#333}.n{color:#8a4b00;font-size:.9em}mark.unsure{back
 
 def summary(state: ClassState, labels: dict[str, str]) -> str:
     """The class as it ended: every sentence the class sent (hidden ones left out) with its translation, unsure words
-    and warnings, and every question with its votes and answer. `labels`: pair -> its name on the page."""
+    and warnings; every question with the sentence and Lesson step it was asked about, its votes and answer; the
+    students by nickname with their counts (those the teacher took out left out). `labels`: pair -> its name on the
+    page."""
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sent = []
     for e in grouped(state.wall):
@@ -192,11 +220,19 @@ def summary(state: ClassState, labels: dict[str, str]) -> str:
         choices = "".join(f'<li class="{"right" if i == p.answer else ""}">{html.escape(c)}: {p.counts[i]} '
                           f'vote{"" if p.counts[i] == 1 else "s"}{" (the answer)" if i == p.answer else ""}</li>'
                           for i, c in enumerate(p.choices))
-        questions.append(f"<li>{html.escape(p.question)}<ul>{choices}</ul>{p.explained}</li>")
+        where = f"Lesson step {p.step}" if p.step else "Step by step"
+        about = (f'<br><span class="who">{where}, on “{html.escape(p.text)}” ({html.escape(labels.get(p.pair, p.pair))})'
+                 '</span>' if p.text else "")
+        questions.append(f"<li>{html.escape(p.question)}{about}<ul>{choices}</ul>{p.explained}</li>")
+    listed = [s for s in state.roster if not s.removed]
+    students = "".join(f'<li>{html.escape(s.nickname) or "<i>no nickname</i>"}: {s.sentences - s.hidden} sentence'
+                       f'{"" if s.sentences - s.hidden == 1 else "s"} on the wall, {s.votes} vote'
+                       f'{"" if s.votes == 1 else "s"}</li>' for s in listed)
     return (f"<!doctype html><html lang=en><meta charset=utf-8><title>Class {shown_code(state.code)}: summary</title>"
             f"<style>{SUMMARY_STYLE}</style><h1>Class {shown_code(state.code)}</h1><p>Ended {when}; "
-            f"{state.students} student{'' if state.students == 1 else 's'} joined. The playground deleted the "
+            f"{len(listed)} student{'' if len(listed) == 1 else 's'} joined. The playground deleted the "
             f"class's data when this page was made.</p><h2>The class's sentences ({len(state.wall)})</h2>"
             f"<ol>{''.join(sent) or '<li>None was sent.</li>'}</ol><p><mark class=unsure>word</mark> the model was "
             f"unsure here</p><h2>Questions ({len(state.polls)})</h2>"
-            f"<ol>{''.join(questions) or '<li>None was asked.</li>'}</ol></html>")
+            f"<ol>{''.join(questions) or '<li>None was asked.</li>'}</ol><h2>Students ({len(listed)})</h2>"
+            f"<ul>{students or '<li>None joined.</li>'}</ul></html>")

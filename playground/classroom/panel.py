@@ -1,0 +1,581 @@
+"""A class, together, on the page: the teacher starts a class (its QR code, link and code on the projector, the
+list of students, the wall), asks the Lesson's questions beside them and reveals them with the Lesson's own Reveal;
+students join on their phones (`/?class=CODE`, or the code typed), send what they translate, vote and follow the
+teacher. The class lives in the store (store.py); what each page shows of it comes from one poll of the class's
+version (a gr.Timer) and is sent only when it changed.
+
+The class listens to the page's events; the page's runtime does not know it exists. A sentence goes to the wall only
+after the student's own Translate or Enter (`.success` of those events): a pair switched, an example picked, a
+reload or a link never sends. The teacher's controls are bound to a secret kept in the teacher's browser
+(gr.BrowserState, encrypted with a key every replica shares), a student to a random token kept in theirs (one
+student per browser): a reload, or a move to another replica, keeps both. Every teacher action is checked against
+the secret here, on the server; the rate limits are counted in the store, where every replica sees them."""
+from __future__ import annotations
+
+import functools
+import html
+import ipaddress
+import re
+import secrets
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import gradio as gr
+
+from transformer.translator import sentences
+
+from .. import downloads, links
+from ..context import Context
+from ..doubts import words
+from ..panel import TranslatePanel
+from ..view import friendly, log
+from . import pages
+from .store import ClassError, Poll, Store, normal_code, shown_code
+
+ACT_JS = "tp.wall(element, trigger, 'act')"  # the wall's and the list's buttons fire their "act" event (assets/page.js)
+VOTE_JS = "tp.question(element, trigger, 'vote')"  # a phone's choice buttons fire the question's "vote" event
+TEACHER_TICK_S, STUDENT_TICK_S = 1.0, 2.0  # how often a page asks whether its class changed
+# The rate limits, counted in the store for every replica: (events, per seconds)
+NEW_STUDENTS = (60, 600)  # per client address: a whole class may share one school router, a script may not flood it
+WRONG_CODES = (30, 60)  # per client address: codes that were wrong (a code is not found by trying)
+SENDS = (12, 60)  # per student: sentences sent to the wall, and votes changed
+STARTS = (10, 600)  # per client address: classes started
+
+
+def plain(text: str) -> str:
+    """A Lesson text (Markdown with escaped HTML) as plain text, for a page that escapes what it shows."""
+    return html.unescape(re.sub(r"<[^>]+>", "", text.replace("**", "")))
+
+
+def quiet(poll):
+    """A page's poll of its class: a failure is logged and the page keeps what it shows (the next poll, a second
+    or two later, tries again); never an error box every second."""
+    @functools.wraps(poll)
+    def polled(*args, **kwargs):
+        try:
+            return poll(*args, **kwargs)
+        except Exception:
+            log.exception("%s failed", poll.__qualname__)
+            return {}
+    return polled
+
+
+def client_address(request, trusted: frozenset[str]) -> str:
+    """The visitor's address: the one the server sees, or, when that is a balancer the app was told to trust
+    (--trusted-proxy), the one it forwarded (the last in X-Forwarded-For: the one it added itself)."""
+    seen = getattr(getattr(request, "client", None), "host", "") or ""
+    if seen in trusted:
+        forwarded = [a.strip() for a in (request.headers.get("x-forwarded-for") or "").split(",") if a.strip()]
+        if forwarded:
+            try:
+                return str(ipaddress.ip_address(forwarded[-1]))
+            except ValueError:
+                pass
+    return seen
+
+
+@dataclass
+class ClassMemory:
+    """What one page remembers of its class, on the server (ClassPanel.memory): which class it is in and what of it
+    the page was last sent, so that a poll sends only what changed."""
+
+    class_id: int | None = None  # the class a student's page is in (found once from its token)
+    seen: int | None = None  # the class's version the page last drew
+    drawn: dict = field(default_factory=dict)  # id(component) -> the value last sent to it
+    poll: Poll | None = None  # the question a phone shows, as last read
+    shown: tuple | None = None  # what the teacher's page last wrote as shown to the class: (pair, text, step)
+    sent: tuple | None = None  # a student's last sentence sent to the wall: (pair, text)
+
+    def changed(self, drawn: dict) -> dict:
+        """Of `drawn` (component -> value), what differs from what this page was last sent."""
+        out = {c: v for c, v in drawn.items() if self.drawn.get(id(c)) != v}
+        self.drawn.update({id(c): v for c, v in out.items()})
+        return out
+
+
+class ClassPanel:
+    """Built in four places: its entry (`entry_controls`, beside the panel's settings), Start and End buttons in
+    presentation mode's bar (`present_controls`), the phone's question above the panel (`question_controls`), the
+    teacher's and the student's parts under the panel (`build`), and the wall under the views (`wall_controls`)."""
+
+    def __init__(self, ctx: Context, store: Store, trusted_proxies: frozenset[str] = frozenset()):
+        self.ctx, self.store, self.trusted = ctx, store, trusted_proxies
+        key = store.browser_secret()
+        self.teacher = gr.BrowserState({}, storage_key="tp-teacher", secret=key)  # {code, secret, link}
+        self.member = gr.BrowserState({}, storage_key="tp-student", secret=key)  # {code, token, nickname, send, follow}
+        self.memories: OrderedDict[str, ClassMemory] = OrderedDict()
+
+    def memory(self, request) -> ClassMemory:
+        """This page's ClassMemory (a new one outside a browser session); the least recently used go first."""
+        key = getattr(request, "session_hash", None)
+        if key is None:
+            return ClassMemory()
+        memory = self.memories.setdefault(key, ClassMemory())
+        self.memories.move_to_end(key)
+        while len(self.memories) > 10_000:
+            self.memories.popitem(last=False)
+        return memory
+
+    def limited(self, kind: str, who: str, limit: tuple[int, int]) -> bool:
+        """True when `who` may do `kind` once more (the event counted in the store)."""
+        return self.store.limit(f"{kind} {who}", *limit)
+
+    # -------------------------------------------------------------------------
+    # Built into the page
+
+    def entry_controls(self) -> None:
+        with gr.Column(scale=1, min_width=240) as self.entry_column, gr.Accordion(
+                "Class: start one, or join with its code", open=False, elem_id="class-entry") as self.entry:
+            with gr.Row(equal_height=True):
+                self.code = gr.Textbox(label="Class code", placeholder="ABCD-EFGH", max_length=24, scale=2,
+                                       min_width=140, elem_id="class-code")
+                self.join = gr.Button("Join", scale=0, min_width=80, elem_id="class-join")
+            self.start = gr.Button("Start a class (I teach it)", elem_id="class-start")
+
+    def present_controls(self) -> None:
+        self.present_start = gr.Button("Start a class", size="sm", scale=0, min_width=90, elem_id="class-start-present")
+        self.present_end = gr.Button("End the class", size="sm", scale=0, min_width=90, variant="stop", visible=False,
+                                     elem_id="class-end-present")
+
+    def question_controls(self) -> None:
+        """A phone's current question, above the panel: in the first screen when it arrives (assets/page.js then
+        rings and scrolls to it)."""
+        self.question = gr.HTML(elem_id="class-question", js_on_load=VOTE_JS, padding=False)
+
+    def build(self, panel: TranslatePanel) -> None:
+        self.panel = panel
+        self.address = gr.Textbox(visible=False)  # the page's address, put there by the browser (links.ADDRESS_JS)
+        self.said = gr.Markdown(elem_classes="notice", elem_id="class-said")
+        with gr.Column(visible=False, elem_id="class-teacher") as self.teaching:
+            with gr.Row(equal_height=True, elem_id="class-bar"):
+                self.status = gr.HTML(elem_id="class-status", padding=False)
+                self.lock = gr.Button("Close to new students", size="sm", scale=0, min_width=120, elem_id="class-lock")
+                self.end = gr.Button("End the class: download its summary", size="sm", scale=0, min_width=120,
+                                     variant="stop", elem_id="class-end")
+            with gr.Accordion("Join: the QR code, the link and the code", open=True, elem_id="class-join-card"):
+                self.card = gr.HTML(elem_id="class-card")
+            with gr.Accordion("Students", open=False, elem_id="class-students"):
+                self.roster = gr.HTML(elem_id="class-roster", js_on_load=ACT_JS)
+        # hidden, outside the teacher's part (which ends with the class): the browser clicks it once the summary is
+        # written (gradio #9230, as the Lesson's notes)
+        self.summary = gr.DownloadButton("Summary", visible="hidden", elem_id="class-summary")
+        with gr.Column(visible=False, elem_id="class-student") as self.studying:
+            self.followed = gr.HTML(elem_id="class-follow")
+            self.class_wall = gr.HTML(elem_id="class-student-wall")
+            with gr.Row():
+                self.nickname = gr.Textbox(label="Nickname (optional)", max_length=24, min_width=160,
+                                           elem_id="class-nickname")
+                with gr.Column(min_width=160):
+                    self.send = gr.Checkbox(True, label="Send my sentences to the class", elem_id="class-send")
+                    self.follow = gr.Checkbox(True, label="Follow the teacher", elem_id="class-follow-toggle")
+            self.leave = gr.Button("Leave the class", size="sm", elem_id="class-leave")
+        self.teacher_tick = gr.Timer(TEACHER_TICK_S, active=False)
+        self.student_tick = gr.Timer(STUDENT_TICK_S, active=False)
+
+    def wall_controls(self) -> None:
+        """The projector's wall, under the views: it grows with the class, and folds apart (or opens alone in a
+        window of its own, `?wall`, for a second screen)."""
+        with gr.Accordion("The class's wall", open=True, visible=False, elem_id="class-wall-fold") as self.wall_fold:
+            self.wall = gr.HTML(elem_id="class-wall", js_on_load=ACT_JS)
+
+    @property
+    def teacher_view(self) -> list:
+        lesson, steps = self.page.views["lesson"], self.page.views["steps"]
+        return [self.teaching, self.status, self.lock, self.card, self.roster, self.wall_fold, self.wall,
+                self.teacher_tick, self.entry_column, self.present_start, self.present_end, lesson.ask, lesson.poll,
+                steps.ask, steps.reveal, steps.poll]
+
+    @property
+    def student_view(self) -> list:
+        return [self.studying, self.followed, self.question, self.class_wall, self.student_tick, self.entry_column,
+                self.present_start]
+
+    @property
+    def opening(self) -> set:
+        """What opening the page may set: a class's link joins it, a reload finds the class again."""
+        return {self.member, self.teacher, self.entry, self.said, self.page.tabs.top, self.nickname, self.send,
+                self.follow} | set(self.teacher_view) | set(self.student_view)
+
+    # -------------------------------------------------------------------------
+    # The teacher
+
+    def teaching_class(self, values: dict) -> int:
+        """The class id of this page's teacher; ClassError without the class's secret."""
+        teacher = values.get(self.teacher) or {}
+        return self.store.teacher(str(teacher.get("code", "")), str(teacher.get("secret", "")))
+
+    @friendly
+    def begin(self, values: dict, request: gr.Request) -> dict:
+        """A new class, unless this browser already runs one: that one is shown again, never lost."""
+        running = values.get(self.teacher) or {}
+        if running.get("code"):
+            try:
+                self.teaching_class(values)
+                return self.teacher_shows(self.memory(request), running) | {
+                    self.said: f"Class **{shown_code(running['code'])}** is still running in this browser: end it "
+                               "first (its summary downloads), then start another."}
+            except ClassError:
+                pass  # ended elsewhere, or expired: a new one may start
+        if not self.limited("start", client_address(request, self.trusted), STARTS):
+            return {self.said: "Several classes were started from here just now: wait a few minutes."}
+        code, secret = self.store.start()
+        address = links.shared_address(values[self.address] or "", self.ctx.public_url)
+        teacher = {"code": code, "secret": secret, "link": pages.join_link(address, code)}
+        memory = self.memory(request)
+        memory.__init__()
+        return ({self.teacher: teacher, self.entry: gr.Accordion(open=False),
+                 self.said: f"Class **{shown_code(code)}** started: the class joins with the QR code or the link."}
+                | self.teacher_shows(memory, teacher))
+
+    def teacher_shows(self, memory: ClassMemory, teacher: dict) -> dict:
+        """The teacher's part of the page, shown (no Start while it runs); the class drawn at its next tick."""
+        memory.seen, memory.drawn = None, {}
+        lesson, steps = self.page.views["lesson"], self.page.views["steps"]
+        return {self.teaching: gr.Column(visible=True), self.wall_fold: gr.Accordion(visible=True),
+                self.teacher_tick: gr.Timer(active=True), self.entry_column: gr.Column(visible=False),
+                self.present_start: gr.Button(visible=False), self.present_end: gr.Button(visible=True),
+                lesson.ask: gr.Button(visible=True), steps.ask: gr.Button(visible=True),
+                steps.reveal: gr.Button(visible=True),
+                self.card: pages.join_card(teacher["link"], teacher["code"], 0)}
+
+    def teacher_gone(self) -> dict:
+        lesson, steps = self.page.views["lesson"], self.page.views["steps"]
+        return {self.teaching: gr.Column(visible=False), self.wall_fold: gr.Accordion(visible=False),
+                self.teacher_tick: gr.Timer(active=False), self.teacher: {},
+                self.entry_column: gr.Column(visible=True), self.present_start: gr.Button(visible=True),
+                self.present_end: gr.Button(visible=False), lesson.ask: gr.Button(visible=False), lesson.poll: "",
+                steps.ask: gr.Button(visible=False), steps.reveal: gr.Button(visible=False), steps.poll: ""}
+
+    @quiet
+    def tick_teacher(self, values: dict, request: gr.Request) -> dict:
+        """The class as the projector shows it, when it changed; and what the teacher shows now, written for the
+        students who follow (the sentence, and the Lesson step when the Lesson is open)."""
+        memory = self.memory(request)
+        try:
+            class_id = self.teaching_class(values)
+        except ClassError:  # ended elsewhere, or expired
+            return self.teacher_gone() | {self.said: "The class has ended."}
+        self.write_shown(memory, class_id, values, self.page.sessions.of(request).open)
+        version = self.store.version(class_id)
+        if version is None or version == memory.seen:
+            return {}
+        state = self.store.state(class_id, roster=True)
+        memory.seen = state.version
+        teacher = values[self.teacher]
+        poll = pages.poll_html(state.poll, show_counts=True)
+        lesson, steps = self.page.views["lesson"], self.page.views["steps"]
+        drawn = {self.status: f'<p class="class-status"><b>Class {shown_code(state.code)}</b> · '
+                              f'{pages.joined(state.students, state.locked)}</p>',
+                 self.lock: gr.update(value="Open to new students" if state.locked else "Close to new students"),
+                 self.card: pages.join_card(teacher["link"], state.code, state.students, state.locked),
+                 self.roster: pages.roster_html(state),
+                 lesson.poll: poll if state.poll and state.poll.step else "",
+                 steps.poll: poll if state.poll and not state.poll.step else "",
+                 self.wall: pages.wall_html(state, teacher=True)}
+        return memory.changed(drawn)
+
+    def write_shown(self, memory: ClassMemory, class_id: int, values: dict, open_view: str) -> None:
+        result, page = values.get(self.page.result), self.page
+        if result is None:
+            return
+        number = int(values.get(page.views["lesson"].number) or 1)
+        on_lesson = open_view == "lesson"
+        shown = (result.pair, result.text, number if on_lesson else None)
+        if memory.shown == shown:
+            return
+        step = page.views["lesson"].made_step(result, number) if on_lesson else None
+        self.store.show(class_id, result.pair, result.text, values.get(self.panel.translation) or
+                        result.translation.text, shown[2], step.title if step else "", plain(step.question) if step
+                        else "")
+        memory.shown = shown
+
+    @friendly
+    def ask_lesson(self, values: dict) -> dict:
+        """The Lesson step's question as a poll, its choices computed from the model for the teacher's sentence."""
+        class_id, result = self.teaching_class(values), values.get(self.page.result)
+        if result is None:
+            raise ClassError("Translate a sentence first: the question is about it.")
+        step = self.page.views["lesson"].made_step(result, int(values[self.page.views["lesson"].number] or 1))
+        if not step.question or len(step.choices) < 2:
+            raise ClassError(f"Step {step.number} has no question to vote on for this sentence.")
+        explained = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", step.answer)  # Markdown's bold; the rest is escaped
+        self.store.ask(class_id, plain(step.question), step.choices, step.right, explained, pair=result.pair,
+                       text=result.text, step=step.number)
+        return {self.said: "The question is on the class's phones: their votes come in beside it."}
+
+    @friendly
+    def ask_steps(self, values: dict) -> dict:
+        """Step by step's question: which piece comes next at the step shown, its choices the model's top pieces."""
+        class_id, result = self.teaching_class(values), values.get(self.page.result)
+        if result is None:
+            raise ClassError("Translate a sentence first: the question is about it.")
+        question, choices, right, explained = pages.next_piece_poll(result, int(values[self.page.views["steps"].index]) - 1)
+        self.store.ask(class_id, question, choices, right, explained, pair=result.pair, text=result.text)
+        return {self.said: "The question is on the class's phones: their votes come in beside it."}
+
+    @friendly
+    def reveal_class(self, values: dict) -> dict:
+        self.store.reveal(self.teaching_class(values))
+        return {self.said: "Revealed on every phone."}
+
+    @quiet
+    def reveal_with_lesson(self, values: dict) -> dict:
+        """The Lesson's own Reveal, on a teacher's page whose class has this step's question open: the class sees
+        the answer too (one Reveal for the projector and the phones). Nothing on any other page."""
+        teacher = values.get(self.teacher) or {}
+        if not teacher.get("code"):
+            return {}
+        try:
+            class_id = self.teaching_class(values)
+        except ClassError:
+            return {}
+        poll = self.store.state(class_id, wall=0).poll
+        if poll is None or poll.revealed or poll.step != int(values[self.page.views["lesson"].number] or 1):
+            return {}
+        self.store.reveal(class_id)
+        return {self.said: "Revealed here and on every phone."}
+
+    @friendly
+    def toggle_lock(self, values: dict) -> dict:
+        class_id = self.teaching_class(values)
+        locked = not self.store.state(class_id, wall=0).locked
+        self.store.lock(class_id, locked)
+        return {self.said: "The class is closed: no new student can join (those in it can come back)." if locked
+                else "The class is open to new students again."}
+
+    @friendly
+    def finish(self, values: dict) -> dict:
+        """The class's summary written for download, then the class deleted."""
+        state = self.store.end(self.teaching_class(values))
+        labels = {pair: self.ctx.label(pair) for pair in self.ctx.pairs}
+        path = downloads.write(self.ctx.downloads, f"class-{state.code.lower()}", pages.summary(state, labels),
+                               suffix=".html")
+        return self.teacher_gone() | {
+            self.summary: gr.update(value=str(path)),
+            self.said: f"Class {shown_code(state.code)} ended: its summary is downloading, and its data is deleted."}
+
+    @friendly
+    def act(self, values: dict, clicked: gr.EventData) -> dict:
+        """A button of the wall or of the list of students: "open" puts the sentence in the panel (the page then
+        translates it, and every view shows it), "hide" takes it off every screen; "hide-all" and "show-all" do so
+        with every sentence of one student, "remove" takes the student out of the class."""
+        class_id, what, which = self.teaching_class(values), getattr(clicked, "act", ""), getattr(clicked, "id", "")
+        if what in ("remove", "hide-all", "show-all"):
+            if not re.fullmatch(r"[0-9a-f]{64}", str(which)):
+                raise ClassError("That is not a student of this class.")
+            if what == "remove":
+                self.store.remove(class_id, which)
+                return {self.said: "Taken out of the class: their sentences are hidden and they cannot come back."}
+            self.store.hide_all(class_id, which, hidden=what == "hide-all")
+            return {self.said: "Hidden on every screen." if what == "hide-all" else "Shown again."}
+        try:
+            sentence_id = int(which)
+        except (TypeError, ValueError):
+            raise ClassError("That is not a sentence of the wall.") from None
+        if what == "hide":
+            self.store.hide(class_id, sentence_id)
+            return {self.said: "Hidden on every screen."}
+        found = self.store.sentence(class_id, sentence_id)
+        if found["pair"] not in self.ctx.pairs:
+            raise ClassError("That sentence's language pair is not loaded here.")
+        return {self.panel.pair: found["pair"], self.panel.text: found["text"]}
+
+    # -------------------------------------------------------------------------
+    # A student
+
+    def enrol(self, code: str, member: dict, request: gr.Request) -> dict:
+        """This page in the class with `code` (as the store writes it: normal_code), its token kept when this
+        browser had joined it before (one student per browser)."""
+        address = client_address(request, self.trusted)
+        same = member.get("code") == code and member.get("token")
+        token = member["token"] if same else secrets.token_urlsafe(18)
+        nickname = member.get("nickname", "") if same else ""
+        try:
+            self.store.join(code, token, nickname,
+                            allow_new=lambda: self.limited("join", address, NEW_STUDENTS))
+        except ClassError as e:
+            if "No class has this code" in str(e) and not self.limited("miss", address, WRONG_CODES):
+                raise ClassError("Too many wrong codes from here: wait a minute.") from None
+            raise
+        kept = member if same else {}  # the switches of a page that had joined this class before
+        member = {"code": code, "token": token, "nickname": nickname, "send": kept.get("send", True),
+                  "follow": kept.get("follow", True)}
+        memory = self.memory(request)
+        memory.__init__()
+        self.page.sessions.of(request).panel_only = True
+        return {self.member: member, self.studying: gr.Column(visible=True), self.student_tick: gr.Timer(active=True),
+                self.entry_column: gr.Column(visible=False), self.present_start: gr.Button(visible=False),
+                self.page.tabs.top: gr.Tabs(visible=False), self.question: "",
+                self.nickname: nickname, self.send: member["send"], self.follow: member["follow"],
+                self.said: f"You are in class **{shown_code(code)}**. What you translate goes to the "
+                           "class's wall unless you switch it off below."}
+
+    @friendly
+    def join_typed(self, values: dict, request: gr.Request) -> dict:
+        return self.enrol(normal_code(values[self.code] or ""), values.get(self.member) or {}, request)
+
+    def membership(self, values: dict) -> tuple[int, dict]:
+        member = values.get(self.member) or {}
+        return self.store.member(str(member.get("code", "")), str(member.get("token", ""))), member
+
+    @quiet
+    def tick_student(self, values: dict, request: gr.Request) -> dict:
+        memory = self.memory(request)
+        try:
+            class_id, member = self.membership(values)  # each time: a student taken out is told at once
+        except ClassError as e:
+            return self.left(request) | {self.said: "The class has ended." if "No class" in str(e) else str(e)}
+        memory.class_id = class_id
+        version = self.store.version(class_id)
+        if version is None:
+            return self.left(request) | {self.said: "The class has ended."}
+        if version == memory.seen:
+            return {}
+        state = self.store.state(class_id, wall=4 * pages.PHONE_WALL)
+        memory.seen, memory.poll = state.version, state.poll
+        mine = self.store.vote_of(state.poll.id, member["token"]) if state.poll else None
+        drawn = {self.followed: pages.followed_html(state) if member.get("follow", True) else "",
+                 self.question: pages.question_html(state.poll, mine),
+                 self.class_wall: pages.wall_html(state, teacher=False, limit=pages.PHONE_WALL)}
+        return memory.changed(drawn)
+
+    def left(self, request) -> dict:
+        self.memory(request).__init__()
+        self.page.sessions.of(request).panel_only = False
+        return {self.member: {}, self.studying: gr.Column(visible=False), self.student_tick: gr.Timer(active=False),
+                self.page.tabs.top: gr.Tabs(visible=True), self.entry_column: gr.Column(visible=True),
+                self.present_start: gr.Button(visible=True), self.question: ""}
+
+    @friendly
+    def cast(self, values: dict, request: gr.Request, clicked: gr.EventData) -> dict:
+        """A phone's vote on the question it shows, drawn at once with the vote marked."""
+        class_id, member = self.membership(values)
+        memory = self.memory(request)
+        try:
+            choice = int(getattr(clicked, "choice", ""))
+        except (TypeError, ValueError):
+            raise ClassError("That is not one of the choices.") from None
+        if memory.poll is None:
+            return {}
+        if not self.limited("vote", member["token"], SENDS):
+            raise ClassError("Too many changes: wait a moment before you vote again.")
+        self.store.vote(class_id, member["token"], memory.poll.id, choice)
+        return memory.changed({self.question: pages.question_html(memory.poll, choice)})
+
+    @friendly
+    def settings(self, values: dict, request: gr.Request) -> dict:
+        """The nickname and the two switches, kept in the student's browser; the nickname in the class too (unique
+        there). The follow box is emptied at once when following stops, and drawn again at the next poll."""
+        member = dict(values.get(self.member) or {})
+        if not member.get("token"):
+            return {}
+        memory = self.memory(request)
+        memory.seen = None  # the next poll draws what the switches now ask for
+        memory.drawn.pop(id(self.followed), None)
+        nickname = " ".join((values[self.nickname] or "").split())[:24]
+        said = {}
+        if nickname != member.get("nickname", ""):
+            try:
+                self.store.join(member["code"], member["token"], nickname)
+                said = {self.said: f"Your nickname in the class: **{html.escape(nickname)}**." if nickname else ""}
+            except ClassError as e:  # taken, or posing as the teacher: the old one stays
+                nickname, said = member.get("nickname", ""), {self.said: str(e)}
+        member |= {"nickname": nickname, "send": bool(values[self.send]), "follow": bool(values[self.follow])}
+        return {self.member: member, self.nickname: nickname} | said | ({} if member["follow"] else {self.followed: ""})
+
+    @friendly
+    def quit(self, values: dict, request: gr.Request) -> dict:
+        return self.left(request) | {self.said: "You left the class."}
+
+    @friendly
+    def send_translated(self, values: dict, request: gr.Request) -> dict:
+        """After a student's own Translate or Enter, once the page shows the translation: the sentence, its
+        translation, unsure words and warnings sent to the class's wall (unless switched off). Only what the box
+        holds and the page shows is sent, once; a refusal is said in place, the translation shown all the same."""
+        member, result = values.get(self.member) or {}, values.get(self.page.result)
+        if not member.get("token") or not member.get("send", True) or result is None:
+            return {}
+        text = values[self.panel.text] or ""
+        parts = sentences(text) if text.strip() else []
+        if not parts or parts[0] != result.text or result.pair != values[self.panel.pair]:
+            return {}  # the page shows another translation than this text's (a newer click is on its way)
+        memory = self.memory(request)
+        if memory.sent == (result.pair, text):
+            return {}  # Translate pressed again on the same sentence: already on the wall
+        try:
+            class_id, _ = self.membership(values)
+        except ClassError:
+            return {}
+        if not self.limited("send", member["token"], SENDS):
+            return {self.said: "Sent many sentences just now: this one stayed on your phone. Wait a moment."}
+        notice = plain(str(values.get(self.panel.notice) or ""))
+        self.store.send(class_id, member["token"], member.get("nickname", ""), result.pair, text,
+                        values.get(self.panel.translation) or result.translation.text,
+                        [w for w, unsure in words([result.translation]) if unsure], notice)
+        memory.sent = (result.pair, text)
+        return {self.said: ""}  # a notice that no longer holds goes
+
+    # -------------------------------------------------------------------------
+    # Opening the page: ?class=CODE joins; a teacher's or a student's reload finds its class again
+
+    def opened(self, query: dict, values: dict, request: gr.Request) -> dict:
+        member, teacher = values.get(self.member) or {}, values.get(self.teacher) or {}
+        if "class" in query:
+            try:
+                return self.enrol(normal_code(query["class"]), member, request)
+            except ClassError as e:
+                return {self.said: str(e), self.entry: gr.Accordion(open=True)}
+        if teacher.get("code"):
+            try:
+                self.teaching_class(values)
+                return self.teacher_shows(self.memory(request), teacher)
+            except ClassError:
+                return {self.teacher: {}}
+        if member.get("code"):
+            try:
+                return self.enrol(member["code"], member, request)
+            except ClassError as e:
+                return {self.member: {}, self.said: str(e) if "took you out" in str(e) else ""}
+        return {}
+
+    # -------------------------------------------------------------------------
+
+    def wire(self, page, event, translated_by_user: list) -> None:
+        """The class's events. `translated_by_user`: the page's translations a user asked for with Translate or
+        Enter; a student's sentence is sent after each (`.success`). The page translates after a wall's "Show in
+        every view" (playground/page.py)."""
+        self.page = page
+        common = dict(show_progress="hidden")
+        lesson, steps = page.views["lesson"], page.views["steps"]
+        for start in (self.start, self.present_start):
+            started = start.click(None, None, self.address, js=links.ADDRESS_JS)  # in the browser
+            event(started.then, self.begin, [], [self.address, self.teacher], [self.teacher, self.entry, self.said]
+                  + self.teacher_view, **common)
+        event([self.join.click, self.code.submit], self.join_typed, [], [self.code, self.member],
+              [self.member, self.said, page.tabs.top, self.nickname, self.send, self.follow] + self.student_view,
+              **common)
+        for translated in translated_by_user:
+            event(translated.success, self.send_translated, [], [self.member, page.panel.text,
+                                                                 page.panel.translation, page.panel.notice],
+                  [self.said], **common)
+        event([self.teacher_tick.tick], self.tick_teacher, [], [self.teacher, lesson.number, page.panel.translation],
+              self.teacher_view + [self.teacher, self.said], queue=False, **common)
+        event([lesson.ask.click], self.ask_lesson, [], [self.teacher, lesson.number], [self.said], **common)
+        event([steps.ask.click], self.ask_steps, [], [self.teacher, steps.index], [self.said], **common)
+        event([steps.reveal.click], self.reveal_class, [], [self.teacher], [self.said], **common)
+        event([lesson.reveal.click], self.reveal_with_lesson, [], [self.teacher, lesson.number], [self.said], **common)
+        event([self.lock.click], self.toggle_lock, [], [self.teacher], [self.said], **common)
+        for end in (self.end, self.present_end):
+            event([end.click], self.finish, [], [self.teacher], [self.summary, self.said] + self.teacher_view,
+                  **common).success(None, js="() => document.getElementById('class-summary')?.click()")
+        self.opened_sentence = event(self.wall.act, self.act, [], [self.teacher],
+                                     [self.said, page.panel.pair, page.panel.text], **common)
+        event(self.roster.act, self.act, [], [self.teacher], [self.said], **common)  # a custom event: one at a time
+        event([self.student_tick.tick], self.tick_student, [], [self.member],
+              self.student_view + [self.member, self.said, page.tabs.top], queue=False, **common)
+        event(self.question.vote, self.cast, [], [self.member], [self.question], **common)
+        event([self.nickname.blur, self.nickname.submit, self.send.input, self.follow.input], self.settings, [],
+              [self.member, self.nickname, self.send, self.follow], [self.member, self.followed, self.nickname,
+                                                                     self.said], **common)
+        event([self.leave.click], self.quit, [], [self.member],
+              [self.said, page.tabs.top, self.member] + self.student_view, **common)
