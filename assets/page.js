@@ -27,6 +27,13 @@
     if (button) trigger('act', {act: button.dataset.act, id: button.dataset.id});
   });
 
+  // ?wall: the teacher's wall alone, in a window of its own for a second screen (the class found by the teacher's
+  // browser state, as on a reload)
+  if (new URLSearchParams(location.search).has('wall')) {
+    const mark = () => document.body ? document.body.classList.add('wall-only') : setTimeout(mark, 20);
+    mark();
+  }
+
   // a phone's question: a choice button fires the question's "vote" event; a new question (another poll id) rings
   // where the browser lets a page vibrate, and the page goes back to its top, where the question is
   tp.question = (element, trigger) => {

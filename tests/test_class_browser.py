@@ -10,7 +10,7 @@ import pytest
 import segno
 
 from conftest import CHROMIUM
-from test_browser import ARTIFACTS, open_page
+from test_browser import ARTIFACTS, EXAMPLES, open_page, pick_example
 from tools.figure_overlaps import SIZES  # the four sizes a class meets: (width, height, presentation mode)
 
 pytestmark = [pytest.mark.slow,
@@ -51,118 +51,206 @@ def wall_text(page, selector: str = "#class-wall") -> str:
     return page.inner_text(selector)
 
 
-def test_a_teacher_and_three_students_run_a_lesson_together(browser, server):
+def wall_sentences(page) -> list[tuple[str, int]]:
+    """The projector's wall as (sentence, how many sent it)."""
+    return page.evaluate("""() => [...document.querySelectorAll('#class-wall .wall-list li')].map(li => {
+        const source = li.querySelector('.wall-source');
+        const count = source.querySelector('.wall-count');
+        return [source.firstChild.textContent.trim(), count ? Number(count.innerText.slice(1)) : 1];
+    })""")
+
+
+def box(page, selector: str) -> dict:
+    """Where an element is on the screen now (its top and bottom in the window, in CSS pixels)."""
+    return page.evaluate(f"""() => {{ const r = document.querySelector('{selector}').getBoundingClientRect();
+        return {{top: r.top, bottom: r.bottom, height: r.height}}; }}""")
+
+
+def small_tap_targets(page, scope: str) -> list[str]:
+    """What a finger taps in `scope` (buttons, check boxes' rows, text boxes), visible and under 44 px high."""
+    return page.evaluate(f"""() => [...document.querySelectorAll(
+            '{scope} button, {scope} label:has(input[type=checkbox]), {scope} textarea, {scope} input[type=text]')]
+        .filter(e => e.checkVisibility() && e.getBoundingClientRect().height < 44)
+        .map(e => `${{e.tagName}} ${{(e.innerText || e.id || '').slice(0, 30)}} ${{e.getBoundingClientRect().height}}`)""")
+
+
+def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
+    """A teacher in presentation mode at 1280x720 and three phones at 390x844 through a whole lesson: join by the
+    QR code's link, sentences, a pair switched, an example picked, a reload, ten Lesson steps asked and revealed,
+    the students listed, hide, follow, End. Its assertions are the defects a real lesson met."""
     teacher = open_page(browser, server, (1280, 720))
-    teacher.click("#class-entry button >> nth=0")
-    teacher.click("#class-start")
+    teacher.evaluate("() => tp.present(true)")
+    teacher.click("#class-start-present")
     teacher.wait_for_selector("#class-card .join-link a", timeout=20_000)
     link = teacher.inner_text("#class-card .join-link a")
     assert re.search(r"\?class=[A-Z2-9]{8}$", link), link
     assert qr_matrix_of(teacher) == segno_matrix(link), "the QR code is the link shown beside it"
     code = link.rsplit("=", 1)[1]
     assert f"{code[:4]}-{code[4:]}" in teacher.inner_text("#class-card")
+    assert box(teacher, "#class-card .join-code")["height"] >= 0.08 * 720, "the code read from the back of a room"
+    # a running class is protected: no Start anywhere on the teacher's page, End where Start was
+    assert teacher.is_hidden("#class-start-present") and teacher.is_visible("#class-end-present")
+    assert teacher.is_hidden("#class-start")
 
     students = [open_page(browser, link, (390, 844)) for _ in range(3)]
     for i, s in enumerate(students):
         s.wait_for_selector("#class-student", state="visible", timeout=20_000)
-        assert s.is_hidden("#class-teacher")
+        assert s.is_hidden("#class-teacher") and s.is_hidden("#class-start") and s.is_hidden("#class-start-present")
         s.fill("#class-nickname textarea, #class-nickname input", f"Student {i + 1}")
         s.press("#class-nickname textarea, #class-nickname input", "Enter")
-    teacher.wait_for_function("() => document.querySelector('#class-card').innerText.includes('3 students joined')",
+    teacher.wait_for_function("() => document.querySelector('#class-status').innerText.includes('3 students joined')",
                               timeout=20_000)
+    teacher.click("#class-students button >> nth=0")  # the list of students unfolds
+    teacher.wait_for_function("() => document.querySelectorAll('#class-roster li').length === 3 && "
+                              "['Student 1', 'Student 2', 'Student 3'].every(n => document.querySelector("
+                              "'#class-roster').innerText.includes(n))", timeout=20_000)
+    teacher.screenshot(path=str(ARTIFACTS / "lesson-teacher-students.png"))
+    # a nickname that poses as the teacher, or is taken, is refused in place
+    students[2].fill("#class-nickname textarea, #class-nickname input", "Mr Weber (your teacher)")
+    students[2].press("#class-nickname textarea, #class-nickname input", "Enter")
+    students[2].wait_for_selector("#class-said:has-text('only the teacher')", timeout=20_000)
+    assert students[2].input_value("#class-nickname textarea, #class-nickname input") == "Student 3"
 
-    # send: each student's sentence reaches the projector's wall, the same sentence grouped
+    # sentences: only what a student translates with Translate or Enter reaches the wall
     translate(students[0], "I have a red bicycle.")
     translate(students[1], "My sister likes pizza.")
     translate(students[2], "I have a red bicycle.")
-    teacher.wait_for_function("() => document.querySelector('#class-wall').innerText.includes('My sister likes pizza.')"
-                              " && document.querySelector('#class-wall').innerText.includes('×2')", timeout=20_000)
-    wall = wall_text(teacher)
-    assert "Student 2" in wall and "Fahrrad" in wall
-
-    # a student who switches sending off keeps their sentences to themselves
-    students[2].click("#class-send input")
-    translate(students[2], "This one stays on my phone.")
-    # hostile texts are shown as text, run nothing and stay inside their card
-    for text in HOSTILE:
-        translate(students[1], text)
-    teacher.wait_for_function("() => document.querySelector('#class-wall').innerText.includes('WWWW')", timeout=20_000)
-    assert "This one stays on my phone." not in wall_text(teacher)
-    assert "<script>" in wall_text(teacher) and teacher.evaluate("() => window.pwned") is None
-    assert teacher.evaluate("() => document.querySelector('#class-wall').scrollWidth <= "
-                            "document.querySelector('#class-wall').clientWidth + 1")
+    students[1].fill("#source-text textarea", "We play football after school.")
+    students[1].press("#source-text textarea", "Enter")
+    teacher.wait_for_function("() => document.querySelector('#class-wall').innerText.includes('football')",
+                              timeout=30_000)
+    before = students[0].input_value("#translation textarea")
+    students[0].get_by_label("Language pair").click()  # another pair: translated again, sent nowhere
+    students[0].get_by_role("option", name="English → French").click()
+    students[0].wait_for_function("(b) => document.querySelector('#translation textarea').value !== b", arg=before,
+                                  timeout=30_000)
+    before = students[1].input_value("#translation textarea")
+    pick_example(students[1], EXAMPLES[3])  # an example picked: translated, sent nowhere
+    students[1].wait_for_function("(b) => document.querySelector('#translation textarea').value !== b", arg=before,
+                                  timeout=30_000)
+    students[2].reload()  # a reload: the page opens translated, sends nothing, and is back in the class
+    students[2].wait_for_selector("#class-student", state="visible", timeout=30_000)
+    students[2].wait_for_function("() => document.querySelector('#translation textarea')?.value.length > 0",
+                                  timeout=60_000)
+    teacher.wait_for_timeout(4_000)  # three of the teacher's polls
+    assert sorted(wall_sentences(teacher)) == sorted([("I have a red bicycle.", 2), ("My sister likes pizza.", 1),
+                                                      ("We play football after school.", 1)]), "no card nobody sent"
+    assert "DE" in teacher.inner_text("#class-wall .wall-lang >> nth=0")
 
     # follow: the teacher shows a student's sentence in every view; following phones show it too
-    teacher.locator("#class-wall li", has_text="I have a red bicycle.").locator("button[data-act=open]").click()
+    teacher.locator("#class-wall li", has_text="My sister likes pizza.").locator("button[data-act=open]").click()
     teacher.wait_for_function("() => document.querySelector('#source-text textarea').value === "
-                              "'I have a red bicycle.'", timeout=20_000)
-    teacher.wait_for_function("() => document.querySelector('#translation textarea').value.includes('Fahrrad')",
-                              timeout=30_000)
+                              "'My sister likes pizza.'", timeout=20_000)
     for s in students:
-        s.wait_for_function("() => document.querySelector('#class-follow').innerText.includes('I have a red bicycle.')",
-                            timeout=20_000)
-    students[0].click("#class-follow-toggle input")  # switched off: the teacher's next sentence is not followed
-    translate(teacher, "We are going to the cinema on Saturday.")
-    students[1].wait_for_function("() => document.querySelector('#class-follow').innerText.includes('cinema')",
-                                  timeout=20_000)
-    assert "cinema" not in students[0].inner_text("#class-student")
+        s.wait_for_function("() => document.querySelector('#class-follow').innerText.includes('My sister likes')",
+                            timeout=30_000)
 
-    # vote: the Lesson's first question as a poll, one vote per student, changeable until Reveal
+    # ten Lesson steps, each question asked beside it, answered on the phones, revealed with the Lesson's Reveal
     teacher.click("button[role=tab]:has-text('Lesson')")
     teacher.wait_for_selector("#lesson-question", timeout=30_000)
-    teacher.click("#class-ask")
-    for s in students:
-        s.wait_for_selector("#class-vote input", timeout=20_000)
-    choices = students[0].locator("#class-vote label")
-    assert choices.count() >= 3
-    students[0].locator("#class-vote label").nth(0).click()
-    students[1].locator("#class-vote label").nth(0).click()
-    students[1].wait_for_selector("#class-voted:has-text('Your vote is in')", timeout=20_000)
-    students[1].locator("#class-vote label").nth(1).click()  # changed: still one vote
-    students[2].locator("#class-vote label").nth(1).click()
-    teacher.wait_for_function("() => document.querySelector('#class-poll').innerText.includes('3 votes')",
-                              timeout=20_000)
-    counts = [int(n) for n in teacher.locator("#class-poll .poll-n").all_inner_texts()]
-    assert counts[:2] == [1, 2] and sum(counts) == 3
-
-    # reveal: every phone shows the answer and the class's votes, and votes close
-    teacher.click("#class-reveal")
-    for s in students:
-        s.wait_for_selector("#class-question .poll-answer", timeout=20_000)
-        assert s.locator("#class-question .poll-right").count() == 1
-    assert students[0].locator("#class-vote input").first.is_disabled()
+    asked = []
+    for number in range(1, 11):
+        teacher.wait_for_function("(n) => document.querySelector('#lesson-where').innerText.includes(`Step ${n} `)",
+                                  arg=number, timeout=30_000)
+        if not teacher.inner_text("#lesson-question").strip():
+            teacher.click("#lesson-next")
+            continue
+        teacher.click("#lesson-ask")
+        teacher.wait_for_selector("#lesson-poll .poll[data-state=open]", timeout=20_000)
+        for who, s in enumerate(students):
+            s.wait_for_selector(".question[data-state=open] button.choice", timeout=20_000)
+            if number == 1 and who == 0:
+                s.screenshot(path=str(ARTIFACTS / "lesson-phone-question.png"))
+            question = box(s, "#class-question .question")
+            assert question["top"] >= 0 and question["bottom"] <= 844, ("the question in the first screen", question)
+            texts = s.locator("#class-question button.choice").all_inner_texts()
+            assert len(texts) == len(set(texts)) >= 2 and s.locator("#class-question .poll-question").count() == 1
+            s.locator("#class-question button.choice").nth(who % len(texts)).click()
+        teacher.wait_for_function("() => document.querySelector('#lesson-poll').innerText.includes('3 votes')",
+                                  timeout=20_000)
+        # Ask, Reveal and the question within one projector screen, the poll beside them, its figure still hidden
+        teacher.locator("#lesson-question").scroll_into_view_if_needed()
+        parts = [box(teacher, sel) for sel in ("#lesson-question", "#lesson-ask", "#lesson-reveal", "#lesson-poll")]
+        assert max(p["bottom"] for p in parts) - min(p["top"] for p in parts) <= 720, parts
+        assert all(p["top"] >= 0 and p["bottom"] <= 720 for p in parts), parts
+        assert teacher.evaluate("() => getComputedStyle(document.querySelector('#lesson-plot')).filter") != "none"
+        teacher.screenshot(path=str(ARTIFACTS / f"lesson-projector-step-{number}.png"))
+        teacher.click("#lesson-reveal")  # one Reveal: the projector's answer and every phone's
+        teacher.wait_for_selector("#lesson-answer:has-text('Answer')", timeout=20_000)
+        teacher.wait_for_selector("#lesson-poll .poll[data-state=revealed]", timeout=20_000)
+        for s in students:
+            s.wait_for_selector(".question[data-state=revealed] .poll-answer", timeout=20_000)
+            verdict = s.inner_text("#class-question .verdict")
+            assert verdict in ("Right!", "Not quite."), verdict
+            assert "change it" not in s.inner_text("#class-question")
+        asked.append(number)
+        teacher.click("#lesson-next")
+    assert len(asked) >= 8, asked
 
     # hide: the sentence leaves every screen
-    teacher.locator("#class-wall li", has_text="My sister likes pizza.").locator("button[data-act=hide]").click()
-    teacher.wait_for_function("() => !document.querySelector('#class-wall').innerText.includes('My sister likes')",
+    teacher.locator("#class-wall li", has_text="We play football").locator("button[data-act=hide]").click()
+    teacher.wait_for_function("() => !document.querySelector('#class-wall').innerText.includes('We play football')",
                               timeout=20_000)
-    students[1].wait_for_function("() => !document.querySelector('#class-student-wall').innerText"
-                                  ".includes('My sister likes')", timeout=20_000)
 
-    # the wall and a student's page at the four sizes (looked at; the wall never scrolls sideways at any of them)
+    # the projector and a phone at the four sizes (looked at; nothing scrolls sideways at any of them)
     for name, (width, height, present) in SIZES.items():
         for who, p in (("teacher", teacher), ("student", students[1])):
             p.set_viewport_size({"width": width, "height": height})
             p.evaluate("(on) => tp.present(on)", present)
             p.wait_for_timeout(300)
             p.screenshot(path=str(ARTIFACTS / f"class-{who}-{name}.png"), full_page=True)
-            for box in ("#class-wall", "#class-student-wall", "#class-question", "#class-card"):
-                assert p.evaluate(f"() => {{ const e = document.querySelector('{box}'); return !e || "
-                                  "!e.checkVisibility() || e.scrollWidth <= e.clientWidth + 1; }"), (name, who, box)
-    teacher.evaluate("() => tp.present(false)")
+            for element in ("#class-wall", "#class-student-wall", "#class-question", "#class-card", "#class-roster"):
+                assert p.evaluate(f"() => {{ const e = document.querySelector('{element}'); return !e || "
+                                  "!e.checkVisibility() || e.scrollWidth <= e.clientWidth + 1; }"), (name, who, element)
+    teacher.set_viewport_size({"width": 1280, "height": 720})
+    teacher.evaluate("() => tp.present(true)")
 
-    # end: the summary downloads, the class's data is gone, its code stops working
+    # End: the summary downloads with the sentences, the questions' steps and the students; the code stops working
     with teacher.expect_download(timeout=30_000) as download:
-        teacher.click("#class-end")
+        teacher.click("#class-end-present")
     summary = Path(download.value.path()).read_text(encoding="utf-8")
-    assert "I have a red bicycle." in summary and "My sister likes pizza." not in summary  # hidden: left out
-    assert "&lt;script&gt;" in summary and "<script>window" not in summary
-    assert "3 votes" not in summary and "2 votes" in summary
+    assert "I have a red bicycle." in summary and "We play football" not in summary  # hidden: left out
+    assert all(f"Lesson step {n}," in summary for n in asked) and "“My sister likes pizza.”" in summary
+    assert all(f"Student {i}:" in summary for i in (1, 2, 3)) and "3 students joined" in summary
+    summary_page = teacher.context.new_page()
+    summary_page.set_content(summary)
+    summary_page.screenshot(path=str(ARTIFACTS / "lesson-summary.png"), full_page=True)
+    summary_page.close()
+    assert teacher.is_visible("#class-start-present") and teacher.is_hidden("#class-end-present")
     for s in students:
         s.wait_for_selector("#class-said:has-text('The class has ended')", timeout=20_000)
     late = open_page(browser, link, (390, 844))
     late.wait_for_selector("#class-said:has-text('No class has this code')", timeout=20_000)
     assert late.is_hidden("#class-student")
     for p in [teacher, late, *students]:
+        assert not p.errors, p.errors
+        p.context.close()
+
+
+def test_a_phones_class_page_is_built_for_a_finger_and_keeps_hostile_text_as_text(browser, server):
+    teacher = open_page(browser, server, (1280, 720))
+    teacher.click("#class-entry button >> nth=0")
+    teacher.click("#class-start")
+    teacher.wait_for_selector("#class-card .join-link a", timeout=20_000)
+    link = teacher.inner_text("#class-card .join-link a")
+    phone = open_page(browser, link, (390, 844))
+    phone.wait_for_selector("#class-student", state="visible", timeout=20_000)
+    for text in HOSTILE:
+        translate(phone, text)
+    teacher.wait_for_function("() => document.querySelector('#class-wall').innerText.includes('WWWW')", timeout=30_000)
+    assert "<script>" in wall_text(teacher) and teacher.evaluate("() => window.pwned") is None
+    teacher.click("button[role=tab]:has-text('Lesson')")
+    teacher.wait_for_selector("#lesson-question", timeout=30_000)
+    teacher.click("#lesson-ask")
+    phone.wait_for_selector(".question[data-state=open] button.choice", timeout=20_000)
+    assert small_tap_targets(phone, "#class-question") == []
+    assert small_tap_targets(phone, "#class-student") == []
+    phone.click("#class-send input")  # switched off: this one stays on the phone
+    translate(phone, "This one stays on my phone.")
+    teacher.wait_for_timeout(3_000)
+    assert "stays on my phone" not in wall_text(teacher)
+    with teacher.expect_download(timeout=30_000):
+        teacher.click("#class-end")
+    for p in (teacher, phone):
         assert not p.errors, p.errors
         p.context.close()

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 
 import gradio as gr
@@ -123,6 +124,35 @@ def test_votes_from_two_replicas_at_once_are_each_counted_exactly_once(url):
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(vote, range(len(students))))
     assert replicas[0].state(class_id).poll.counts == [20, 20]
+
+
+def test_postgresql_restarted_mid_class_loses_no_sentence_or_vote(postgres_url):
+    """The database restarts while a class sends and votes (every connection dropped): the calls made meanwhile
+    wait for it (the pool checks its connections) and each lands once."""
+    if not hasattr(postgres_url, "restart"):
+        pytest.skip("TEST_DATABASE_URL names a server this test cannot restart")
+    store = Store(postgres_url)
+    code, secret = store.start()
+    class_id = store.teacher(code, secret)
+    phones = [f"phone-{i}" for i in range(3)]
+    for phone in phones:
+        store.join(code, phone)
+    poll = store.ask(class_id, "Which?", ["a", "b"], 0, "")
+    store.send(class_id, phones[0], "", "en-de", "Before.", "Vorher.", [], "")
+    restarting = threading.Thread(target=postgres_url.restart, args=(3.0,))
+    restarting.start()
+    time.sleep(0.5)  # the server is down now
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        sends = [pool.submit(store.send, class_id, p, "", "en-de", f"During ({p}).", "Während.", [], "")
+                 for p in phones]
+        votes = [pool.submit(store.vote, class_id, p, poll, 1) for p in phones]
+        for f in sends + votes:
+            f.result(timeout=60)
+    restarting.join()
+    state = store.state(class_id)
+    assert sorted(s["text"] for s in state.wall) == ["Before."] + sorted(f"During ({p})." for p in phones)
+    assert state.poll.counts == [0, 3] and state.students == 3
+    store.end(class_id)
 
 
 def test_the_schema_is_stamped_and_a_newer_one_refused(url):

@@ -136,7 +136,7 @@ def test_a_replica_stopped_mid_class_loses_no_sentence_vote_or_class(balanced):
 
     _, errors = together(students, join_and_send)
     assert errors == [], (errors, balanced.log())
-    ask = find(teacher.config, "click", elem_id="class-ask")
+    ask = find(teacher.config, "click", elem_id="lesson-ask")
     teacher.event(ask, None)
     for s in students:
         s.at_once(student_tick)  # the phone's poll brings the question
@@ -153,6 +153,6 @@ def test_a_replica_stopped_mid_class_loses_no_sentence_vote_or_class(balanced):
     assert errors == [], (errors, balanced.log())
 
     polled(teacher, teacher_tick)
-    poll, wall = value_of(teacher, "class-poll"), value_of(teacher, "class-wall")
+    poll, wall = value_of(teacher, "lesson-poll"), value_of(teacher, "class-wall")
     assert "10 votes" in poll and [int(n) for n in re.findall(r'class="poll-n">(\d+)', poll)][:2] == [0, 10]
     assert all(f"({i})" in wall for i in range(10)) and all(f"After the crash ({i})." in wall for i in range(10))

@@ -78,6 +78,7 @@ class Student:
         self.arrived = threading.Condition()
         self.reading = False
         self.query: dict = {}  # the page's own query (?class=CODE): the browser sends it with its events
+        self.retried = 0  # polls sent again after a connection closed under them (at_once)
 
     def _served_by(self, response: httpx.Response) -> None:
         if "x-replica" in response.headers:
@@ -112,10 +113,12 @@ class Student:
                     self.reading = False
                     return
 
-    def event(self, dependency: dict, trigger: int | None, changes: dict | None = None) -> tuple[float, int]:
-        """Run one of the page's events with the page's current values; returns (seconds, bytes received)."""
+    def event(self, dependency: dict, trigger: int | None, changes: dict | None = None,
+              event_data: dict | None = None) -> tuple[float, int]:
+        """Run one of the page's events with the page's current values (and what the browser says of the event:
+        a custom event's data); returns (seconds, bytes received)."""
         self.values |= changes or {}
-        payload = {"data": [self.values.get(i) for i in dependency["inputs"]], "event_data": None,
+        payload = {"data": [self.values.get(i) for i in dependency["inputs"]], "event_data": event_data,
                    "fn_index": dependency["id"], "trigger_id": trigger, "session_hash": self.session}
         t0 = time.perf_counter()
         joined = self.http.post(self.api + "queue/join", json=payload, params=self.query)
@@ -200,7 +203,14 @@ class Student:
         """An event off the queue (a class page's poll of its class), as the browser posts it; returns its data."""
         payload = {"data": [self.values.get(i) for i in dependency["inputs"]], "event_data": None,
                    "fn_index": dependency["id"], "trigger_id": None, "session_hash": self.session}
-        answer = self.http.post(self.api + "run/predict", json=payload, params=self.query)
+        try:
+            answer = self.http.post(self.api + "run/predict", json=payload, params=self.query)
+        except httpx.RemoteProtocolError:
+            # a kept-alive connection closed by the other end as the poll went out, before any answer: a browser
+            # sends such a request again by itself on a new connection, and a poll is safe to repeat (a sentence
+            # or a vote never is: they go through `event`, which does not retry)
+            self.retried += 1
+            answer = self.http.post(self.api + "run/predict", json=payload, params=self.query)
         answer.raise_for_status()
         data = answer.json().get("data", [])
         self.apply(dependency, data)
@@ -319,10 +329,10 @@ def start_class(teacher: Student, url: str) -> str:
 
 
 def vote(student: Student, choice: int) -> tuple[float, int]:
-    """A tap on one of the current question's choices."""
-    radio = block(student.config, elem_id="class-vote")["id"]
-    dependency = next(d for d in student.config["dependencies"] if [radio, "input"] in d["targets"])
-    return student.event(dependency, radio, {radio: choice})
+    """A tap on one of the current question's choice buttons (the question's own "vote" event)."""
+    question = block(student.config, elem_id="class-question")["id"]
+    dependency = next(d for d in student.config["dependencies"] if [question, "vote"] in d["targets"])
+    return student.event(dependency, question, event_data={"choice": str(choice)})
 
 
 def value_of(student: Student, elem_id: str):
@@ -344,7 +354,7 @@ def class_mode(url: str, n: int, timeout: float) -> dict:
     def projector():
         while not stop.is_set():
             drawn = teacher.at_once(teacher_tick)
-            poll = drawn.get(block(config, elem_id="class-poll")["id"])
+            poll = drawn.get(block(config, elem_id="lesson-poll")["id"])
             if isinstance(poll, str) and "vote" in poll:
                 total = int(re.search(r"(\d+) votes?", poll).group(1))
                 shown.append((time.monotonic(), total))
@@ -372,7 +382,7 @@ def class_mode(url: str, n: int, timeout: float) -> dict:
         t.start()
     samples, failed = together(students, lambda s, i: s.translate(SENTENCES[i % len(SENTENCES)]))  # as a class
     report["translate and send"], errors = summary(samples) if samples else None, errors + failed
-    ask = find(config, "click", elem_id="class-ask")
+    ask = find(config, "click", elem_id="lesson-ask")
     teacher.event(ask, ask["targets"][0][0])
     question = block(config, elem_id="class-question")["id"]
     deadline = time.monotonic() + 30
@@ -404,6 +414,7 @@ def class_mode(url: str, n: int, timeout: float) -> dict:
     if any(served):
         report["replicas"] = {"sessions": {r: sum(r in s for s in served) for r in sorted(set().union(*served))},
                               "split": sum(len(s) > 1 for s in served)}
+    report["polls retried"] = sum(s.retried for s in students + [teacher])
     report["errors"] = errors
     return report
 

@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -29,6 +30,24 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class Url(str):
+    """The server's SQLAlchemy URL, which can also restart it (a test of what a restart mid-lesson does)."""
+
+    def __new__(cls, url: str, *server):
+        made = super().__new__(cls, url)
+        made.server = server
+        return made
+
+    def restart(self, down_s: float) -> None:
+        """Stops the server at once (every connection dropped), waits `down_s`, starts it again."""
+        as_user, bin_dir, data, options, log = self.server
+        subprocess.run(as_user + [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(down_s)
+        subprocess.run(as_user + [str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l", str(log),
+                                  "start"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 @contextlib.contextmanager
@@ -51,7 +70,8 @@ def running():
         subprocess.run(as_user + [str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l",
                                   str(folder / "log"), "start"], **run)
         try:
-            yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+            yield Url(f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres", as_user, bin_dir, data, options,
+                      folder / "log")
         finally:
             subprocess.run(as_user + [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

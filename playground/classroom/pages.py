@@ -17,6 +17,9 @@ from .store import ClassState, Poll, shown_code
 
 WALL_SHOWN = 60  # the most groups of sentences the projector's wall shows (the summary keeps every one)
 PHONE_WALL = 6  # and a student's page
+# the teacher's wall in a window of its own, for a second screen: the same page, which shows only the wall (page.js)
+WALL_WINDOW = ('<p class="wall-window"><a href="?wall" target="_blank" rel="noopener">Open the wall in a window of '
+               'its own</a> (for a second screen)</p>')
 
 
 def join_link(address: str, code: str) -> str:
@@ -87,8 +90,8 @@ def wall_html(state: ClassState, teacher: bool, limit: int = WALL_SHOWN) -> str:
     clicks fire the wall's own event: assets/page.js)."""
     entries = grouped(state.wall)[:limit]
     if not entries:
-        return ('<div class="wall"><p class="wall-empty">The class\'s sentences appear here as they are '
-                'translated.</p></div>')
+        return (f'<div class="wall">{WALL_WINDOW if teacher else ""}<p class="wall-empty">The class\'s sentences '
+                'appear here as they are translated.</p></div>')
     items = []
     for e in entries:
         who = ", ".join(e["nicknames"][:3]) + (" and others" if len(e["nicknames"]) > 3 else "")
@@ -103,7 +106,7 @@ def wall_html(state: ClassState, teacher: bool, limit: int = WALL_SHOWN) -> str:
                      f'{notice}<p class="wall-who">{html.escape(who)}{actions}</p></li>')
     more = len(grouped(state.wall)) - len(entries)
     tail = f'<p class="wall-more">and {more} more (in the summary)</p>' if more > 0 else ""
-    return f'<div class="wall"><ol class="wall-list">{"".join(items)}</ol>{tail}</div>'
+    return f'<div class="wall">{WALL_WINDOW if teacher else ""}<ol class="wall-list">{"".join(items)}</ol>{tail}</div>'
 
 
 # -----------------------------------------------------------------------------
