@@ -130,9 +130,10 @@ def next_piece_poll(result, index: int) -> tuple[str, list[str], int, str]:
     return question, [named_pieces[i] for i in order], order.index(tokens.index(step.token)), explained
 
 
-def poll_html(poll: Poll | None, show_counts: bool) -> str:
-    """The projector's current question, each choice with its votes (when shown) and, once revealed, the right one
-    marked (poll.explained is HTML the server wrote, its pieces escaped)."""
+def poll_html(poll: Poll | None, show_counts: bool, said: bool = True) -> str:
+    """The projector's current question (`said`: with its words; beside the Lesson's own question, without),
+    each choice with its votes (when shown) and, once revealed, the right one marked (poll.explained is HTML the
+    server wrote, its pieces escaped)."""
     if poll is None:
         return ""
     total = sum(poll.counts)
@@ -149,9 +150,10 @@ def poll_html(poll: Poll | None, show_counts: bool) -> str:
     answer = (f'<p class="poll-answer"><b>Answer:</b> {poll.explained or html.escape(poll.choices[poll.answer])}'
               '</p>' if poll.revealed else "")
     state = "revealed" if poll.revealed else "open"
-    return (f'<div class="poll" data-poll="{poll.id}" data-state="{state}"><p class="poll-question"><b>Question for '
-            f'the class:</b> {html.escape(poll.question)}</p><ol class="poll-choices">{"".join(rows)}</ol>{votes}'
-            f'{answer}</div>')
+    question = (f'<p class="poll-question"><b>Question for the class:</b> {html.escape(poll.question)}</p>' if said
+                else "")
+    return (f'<div class="poll" data-poll="{poll.id}" data-state="{state}">{question}<ol class="poll-choices">'
+            f'{"".join(rows)}</ol>{votes}{answer}</div>')
 
 
 def question_html(poll: Poll | None, mine: int | None) -> str:

@@ -262,15 +262,16 @@ class ClassPanel:
         state = self.store.state(class_id, roster=True)
         memory.seen = state.version
         teacher = values[self.teacher]
-        poll = pages.poll_html(state.poll, show_counts=True)
+        poll = state.poll
         lesson, steps = self.page.views["lesson"], self.page.views["steps"]
         drawn = {self.status: f'<p class="class-status"><b>Class {shown_code(state.code)}</b> · '
                               f'{pages.joined(state.students, state.locked)}</p>',
                  self.lock: gr.update(value="Open to new students" if state.locked else "Close to new students"),
                  self.card: pages.join_card(teacher["link"], state.code, state.students, state.locked),
                  self.roster: pages.roster_html(state),
-                 lesson.poll: poll if state.poll and state.poll.step else "",
-                 steps.poll: poll if state.poll and not state.poll.step else "",
+                 # beside the Lesson's own question its words are not said again; Step by step's question is said
+                 lesson.poll: pages.poll_html(poll, show_counts=True, said=False) if poll and poll.step else "",
+                 steps.poll: pages.poll_html(poll, show_counts=True) if poll and not poll.step else "",
                  self.wall: pages.wall_html(state, teacher=True)}
         return memory.changed(drawn)
 
