@@ -39,7 +39,9 @@
   tp.question = (element, trigger) => {
     element.addEventListener('click', (event) => {
       const button = event.target.closest('button[data-choice]');
-      if (button && !button.disabled) trigger('vote', {choice: button.dataset.choice});
+      if (button && !button.disabled) {
+        trigger('vote', {choice: button.dataset.choice, poll: button.closest('.question').dataset.poll});
+      }
     });
     let seen = null;
     new MutationObserver(() => {

@@ -316,13 +316,25 @@ def learned(translator, result: Result) -> LessonStep:
     picked = sorted({epochs[0], next((e for e in epochs if e >= 4), epochs[-1])})
     said = [(e, timeline.snapshot(translator, e).translate(result.text, result.options).text) for e in picked]
     fig = training_curves(translator.metrics)
-    said_texts = list(dict.fromkeys([t for _, t in said] + [result.translation.text]))  # distinct, the answer first
     return LessonStep(
         9, "How it learned", text, f"After epoch {picked[0]}, what does the model say for your sentence?",
         "; ".join(f"after epoch {e}: “{html.escape(t)}”" for e, t in said)
         + f"; at the end (the model you are using): “{html.escape(result.translation.text)}”.",
-        fig, training_curves(translator.metrics, mark_epoch=picked[0]), "timeline", sorted(said_texts),
-        sorted(said_texts).index(said[0][1]))
+        fig, training_curves(translator.metrics, mark_epoch=picked[0]), "timeline", list(EARLY),
+        early_kind(said[0][1], result.translation.text))
+
+
+# step 9's poll: what an early model writes, described rather than shown (its garbled words would give it away)
+EARLY = ["one word over and over", "words of the language, not yet your sentence", "nearly the translation already"]
+
+
+def early_kind(early: str, final: str) -> int:
+    """Which of EARLY an early snapshot's translation is, against the final one."""
+    said = early.lower().split()
+    if not said or max(said.count(w) for w in said) >= max(2, len(said) / 2):
+        return 0
+    wanted = set(final.lower().split())
+    return 2 if len(set(said) & wanted) >= 0.6 * max(1, len(wanted)) else 1
 
 
 def not_attention(translator, result: Result) -> LessonStep:
@@ -352,8 +364,10 @@ def not_attention(translator, result: Result) -> LessonStep:
         f"To make the model unsure of {quoted(out, t)}, which should we hide: the English piece attention looks at "
         "most, or the one ALTI+ (a measure of what each piece adds) points at?",
         answer, fig, marked, "used",
+        # the pieces named only when they differ (the same piece twice would give the answer away)
         [f"attention's top piece, {named(src, top['attention'])}", f"ALTI+'s top piece, {named(src, top['alti_plus'])}",
-         "either: the same piece, or it hurts about the same"],
+         "either: the same piece, or it hurts about the same"] if top["attention"] != top["alti_plus"] else
+        ["attention's top piece", "ALTI+'s top piece", "either: the same piece, or it hurts about the same"],
         2 if verdict.startswith(("they point", "hiding either")) else 0 if "attention" in verdict else 1)
 
 

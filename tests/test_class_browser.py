@@ -256,3 +256,74 @@ def test_a_phones_class_page_is_built_for_a_finger_and_keeps_hostile_text_as_tex
     for p in (teacher, phone):
         assert not p.errors, p.errors
         p.context.close()
+
+
+def test_the_app_restarted_mid_lesson_brings_the_teacher_and_every_phone_back_to_the_class(browser, translators,
+                                                                                           tmp_path):
+    """One process on SQLite, restarted (a new process's state: every page and session forgotten) while a poll is
+    open: after a reload the teacher and three phones are back in the same class, with the wall, the open poll and
+    the votes, and the lesson goes on."""
+    import socket
+
+    import app
+    from playground.classroom.store import Store
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url, database = f"http://127.0.0.1:{port}/", f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+
+    def launched():
+        demo = app.build_demo(translators, store=Store(database))
+        demo.queue(default_concurrency_limit=2)
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                    **app.launch_options())
+        return demo
+
+    demo = launched()
+    teacher = open_page(browser, url, (1280, 720))
+    teacher.click("#class-entry button >> nth=0")
+    teacher.click("#class-start")
+    teacher.wait_for_selector("#class-card .join-link a", timeout=20_000)
+    link = teacher.inner_text("#class-card .join-link a")
+    phones = [open_page(browser, link, (390, 844)) for _ in range(3)]
+    for i, p in enumerate(phones):
+        p.wait_for_selector("#class-student", state="visible", timeout=20_000)
+        translate(p, f"My cat is {i + 2} years old.")
+    teacher.wait_for_function("() => document.querySelector('#class-wall').innerText.includes('is 4 years')",
+                              timeout=30_000)
+    teacher.click("button[role=tab]:has-text('Lesson')")
+    teacher.wait_for_selector("#lesson-question", timeout=30_000)
+    teacher.click("#lesson-ask")
+    for i, p in enumerate(phones[:2]):  # two vote before the restart, the third after it
+        p.wait_for_selector(".question[data-state=open] button.choice", timeout=20_000)
+        p.locator("#class-question button.choice").nth(i).click()
+    teacher.wait_for_function("() => document.querySelector('#lesson-poll').innerText.includes('2 votes')",
+                              timeout=20_000)
+
+    demo.close()  # the app stops, and starts again on the same file
+    demo = launched()
+    try:
+        for p in [teacher, *phones]:
+            p.reload()
+            p.wait_for_function("() => document.querySelector('#translation textarea')?.value.length > 0",
+                                timeout=60_000)
+        teacher.wait_for_function("() => ['is 2 years', 'is 3 years', 'is 4 years'].every(t => "
+                                  "document.querySelector('#class-wall').innerText.includes(t))", timeout=30_000)
+        assert "3 students joined" in teacher.inner_text("#class-status")
+        for i, p in enumerate(phones[:2]):  # each phone's own vote, still marked
+            p.wait_for_selector(".question[data-state=open] button.chosen", timeout=30_000)
+            assert p.locator("#class-question button.choice").nth(i).get_attribute("aria-pressed") == "true"
+        phones[2].wait_for_selector(".question[data-state=open] button.choice", timeout=30_000)
+        phones[2].locator("#class-question button.choice").nth(0).click()
+        teacher.click("button[role=tab]:has-text('Lesson')")
+        teacher.wait_for_function("() => document.querySelector('#lesson-poll').innerText.includes('3 votes')",
+                                  timeout=30_000)
+        teacher.click("#lesson-reveal")
+        for p in phones:
+            p.wait_for_selector(".question[data-state=revealed] .verdict", timeout=30_000)
+        for p in [teacher, *phones]:
+            assert not [e for e in p.errors if "Connection" not in e], p.errors
+            p.context.close()
+    finally:
+        demo.close()

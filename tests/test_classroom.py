@@ -463,6 +463,11 @@ def test_a_running_class_is_never_lost_to_a_second_start(page):
     assert classes.teaching_class({classes.teacher: teacher}) is not None
     ended = classes.finish({classes.teacher: teacher})
     assert ended[classes.present_start].visible is True and ended[classes.teacher] == {}
+    for button, out in ((classes.end, ended), (classes.present_end, ended), (classes.start, again)):
+        fn = next(f for f in page.demo.fns.values() if (button._id, "click") in map(tuple, f.targets))
+        if fn.fn is None:  # the browser's part (the page's address) first, then the handler
+            fn = next(f for f in page.demo.fns.values() if f.trigger_after == fn._id)
+        assert set(out) <= set(fn.outputs), "every update the handler returns is an output of its event"
 
 
 def test_only_a_students_own_translate_or_enter_sends_to_the_wall(page):
@@ -494,4 +499,26 @@ def test_only_a_students_own_translate_or_enter_sends_to_the_wall(page):
     classes.send_translated(values, Visitor("sender"))  # Translate again on the same sentence
     class_id = classes.teaching_class({classes.teacher: teacher})
     assert [s["text"] for s in classes.store.state(class_id).wall] == ["I have a cat."]
+    classes.finish({classes.teacher: teacher})
+
+
+def test_a_phone_votes_on_the_question_it_shows_even_where_the_server_never_saw_it(page):
+    """The tap says the poll it was on: a phone moved to another replica (no memory of it there) still votes, once,
+    and a tap on a question the teacher has since replaced is refused in place."""
+    classes = page.classroom
+    teacher, _ = started(page, "teacher-vote")
+    member = classes.enrol(teacher["code"], {}, Visitor("voter"))[classes.member]
+    class_id = classes.teaching_class({classes.teacher: teacher})
+    first = classes.store.ask(class_id, "Which?", ["a", "b"], 0, "")
+    classes.cast({classes.member: member}, Visitor("voter-elsewhere"), gr.EventData(None, {"choice": "1",
+                                                                                        "poll": str(first)}))
+    classes.cast({classes.member: member}, Visitor("voter"), gr.EventData(None, {"choice": "0", "poll": str(first)}))
+    assert classes.store.state(class_id).poll.counts == [1, 0]  # changed, still one vote
+    classes.store.ask(class_id, "Another?", ["c", "d"], 1, "")
+    with pytest.raises(gr.Error, match="closed"):
+        classes.cast({classes.member: member}, Visitor("voter"), gr.EventData(None, {"choice": "1",
+                                                                                   "poll": str(first)}))
+    for bad in ({"choice": "x", "poll": str(first)}, {"choice": "9", "poll": "nope"}, {}):
+        with pytest.raises(gr.Error, match="not one of the choices|closed"):
+            classes.cast({classes.member: member}, Visitor("voter"), gr.EventData(None, bad))
     classes.finish({classes.teacher: teacher})

@@ -197,3 +197,9 @@ def test_every_answer_is_the_models_own_on_the_shipped_checkpoints(translators):
         for sentence in ("I have a math test tomorrow.", "My sister plays the piano."):
             result = context.run(translator, pair, sentence)
             check_deletion_step(translator, result, check_every_answer(translator, result))
+
+
+def test_step_nines_poll_describes_what_an_early_model_writes():
+    assert lesson.early_kind("Ein Ein Ein Ein .", "Ich habe einen Hund .") == 0
+    assert lesson.early_kind("Ein Mann steht auf der Straße .", "Ich habe einen Hund .") == 1
+    assert lesson.early_kind("Ich habe ein Hund .", "Ich habe einen Hund .") == 2

@@ -20,6 +20,7 @@ Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -329,21 +330,25 @@ def start_class(teacher: Student, url: str) -> str:
 
 
 def vote(student: Student, choice: int) -> tuple[float, int]:
-    """A tap on one of the current question's choice buttons (the question's own "vote" event)."""
+    """A tap on one of the current question's choice buttons (the question's own "vote" event, which says the
+    choice and the poll the phone shows)."""
     question = block(student.config, elem_id="class-question")["id"]
     dependency = next(d for d in student.config["dependencies"] if [question, "vote"] in d["targets"])
-    return student.event(dependency, question, event_data={"choice": str(choice)})
+    poll = re.search(r'data-poll="(\d+)"', str(student.values.get(question) or ""))
+    return student.event(dependency, question, event_data={"choice": str(choice), "poll": poll.group(1) if poll
+                                                            else ""})
 
 
 def value_of(student: Student, elem_id: str):
     return student.values.get(block(student.config, elem_id=elem_id)["id"])
 
 
-def class_mode(url: str, n: int, timeout: float) -> dict:
+def class_mode(url: str, n: int, timeout: float, kill=None) -> dict:
     """A class together: a teacher starts a class and polls it (1 s, as the projector's page does); n students join
     by the link, each polls the class (2 s), translates a sentence of their own (sent to the wall) and votes on the
     teacher's question. Counts every sentence on the wall and every vote once, and how long a vote takes to reach
-    the projector (from the vote's answer to the first poll of the teacher's page that shows it)."""
+    the projector (from the vote's answer to the first poll of the teacher's page that shows it). `kill`: called
+    halfway (after the sentences, before the question), e.g. to kill a replica."""
     teacher = Student(url, timeout)
     teacher.open_page()
     config = teacher.config
@@ -363,14 +368,15 @@ def class_mode(url: str, n: int, timeout: float) -> dict:
     students = [Student(url, timeout) for _ in range(n)]
     for s in students:
         s.query = {"class": code}
-    report, errors, polling = {}, [], threading.Event()
+    report, errors, polling, polls, failed_polls = {}, [], threading.Event(), [], []
 
     def phone(s: Student):
         while not polling.is_set():
             try:
+                polls.append(1)
                 s.at_once(student_tick)
-            except Exception as e:
-                errors.append(f"poll: {type(e).__name__}: {e}")
+            except Exception as e:  # the phone polls again 2 s later
+                failed_polls.append(f"{type(e).__name__}: {e}")
             polling.wait(2.0)
 
     watcher = threading.Thread(target=projector, daemon=True)
@@ -382,6 +388,9 @@ def class_mode(url: str, n: int, timeout: float) -> dict:
         t.start()
     samples, failed = together(students, lambda s, i: s.translate(SENTENCES[i % len(SENTENCES)]))  # as a class
     report["translate and send"], errors = summary(samples) if samples else None, errors + failed
+    if kill is not None:
+        kill()
+        time.sleep(4)  # the balancer takes the replica out after two failed checks, 1 s apart
     ask = find(config, "click", elem_id="lesson-ask")
     teacher.event(ask, ask["targets"][0][0])
     question = block(config, elem_id="class-question")["id"]
@@ -414,7 +423,8 @@ def class_mode(url: str, n: int, timeout: float) -> dict:
     if any(served):
         report["replicas"] = {"sessions": {r: sum(r in s for s in served) for r in sorted(set().union(*served))},
                               "split": sum(len(s) > 1 for s in served)}
-    report["polls retried"] = sum(s.retried for s in students + [teacher])
+    report["polls"] = {"sent": len(polls), "failed": len(failed_polls), "sent again at once": sum(
+        s.retried for s in students + [teacher]), "why failed": sorted(set(failed_polls))[:5]}
     report["errors"] = errors
     return report
 
@@ -581,6 +591,8 @@ def main() -> None:
     parser.add_argument("--class-mode", choices=["sqlite", "postgresql"],
                         help="a class together instead (class_mode): its store in a fresh SQLite file, or a throwaway "
                              "PostgreSQL (tools/throwaway_postgres.py)")
+    parser.add_argument("--kill-replica", action="store_true",
+                        help="with --class-mode and --setups 2 or more: replica r1 killed halfway through the class")
     args = parser.parse_args()
     if args.class_mode:
         return main_class_mode(args)
@@ -611,6 +623,20 @@ def main() -> None:
         args.json.write_text(json.dumps(runs, indent=2))
 
 
+def kill_replica(serving: int, name: str) -> None:
+    """SIGKILL to replica `name` of a deploy/serve.py (as after a crash)."""
+    import psutil
+
+    for child in psutil.Process(serving).children(recursive=True):
+        try:
+            if child.environ().get("PLAYGROUND_REPLICA") == name:
+                child.kill()
+                return
+        except psutil.Error:
+            continue
+    raise RuntimeError(f"no replica {name} under process {serving}")
+
+
 def main_class_mode(args) -> None:
     import contextlib
 
@@ -627,8 +653,12 @@ def main_class_mode(args) -> None:
                 port = args.port or free_port()
                 app = serve(port, args.code.resolve(), setup, database)
                 name = f"{n} students, {args.class_mode}, " + ("one process" if setup == 1 else f"{setup} replicas")
+                kill = None
+                if args.kill_replica and setup > 1:
+                    name += ", r1 killed halfway"
+                    kill = functools.partial(kill_replica, app.pid, "r1")
                 try:
-                    runs[name] = class_mode(f"http://127.0.0.1:{port}/", n, args.timeout)
+                    runs[name] = class_mode(f"http://127.0.0.1:{port}/", n, args.timeout, kill)
                 finally:
                     os.killpg(app.pid, signal.SIGTERM)
                     app.wait(timeout=60)

@@ -192,8 +192,10 @@ def followed_html(state: ClassState) -> str:
     t = state.teacher
     if not t.get("text"):
         return '<p class="follow-empty">The teacher has not shown a sentence yet.</p>'
+    asked = state.poll is not None and state.poll.question == t.get("question")  # said once: in the question box
     step = (f'<p class="follow-step">Lesson step {t["step"]}: {html.escape(t["step_title"] or "")}'
-            + (f'<br>{html.escape(t["question"])}' if t.get("question") else "") + "</p>" if t.get("step") else "")
+            + (f'<br>{html.escape(t["question"])}' if t.get("question") and not asked else "") + "</p>"
+            if t.get("step") else "")
     return (f'<div class="follow"><p class="follow-label">On the projector</p><p class="follow-source">'
             f'{html.escape(t["text"])}</p><p class="follow-translation">{html.escape(t["translation"] or "")}</p>'
             f'{step}</div>')

@@ -47,6 +47,13 @@ def plain(text: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", text.replace("**", "")))
 
 
+def phone_words(answer: str) -> str:
+    """A Lesson answer as a phone shows it: what points at the projector's figure ("the orange square", "the orange
+    path in the tree is ...") left out, since a phone does not show the figure."""
+    answer = re.sub(r"\s*\([^()]*\borange\b[^()]*\)", "", answer)
+    return " ".join(s for s in re.split(r"(?<=[.!?])\s+", answer) if not re.search(r"\borange\b", s))
+
+
 def quiet(poll):
     """A page's poll of its class: a failure is logged and the page keeps what it shows (the next poll, a second
     or two later, tries again); never an error box every second."""
@@ -299,7 +306,8 @@ class ClassPanel:
         step = self.page.views["lesson"].made_step(result, int(values[self.page.views["lesson"].number] or 1))
         if not step.question or len(step.choices) < 2:
             raise ClassError(f"Step {step.number} has no question to vote on for this sentence.")
-        explained = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", step.answer)  # Markdown's bold; the rest is escaped
+        explained = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", phone_words(step.answer))  # Markdown's bold; the rest is
+        # escaped
         self.store.ask(class_id, plain(step.question), step.choices, step.right, explained, pair=result.pair,
                        text=result.text, step=step.number)
         return {self.said: "The question is on the class's phones: their votes come in beside it."}
@@ -449,19 +457,19 @@ class ClassPanel:
 
     @friendly
     def cast(self, values: dict, request: gr.Request, clicked: gr.EventData) -> dict:
-        """A phone's vote on the question it shows, drawn at once with the vote marked."""
+        """A phone's vote on the question it shows (the poll's id comes with the tap: a phone moved to another
+        replica votes on what it shows), drawn at once with the vote marked."""
         class_id, member = self.membership(values)
         memory = self.memory(request)
         try:
-            choice = int(getattr(clicked, "choice", ""))
+            choice, poll_id = int(getattr(clicked, "choice", "")), int(getattr(clicked, "poll", ""))
         except (TypeError, ValueError):
             raise ClassError("That is not one of the choices.") from None
-        if memory.poll is None:
-            return {}
         if not self.limited("vote", member["token"], SENDS):
             raise ClassError("Too many changes: wait a moment before you vote again.")
-        self.store.vote(class_id, member["token"], memory.poll.id, choice)
-        return memory.changed({self.question: pages.question_html(memory.poll, choice)})
+        self.store.vote(class_id, member["token"], poll_id, choice)
+        poll = memory.poll if memory.poll is not None and memory.poll.id == poll_id else None
+        return memory.changed({self.question: pages.question_html(poll, choice)}) if poll else {}
 
     @friendly
     def settings(self, values: dict, request: gr.Request) -> dict:
@@ -567,7 +575,8 @@ class ClassPanel:
         event([lesson.reveal.click], self.reveal_with_lesson, [], [self.teacher, lesson.number], [self.said], **common)
         event([self.lock.click], self.toggle_lock, [], [self.teacher], [self.said], **common)
         for end in (self.end, self.present_end):
-            event([end.click], self.finish, [], [self.teacher], [self.summary, self.said] + self.teacher_view,
+            event([end.click], self.finish, [], [self.teacher], [self.summary, self.said, self.teacher]
+                  + self.teacher_view,
                   **common).success(None, js="() => document.getElementById('class-summary')?.click()")
         self.opened_sentence = event(self.wall.act, self.act, [], [self.teacher],
                                      [self.said, page.panel.pair, page.panel.text], **common)
