@@ -29,7 +29,7 @@ def shortened(text: str, most: int = 80) -> str:
 class TranslatePanel:
     def __init__(self, ctx: Context, extras=None, present_extras=None):
         """extras, present_extras: build more controls in the row under the panel, and in presentation mode's bar
-        (the class's: playground/class_panel.py)."""
+        (the class's: playground/classroom/panel.py)."""
         self.ctx = ctx
         pairs = ctx.pairs
         # One compact block, so that the first screen also holds the model at a glance: the sentence, the button and

@@ -511,10 +511,10 @@ class Store:
                 query = query.where(sentences.c.hidden.is_(False))
             sent = [dict(r._mapping) for r in db.execute(query.order_by(sentences.c.id.desc()).limit(wall))]
             poll = self._poll(db, row.poll_id) if row.poll_id is not None else None
-            students_ = self._roster(db, class_id) if roster else []
+            listed = self._roster(db, class_id) if roster else []
         teacher = {k: getattr(row, k) for k in ("pair", "text", "translation", "step", "step_title", "question")}
         return ClassState(row.id, row.code, row.version, count, teacher, sent, poll, bool(row.locked),
-                          roster=students_)
+                          roster=listed)
 
     @lasting
     def vote_of(self, poll_id: int, token: str) -> int | None:
