@@ -383,6 +383,8 @@ def class_mode(url: str, n: int, timeout: float, kill=None) -> dict:
     watcher.start()
     samples, failed = together(students, lambda s, i: s.open_page())
     report["join by the link"], errors = summary(samples) if samples else None, errors + failed
+    errors += [f"student {i}: not in the class: {value_of(s, 'class-said')}" for i, s in enumerate(students)
+               if "You are in class" not in str(value_of(s, "class-said"))]  # a join refused is said in place
     phones = [threading.Thread(target=phone, args=(s,), daemon=True) for s in students]
     for t in phones:
         t.start()

@@ -36,7 +36,8 @@ ACT_JS = "tp.wall(element, trigger, 'act')"  # the wall's and the list's buttons
 VOTE_JS = "tp.question(element, trigger, 'vote')"  # a phone's choice buttons fire the question's "vote" event
 TEACHER_TICK_S, STUDENT_TICK_S = 1.0, 2.0  # how often a page asks whether its class changed
 # The rate limits, counted in the store for every replica: (events, per seconds)
-NEW_STUDENTS = (60, 600)  # per client address: a whole class may share one school router, a script may not flood it
+NEW_STUDENTS = (150, 600)  # per client address: a lecture hall may share one router; a script flooding a class
+# is stopped here, and seen and shut out by the teacher (the list of students, "Close to new students")
 WRONG_CODES = (30, 60)  # per client address: codes that were wrong (a code is not found by trying)
 SENDS = (12, 60)  # per student: sentences sent to the wall, and votes changed
 STARTS = (10, 600)  # per client address: classes started
