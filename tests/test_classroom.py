@@ -522,3 +522,18 @@ def test_a_phone_votes_on_the_question_it_shows_even_where_the_server_never_saw_
         with pytest.raises(gr.Error, match="not one of the choices|closed"):
             classes.cast({classes.member: member}, Visitor("voter"), gr.EventData(None, bad))
     classes.finish({classes.teacher: teacher})
+
+
+def test_a_teacher_moved_to_another_replica_asks_about_the_sentence_the_class_was_shown(page):
+    """The replica that held the teacher's translation stopped: the one left has none for this page, and asks about
+    the sentence the class was last shown (kept in the store), translated again."""
+    classes = page.classroom
+    teacher, _ = started(page, "teacher-moved")
+    class_id = classes.teaching_class({classes.teacher: teacher})
+    with pytest.raises(gr.Error, match="Translate a sentence first"):  # nothing shown yet: nothing to ask about
+        classes.ask_lesson({classes.teacher: teacher, page.result: None, page.views["lesson"].number: 1})
+    classes.store.show(class_id, "en-de", "I see a dog.", "Ich sehe einen Hund.", 1, "Pieces", "")
+    classes.ask_lesson({classes.teacher: teacher, page.result: None, page.views["lesson"].number: 1})
+    classes.ask_steps({classes.teacher: teacher, page.result: None, page.views["steps"].index: 2})
+    ended = classes.store.end(class_id)
+    assert [(p.text, p.step) for p in ended.polls] == [("I see a dog.", 1), ("I see a dog.", None)]

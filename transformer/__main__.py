@@ -39,9 +39,27 @@ def fail(message: str) -> int:
 
 
 def train(args) -> int:
+    if args.recipe:  # everything from the recipe file; flags beyond where the data is and where it goes are refused
+        from .training import recipe
+
+        made = recipe.load(args.recipe)
+        flags = [f.name for cls in (ModelConfig, TrainConfig) for f in dataclasses.fields(cls)
+                 if hasattr(args, f.name) and f.name not in ("threads", "recipe") and getattr(args, f.name) != f.default]
+        if flags or args.data_dir or args.limit:
+            return fail(f"with --recipe, everything but --data, --out, --resume and --threads is the recipe's: "
+                        f"change {', '.join(flags or ['--data-dir/--limit'])} in {args.recipe}")
+        if args.threads:  # this machine's cores, not the model's recipe
+            made.train.threads = args.threads
+        data = args.data or Path(__file__).resolve().parents[2] / "shared" / "data"
+        out = recipe.run(made, data, args.out or Path("runs") / made.name, args.resume)
+        print(f"{out}: trained by {made.stamp}")
+        return 0
+    if not args.data_dir or not args.out:
+        return fail("give --recipe FILE, or --data-dir and --out with the settings as flags")
     from .training.train import train as run
 
-    run(args.data_dir, args.out, pick(ModelConfig, args), pick(TrainConfig, args), args.resume, args.limit)
+    model_config = dataclasses.replace(pick(ModelConfig, args), recipe="")  # flags: no recipe file made it
+    run(args.data_dir, args.out, model_config, pick(TrainConfig, args), args.resume, args.limit)
     return 0
 
 
@@ -165,14 +183,18 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m transformer", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("train", help="train a model on Multi30k (and Tatoeba) and write a checkpoint directory")
-    p.add_argument("--data-dir", required=True, action="append",
-                   help="a corpus folder, e.g. ../shared/data/multi30k; repeat it to train on several "
-                        "(../shared/data/tatoeba: its held-out val split is ours, see data.HELDOUT)")
-    p.add_argument("--out", required=True, help="checkpoint directory to write, e.g. checkpoints/en-de")
+    p = sub.add_parser("train", help="train a model from its recipe (--recipe recipes/en-de.toml), or from flags, and "
+                       "write a checkpoint directory")
+    p.add_argument("--recipe", help="a recipe file (recipes/*.toml): everything that makes the model, from scratch "
+                                    "or (init_from) from a checkpoint; then averaged, evaluated and stamped")
+    p.add_argument("--data", type=Path, help="with --recipe: the folder holding its corpora (default ../shared/data)")
+    p.add_argument("--data-dir", action="append",
+                   help="without --recipe: a corpus folder, e.g. ../shared/data/multi30k; repeat it to train on "
+                        "several (../shared/data/tatoeba: its held-out val split is ours, see data.HELDOUT)")
+    p.add_argument("--out", help="checkpoint directory to write, e.g. checkpoints/en-de (with --recipe: runs/NAME)")
     p.add_argument("--resume", action="store_true", help="continue from <out>/train/state.safetensors")
     p.add_argument("--limit", type=int, default=0, help="use only the first N training sentences (smoke tests)")
-    add_dataclass_options(p, ModelConfig, skip=("vocab_size", "pad_id", "bos_id", "eos_id", "unk_id"))
+    add_dataclass_options(p, ModelConfig, skip=("vocab_size", "pad_id", "bos_id", "eos_id", "unk_id", "recipe"))
     add_dataclass_options(p, TrainConfig)
     p.set_defaults(func=train)
 

@@ -37,6 +37,7 @@ class ModelConfig:
     scale_embedding: bool = True  # embeddings times sqrt(d_model) (§3.4)
     output_bias: bool = False  # a bias on the output projection (Marian's final_logits_bias)
     src_vocab_size: int = 0  # 0: one vocabulary for both sides; else the source side's own embedding table
+    recipe: str = ""  # the recipe that made it ("en-de sha256:..."; transformer/training/recipe.py): no effect on the model
 
     def __post_init__(self) -> None:
         if self.d_model % self.n_heads:

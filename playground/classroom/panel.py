@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 
+from transformer.decoding import DecodeOptions
 from transformer.translator import sentences
 
-from .. import downloads, links
+from .. import context, downloads, links
 from ..context import Context
 from ..doubts import words
 from ..panel import TranslatePanel
@@ -298,12 +299,23 @@ class ClassPanel:
                         else "")
         memory.shown = shown
 
+    def shown_result(self, class_id: int, values: dict):
+        """The translation the teacher's page shows; on a replica that has not seen this page yet (its own was
+        stopped), the sentence the class was last shown, translated again (the same for everyone: cached)."""
+        result = values.get(self.page.result)
+        if result is not None:
+            return result
+        shown = self.store.state(class_id, wall=0).teacher
+        if not shown.get("text") or shown.get("pair") not in self.ctx.pairs:
+            raise ClassError("Translate a sentence first: the question is about it.")
+        return context.run(self.ctx.translator(shown["pair"]), shown["pair"], shown["text"], DecodeOptions(),
+                           self.ctx.caches.translations, self.ctx.together)
+
     @friendly
     def ask_lesson(self, values: dict) -> dict:
         """The Lesson step's question as a poll, its choices computed from the model for the teacher's sentence."""
-        class_id, result = self.teaching_class(values), values.get(self.page.result)
-        if result is None:
-            raise ClassError("Translate a sentence first: the question is about it.")
+        class_id = self.teaching_class(values)
+        result = self.shown_result(class_id, values)
         step = self.page.views["lesson"].made_step(result, int(values[self.page.views["lesson"].number] or 1))
         if not step.question or len(step.choices) < 2:
             raise ClassError(f"Step {step.number} has no question to vote on for this sentence.")
@@ -316,9 +328,8 @@ class ClassPanel:
     @friendly
     def ask_steps(self, values: dict) -> dict:
         """Step by step's question: which piece comes next at the step shown, its choices the model's top pieces."""
-        class_id, result = self.teaching_class(values), values.get(self.page.result)
-        if result is None:
-            raise ClassError("Translate a sentence first: the question is about it.")
+        class_id = self.teaching_class(values)
+        result = self.shown_result(class_id, values)
         question, choices, right, explained = pages.next_piece_poll(result, int(values[self.page.views["steps"].index]) - 1)
         self.store.ask(class_id, question, choices, right, explained, pair=result.pair, text=result.text)
         return {self.said: "The question is on the class's phones: their votes come in beside it."}
