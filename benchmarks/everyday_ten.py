@@ -1,4 +1,4 @@
-"""Ten sentences a class typed, before and after a new checkpoint, as tables for docs/training.md:
+"""Ten sentences a class typed, before and after a new checkpoint, as tables (the stages' tables in git's history of docs/training.md):
 
     python benchmarks/everyday_ten.py [--sentences typed_ten] [--before typed_ten_greedy_third]
     python benchmarks/everyday_ten.py --sentences first_ten --before first_ten_greedy_third

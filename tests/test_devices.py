@@ -104,7 +104,7 @@ def test_training_steps_on_the_device_follow_the_cpu(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_a_training_run_on_the_device_learns_and_resumes(device, data_dir, tmp_path, monkeypatch):
-    """train() as tools/gpu_train.sh runs it: its epochs drawn in a process, batches copied from pinned memory
+    """train() as a recipe runs it on a GPU (tools/device_train.sh): its epochs drawn in a process, batches copied from pinned memory
     without waiting, the loss read once an epoch; on the CPU where the machine has a GPU too."""
     if device == "cpu":
         monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -122,7 +122,7 @@ def test_a_training_run_on_the_device_learns_and_resumes(device, data_dir, tmp_p
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_bf16_training_steps_follow_float32_and_keep_the_weights_in_float32(device):
-    """tools/gpu_train.sh trains under bf16 autocast: the same losses within bfloat16's precision, fp32 masters."""
+    """The recipes train under bf16 autocast on a GPU: the same losses within bfloat16's precision, fp32 masters."""
     src, tgt = random_tokens(3, 7, 40).to(device), random_tokens(3, 6, 40, seed=1).to(device)
     losses = {}
     for bf16 in (False, True):
@@ -163,7 +163,7 @@ def test_the_apps_paths_run_on_the_device(device):
 
 def test_training_and_translating_need_no_dictionary_library():
     """A GPU machine's image has torch and sentencepiece, not the dictionary the page's checks read (simplemma):
-    training and translating import without it, so tools/gpu_train.sh runs on the image as it is."""
+    training and translating import without it, so tools/device_train.sh runs on the image as it is."""
     import subprocess
     import sys
 

@@ -203,7 +203,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkpoint", required=True)
     # 0.13, not the goal's 0.15: thresholds chosen at 0.15 flagged 17-18 % of the right translations of the fifth
-    # they were not chosen on; at 0.13, 13-15 % (docs/training.md, the eighth stage)
+    # they were not chosen on; at 0.13, 13-15 % (the eighth stage, in git's history of docs/training.md)
     ap.add_argument("--right-share", type=float, default=0.13, help="the most of the right translations flagged")
     ap.add_argument("--record", action="store_true")
     ap.add_argument("--data-dir", type=Path)

@@ -34,7 +34,7 @@ MODEL_CONFIG = "model_config.json"  # our ModelConfig, beside CTranslate2's own 
 # export refuse the checkpoint instead of silently dropping something CTranslate2 would have to know.
 MAPPED = {"vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "max_len",
           "norm_first", "pad_id", "bos_id", "eos_id", "unk_id"}
-TRAINING_ONLY = {"dropout", "attn_dropout", "act_dropout"}  # inert at inference
+TRAINING_ONLY = {"dropout", "attn_dropout", "act_dropout", "recipe"}  # inert at inference (the recipe: provenance)
 AS_OURS = {"activation": "relu", "positional_layout": "interleaved", "scale_embedding": True, "output_bias": False,
            "src_vocab_size": 0}  # an imported model's options: exported only where they are our own models' values
 

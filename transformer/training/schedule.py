@@ -30,8 +30,8 @@ def cooldown(progress: float, epochs: int, cooldown_epochs: int) -> float:
     """Factor on the rate: 1, then falling linearly to 0 over the last `cooldown_epochs` of `epochs`.
 
     progress counts epochs done, fractions included (2.5 = half-way through the third epoch). Not in the
-    paper: a short run on little data otherwise ends with its rate still high (docs/training.md's ablations measure
-    what the fall gains).
+    paper: a short run on little data otherwise ends with its rate still high (the first stage's ablations, in git's
+    history of docs/training.md, measure what the fall gains).
     """
     if cooldown_epochs <= 0:
         return 1.0
