@@ -131,7 +131,8 @@ def next_piece_poll(result, index: int) -> tuple[str, list[str], int, str]:
 
 
 def poll_html(poll: Poll | None, show_counts: bool, said: bool = True) -> str:
-    """The projector's current question (`said`: with its words; beside the Lesson's own question, without),
+    """The projector's current question (`said`: with its words and, once revealed, its answer; beside the Lesson's
+    own question and answer, without them),
     each choice with its votes (when shown) and, once revealed, the right one marked (poll.explained is HTML the
     server wrote, its pieces escaped)."""
     if poll is None:
@@ -148,7 +149,7 @@ def poll_html(poll: Poll | None, show_counts: bool, said: bool = True) -> str:
                     f'{"✓ " if right else ""}{html.escape(choice)}</span>{bar}</li>')
     votes = f'<p class="poll-total">{total} vote{"" if total == 1 else "s"}</p>' if show_counts else ""
     answer = (f'<p class="poll-answer"><b>Answer:</b> {poll.explained or html.escape(poll.choices[poll.answer])}'
-              '</p>' if poll.revealed else "")
+              '</p>' if poll.revealed and said else "")  # beside the Lesson, its own answer says it
     state = "revealed" if poll.revealed else "open"
     question = (f'<p class="poll-question"><b>Question for the class:</b> {html.escape(poll.question)}</p>' if said
                 else "")
