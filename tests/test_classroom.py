@@ -537,3 +537,42 @@ def test_a_teacher_moved_to_another_replica_asks_about_the_sentence_the_class_wa
     classes.ask_steps({classes.teacher: teacher, page.result: None, page.views["steps"].index: 2})
     ended = classes.store.end(class_id)
     assert [(p.text, p.step) for p in ended.polls] == [("I see a dog.", 1), ("I see a dog.", None)]
+
+
+def test_postgresql_restarted_mid_lesson_the_page_waits_and_a_teacher_and_three_phones_lose_nothing(
+        translators, postgres_url):
+    """The class's page on PostgreSQL, a teacher and three phones (their handlers as the page calls them): the
+    database restarts while the phones send and vote; their requests wait for it, and the projector then shows
+    every sentence and vote."""
+    if not hasattr(postgres_url, "restart"):
+        pytest.skip("TEST_DATABASE_URL names a server this test cannot restart")
+    import app
+
+    page = app.build_page(translators, store=Store(postgres_url))
+    classes, panel = page.classroom, page.panel
+    teacher, _ = started(page, "pg-teacher")
+    phones = [classes.enrol(teacher["code"], {}, Visitor(f"pg-phone-{i}"))[classes.member] for i in range(3)]
+    class_id = classes.teaching_class({classes.teacher: teacher})
+    poll = classes.store.ask(class_id, "Which?", ["a", "b"], 1, "", pair="en-de", text="Hi.", step=1)
+    results = {i: context.run(page.ctx.translator("en-de"), "en-de", f"I have {i + 2} cats.", DecodeOptions(),
+                              page.ctx.caches.translations) for i in range(3)}
+
+    def phone(i: int) -> None:
+        values = {classes.member: phones[i], page.result: results[i], panel.pair: "en-de",
+                  panel.text: f"I have {i + 2} cats.", panel.translation: results[i].translation.text,
+                  panel.notice: ""}
+        classes.send_translated(values, Visitor(f"pg-phone-{i}"))
+        classes.cast({classes.member: phones[i]}, Visitor(f"pg-phone-{i}"),
+                     gr.EventData(None, {"choice": "1", "poll": str(poll)}))
+
+    restarting = threading.Thread(target=postgres_url.restart, args=(3.0,))
+    restarting.start()
+    time.sleep(0.5)
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        list(pool.map(phone, range(3)))
+    restarting.join()
+    shown = classes.tick_teacher({classes.teacher: teacher, page.views["lesson"].number: 1,
+                                  panel.translation: "", page.result: None}, Visitor("pg-teacher"))
+    assert all(f"I have {i + 2} cats." in shown[classes.wall] for i in range(3))
+    assert "3 votes" in shown[page.views["lesson"].poll] and "3 students joined" in shown[classes.status]
+    classes.finish({classes.teacher: teacher})
