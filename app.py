@@ -69,19 +69,26 @@ def serving_device(requested: str) -> str:
     return "cpu" if requested == "auto" and os.environ.get("SPACES_ZERO_GPU") else requested
 
 
-def public_address(args: argparse.Namespace) -> str | None:
-    """The address other machines open, said at start-up: --public-url, or this machine's network address when the
-    app listens on every interface (not on a Space, whose own address is the one its visitors have)."""
+def public_address(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The address other machines open (--public-url, or this machine's network address when the app listens on
+    every interface; not on a Space, whose own address is the one its visitors have), and the line that says it."""
     if args.public_url:
-        print(f"The class opens: {args.public_url}")
-        return args.public_url
+        return args.public_url, f"The class opens: {args.public_url}"
     if args.host not in ("0.0.0.0", "::") or os.environ.get("SPACE_ID"):
-        print(f"Listening on {args.host} only: other machines cannot open it; `--host 0.0.0.0` for a class's phones")
-        return None
+        return None, "A class's phones cannot open it yet: start it with --host 0.0.0.0 to let them in"
     found = network_address(args.port)
-    print(f"The class's phones on this network open: {found}" if found else
-          "No network address found on this machine: the class's phones need its address on their network")
-    return found
+    return found, (f"The class's phones on this network open: {found}" if found else
+                   "No network address found on this machine: the class's phones need its address on their network")
+
+
+def said_at_start(args: argparse.Namespace, class_line: str, share_url: str | None) -> list[str]:
+    """What a teacher needs once the page answers, in place of gradio's own lines: the address to open on this
+    machine, the one the class opens, and how to get a public link."""
+    here = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    public = (f"A public link, for phones on another network (it lasts a week): {share_url}" if share_url else
+              "No public link could be made (is this machine online?)" if args.share else
+              "For phones on another network: python app.py --share gives a public link")
+    return [f"Open it on this machine: http://{here}:{args.port}/", class_line, public]
 
 
 def main() -> None:
@@ -98,7 +105,7 @@ def main() -> None:
     translators, problems = load_translators(args.checkpoints, str(device), int8=args.int8)
     for problem in problems:
         print(f"warning: {problem}")
-    public = public_address(args)
+    public, class_line = public_address(args)
     demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn, public_url=public,
                       store=Store(args.database_url), trusted_proxies=frozenset(args.trusted_proxy))
     # What every first translation reads besides the model, loaded now rather than while a class waits for it: the
@@ -111,7 +118,10 @@ def main() -> None:
     # passes (triggered by every request's allocations) do not walk hundreds of thousands of objects each time
     gc.freeze()
     demo.queue(default_concurrency_limit=2)
-    demo.launch(server_name=args.host, server_port=args.port, share=args.share, **launch_options())
+    demo.launch(server_name=args.host, server_port=args.port, share=args.share, quiet=True, prevent_thread_lock=True,
+                **launch_options())
+    print("\n".join(said_at_start(args, class_line, demo.share_url)), flush=True)
+    demo.block_thread()
 
 
 if __name__ == "__main__":

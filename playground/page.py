@@ -65,7 +65,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         panel = TranslatePanel(ctx, classes.entry_controls, classes.present_controls)
         classes.build(panel)
         views, groups, group_tabs = {}, {}, {}
-        with gr.Tabs() as top:
+        with gr.Tabs(overflow_behavior="wrap") as top:  # every tab a tab on a phone, on as many lines as it takes
             for entry in registry.VIEWS:  # in the registry's order; a group's tab where its first view comes
                 if entry.group is None:
                     if entry.inside is None:
@@ -76,7 +76,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                 elif entry.group not in groups:
                     group = entry.group
                     with gr.Tab(registry.GROUP_LABELS[group], id=group, elem_id=f"{group}-group") as tab, \
-                            gr.Tabs() as inner:
+                            gr.Tabs(overflow_behavior="wrap") as inner:
                         for key in registry.members(group):
                             views[key] = CLASSES[key](registry.entry(key), ctx, panel)
                     groups[group], group_tabs[group] = inner, tab

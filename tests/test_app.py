@@ -625,9 +625,13 @@ def test_a_share_link_made_on_this_machine_names_the_address_the_class_can_open(
         "wlan0": [Interface("fe80::1", socket.AF_INET6), Interface("169.254.3.3"), Interface("192.168.1.20")]})
     assert links.network_address(7860) == public
     args = app.parse_args(["--host", "0.0.0.0"])
-    assert app.public_address(args) == public  # said at start-up, and used for the links
-    assert app.public_address(app.parse_args([])) is None  # 127.0.0.1: no other machine can open it
-    assert app.public_address(app.parse_args(["--public-url", "https://x.org/"])) == "https://x.org/"
+    assert app.public_address(args) == (public, f"The class's phones on this network open: {public}")
+    assert app.public_address(app.parse_args([]))[0] is None  # 127.0.0.1: no other machine can open it
+    assert app.public_address(app.parse_args(["--public-url", "https://x.org/"]))[0] == "https://x.org/"
+    # what start-up says instead of gradio's lines: an address a browser here opens, the class's, a public link's flag
+    said = app.said_at_start(args, app.public_address(args)[1], None)
+    assert said[0] == "Open it on this machine: http://127.0.0.1:7860/" and public in said[1] and "--share" in said[2]
+    assert "0.0.0.0" not in " ".join(said) and "launch()" not in " ".join(said)
 
 
 def test_a_link_reopens_the_sentence_the_views_showed(page):

@@ -1076,3 +1076,36 @@ def test_the_lesson_on_an_imported_model_says_plainly_which_step_cannot_apply(br
             assert sum(a.startswith("Answer:") for a in said) >= 8 and not page.dialogs
         finally:
             page.context.close()
+
+
+def test_on_a_phone_a_tap_on_each_tab_label_opens_its_own_view(browser, server):
+    """At 390x844 the seven tabs wrap onto more lines (never gradio's overflow menu, whose first button covered the
+    rest): the element under each label is that label's own tab, a tap opens its view, and every one keeps the tab
+    role for a keyboard and a screen reader."""
+    from playground import registry
+
+    phone = open_page(browser, server, (390, 844))
+    labels = [registry.GROUP_LABELS[e.group] if e.group else e.label
+              for e in registry.VIEWS if e.inside is None]
+    labels = list(dict.fromkeys(labels))
+    assert len(labels) == 7
+    top = phone.locator(".tabs").first
+    for label in labels:
+        tab = top.get_by_role("tab", name=label, exact=True).first
+        assert tab.is_visible(), label
+        tab.scroll_into_view_if_needed()
+        under = phone.evaluate("""(e) => { const r = e.getBoundingClientRect();
+            const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+            return hit === e || e.contains(hit); }""", tab.element_handle())
+        assert under, f"something covers the tab {label!r}"
+        assert tab.bounding_box()["height"] >= 40, label
+        tab.click()
+        phone.wait_for_function("(e) => e.getAttribute('aria-selected') === 'true'", arg=tab.element_handle(),
+                                timeout=10_000)
+        panel = phone.evaluate("(e) => document.getElementById(e.getAttribute('aria-controls'))?.checkVisibility()",
+                               tab.element_handle())
+        assert panel is not False, label
+    phone.locator(".tabs").first.scroll_into_view_if_needed()
+    phone.screenshot(path=str(ARTIFACTS / "phone-tabs.png"))
+    assert not phone.errors, phone.errors
+    phone.context.close()

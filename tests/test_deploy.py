@@ -156,3 +156,31 @@ def test_waiting_for_a_replica_goes_on_past_an_answer_that_is_not_http():
     finally:
         alive.kill()
         listener.close()
+
+
+@pytest.mark.slow
+def test_the_app_says_at_start_what_a_teacher_needs_and_nothing_of_gradios(tmp_path):
+    """`python app.py --host 0.0.0.0`: the address to open here, the one the class opens and how to get a public
+    link; not gradio's "Running on local URL: http://0.0.0.0:…" (no browser opens it) nor its advice to edit
+    launch()."""
+    port = free_port()
+    app = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--host", "0.0.0.0", "--port", str(port),
+                            "--database-url", f"sqlite:///{tmp_path / 'c.sqlite3'}"], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        said = []
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not any(line.startswith("For phones on another") for line in said):
+            line = app.stdout.readline()
+            if not line:
+                break
+            said.append(line.rstrip())
+        assert f"Open it on this machine: http://127.0.0.1:{port}/" in said, said
+        assert any(line.startswith(("The class's phones on this network open:", "No network address")) for line in
+                   said), said
+        assert httpx.get(f"http://127.0.0.1:{port}/config", timeout=10).status_code == 200
+        text = "\n".join(said)
+        assert "Running on" not in text and "share=True" not in text and "0.0.0.0" not in text, text
+    finally:
+        app.terminate()
+        app.wait(timeout=30)
