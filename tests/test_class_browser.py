@@ -136,6 +136,16 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
     assert sorted(map(tuple, wall_sentences(teacher))) == sorted([("I have a red bicycle.", 2), ("My sister likes pizza.", 1),
                                                       ("We play football after school.", 1)]), "no card nobody sent"
     assert "DE" in teacher.inner_text("#class-wall .wall-lang >> nth=0")
+    # the wall alone, in a window of its own (the same browser: the teacher's class found again), for a second screen
+    with teacher.context.expect_page() as opened:
+        teacher.click("#class-wall .wall-window a")
+    second = opened.value
+    second.wait_for_function("() => document.body.classList.contains('wall-only') && document.querySelector("
+                             "'#class-wall')?.innerText.includes('We play football')", timeout=60_000)
+    wall_box = box(second, "#class-wall-fold")
+    assert wall_box["top"] <= 1 and wall_box["height"] >= 700, wall_box  # the whole window
+    second.screenshot(path=str(ARTIFACTS / "lesson-wall-window.png"))
+    second.close()
 
     # follow: the teacher shows a student's sentence in every view; following phones show it too
     teacher.locator("#class-wall li", has_text="My sister likes pizza.").locator("button[data-act=open]").click()
