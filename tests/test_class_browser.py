@@ -98,13 +98,16 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
         assert s.is_hidden("#class-teacher") and s.is_hidden("#class-start") and s.is_hidden("#class-start-present")
         s.fill("#class-nickname textarea, #class-nickname input", f"Student {i + 1}")
         s.press("#class-nickname textarea, #class-nickname input", "Enter")
-    teacher.wait_for_function("() => document.querySelector('#class-status').innerText.includes('3 students joined')",
+    teacher.wait_for_function("() => document.querySelector('#class-card').innerText.includes('3 students joined')",
                               timeout=20_000)
     teacher.click("#class-students button >> nth=0")  # the list of students unfolds
     teacher.wait_for_function("() => document.querySelectorAll('#class-roster li').length === 3 && "
                               "['Student 1', 'Student 2', 'Student 3'].every(n => document.querySelector("
                               "'#class-roster').innerText.includes(n))", timeout=20_000)
     teacher.screenshot(path=str(ARTIFACTS / "lesson-teacher-students.png"))
+    teacher.click("#class-roster button[data-act=lock]")  # everyone is in: closed (a reload below still comes back)
+    teacher.wait_for_function("() => document.querySelector('#class-card').innerText.includes('closed to new')",
+                              timeout=20_000)
     # a nickname that poses as the teacher, or is taken, is refused in place
     students[2].fill("#class-nickname textarea, #class-nickname input", "Mr Weber (your teacher)")
     students[2].press("#class-nickname textarea, #class-nickname input", "Enter")
@@ -320,7 +323,7 @@ def test_the_app_restarted_mid_lesson_brings_the_teacher_and_every_phone_back_to
                                 timeout=60_000)
         teacher.wait_for_function("() => ['is 2 years', 'is 3 years', 'is 4 years'].every(t => "
                                   "document.querySelector('#class-wall').innerText.includes(t))", timeout=30_000)
-        assert "3 students joined" in teacher.inner_text("#class-status")
+        assert "3 students joined" in teacher.inner_text("#class-card")
         for i, p in enumerate(phones[:2]):  # each phone's own vote, still marked
             p.wait_for_selector(".question[data-state=open] button.chosen", timeout=30_000)
             assert p.locator("#class-question button.choice").nth(i).get_attribute("aria-pressed") == "true"

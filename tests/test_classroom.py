@@ -375,7 +375,7 @@ def test_a_student_copying_the_teachers_requests_without_the_secret_is_refused(p
             with pytest.raises(gr.Error, match=REFUSED):
                 handler(values)
         for act, which in (("hide", str(sent)), ("open", str(sent)), ("remove", store_key(member["token"])),
-                           ("hide-all", store_key(member["token"]))):
+                           ("hide-all", store_key(member["token"])), ("lock", "")):
             with pytest.raises(gr.Error, match=REFUSED):
                 classes.act(values, gr.EventData(None, {"act": act, "id": which}))
         assert classes.reveal_with_lesson(values) == {}  # the Lesson's own Reveal: nothing for the class
@@ -423,9 +423,10 @@ def test_fifteen_joins_from_one_address_are_each_listed_and_a_locked_class_takes
     assert state.students == 15 and len(state.roster) == 15
     listed = classes.tick_teacher(values | {page.views["lesson"].number: 1, page.panel.translation: ""},
                                   Visitor("teacher-15"))
-    assert listed[classes.roster].count('data-act="remove"') == 15 and "15 students joined" in listed[classes.status]
+    assert listed[classes.roster].count('data-act="remove"') == 15 and "15 students joined" in listed[classes.roster]
+    assert listed[classes.join_fold].label.startswith("Class ") and "15 students joined" in listed[classes.join_fold].label
     classes.act(values, gr.EventData(None, {"act": "remove", "id": store_key(members[0]["token"])}))
-    assert "closed" in classes.toggle_lock(values)[classes.said]
+    assert "closed" in classes.act(values, gr.EventData(None, {"act": "lock", "id": ""}))[classes.said]
     for i in range(5):  # fresh sessions, the same address or another one: refused
         with pytest.raises(ClassError, match="closed to new students"):
             classes.enrol(teacher["code"], {}, Visitor(f"late-{i}", host=f"10.7.7.{7 + i}"))
@@ -574,5 +575,5 @@ def test_postgresql_restarted_mid_lesson_the_page_waits_and_a_teacher_and_three_
     shown = classes.tick_teacher({classes.teacher: teacher, page.views["lesson"].number: 1,
                                   panel.translation: "", page.result: None}, Visitor("pg-teacher"))
     assert all(f"I have {i + 2} cats." in shown[classes.wall] for i in range(3))
-    assert "3 votes" in shown[page.views["lesson"].poll] and "3 students joined" in shown[classes.status]
+    assert "3 votes" in shown[page.views["lesson"].poll] and "3 students joined" in shown[classes.card]
     classes.finish({classes.teacher: teacher})

@@ -50,11 +50,14 @@ def join_card(link: str, code: str, students: int, locked: bool = False) -> str:
 
 
 def roster_html(state: ClassState) -> str:
-    """The teacher's list of the class: each student by nickname with their counts, and the buttons that hide
-    everything from one, show it again, or take them out of the class (their clicks fire the list's "act" event)."""
+    """The teacher's list of the class: how many joined and the button that closes the class to new students (or
+    opens it), then each student by nickname with their counts, and the buttons that hide everything from one, show
+    it again, or take them out of the class (their clicks fire the list's "act" event)."""
     listed = [s for s in state.roster if not s.removed]
+    lock = (f'<p class="roster-head">{joined(state.students, state.locked)} <button data-act="lock" data-id="">'
+            f'{"Open to new students" if state.locked else "Close to new students"}</button></p>')
     if not listed:
-        return '<div class="roster"><p class="roster-empty">No student has joined yet.</p></div>'
+        return f'<div class="roster">{lock}<p class="roster-empty">No student has joined yet.</p></div>'
     rows = []
     for i, s in enumerate(listed, 1):
         name = html.escape(s.nickname) if s.nickname else f'<i>no nickname ({i})</i>'
@@ -64,7 +67,7 @@ def roster_html(state: ClassState) -> str:
                     f'{"" if s.sentences == 1 else "s"} · {s.votes} vote{"" if s.votes == 1 else "s"}</span>'
                     f'<span class="roster-actions">{hide if s.sentences else ""}<button data-act="remove" '
                     f'data-id="{s.key}">Take out</button></span></li>')
-    return f'<div class="roster"><ol class="roster-list">{"".join(rows)}</ol></div>'
+    return f'<div class="roster">{lock}<ol class="roster-list">{"".join(rows)}</ol></div>'
 
 
 # -----------------------------------------------------------------------------

@@ -156,15 +156,12 @@ class ClassPanel:
         self.address = gr.Textbox(visible=False)  # the page's address, put there by the browser (links.ADDRESS_JS)
         self.said = gr.Markdown(elem_classes="notice", elem_id="class-said")
         with gr.Column(visible=False, elem_id="class-teacher") as self.teaching:
-            with gr.Row(equal_height=True, elem_id="class-bar"):
-                self.status = gr.HTML(elem_id="class-status", padding=False)
-                self.lock = gr.Button("Close to new students", size="sm", scale=0, min_width=120, elem_id="class-lock")
-                self.end = gr.Button("End the class: download its summary", size="sm", scale=0, min_width=120,
-                                     variant="stop", elem_id="class-end")
-            with gr.Accordion("Join: the QR code, the link and the code", open=True, elem_id="class-join-card"):
+            self.end = gr.Button("End the class: download its summary", size="sm", variant="stop", elem_id="class-end")
+            with gr.Accordion("Join: the QR code, the link and the code", open=True,
+                              elem_id="class-join-card") as self.join_fold:  # its label: the class and its count
                 self.card = gr.HTML(elem_id="class-card")
             with gr.Accordion("Students", open=False, elem_id="class-students"):
-                self.roster = gr.HTML(elem_id="class-roster", js_on_load=ACT_JS)
+                self.roster = gr.HTML(elem_id="class-roster", js_on_load=ACT_JS)  # and the lock: its own buttons
         # hidden, outside the teacher's part (which ends with the class): the browser clicks it once the summary is
         # written (gradio #9230, as the Lesson's notes)
         self.summary = gr.DownloadButton("Summary", visible="hidden", elem_id="class-summary")
@@ -190,7 +187,7 @@ class ClassPanel:
     @property
     def teacher_view(self) -> list:
         lesson, steps = self.page.views["lesson"], self.page.views["steps"]
-        return [self.teaching, self.status, self.lock, self.card, self.roster, self.wall_fold, self.wall,
+        return [self.teaching, self.join_fold, self.card, self.roster, self.wall_fold, self.wall,
                 self.teacher_tick, self.entry_column, self.present_start, self.present_end, lesson.ask, lesson.poll,
                 steps.ask, steps.reveal, steps.poll]
 
@@ -273,16 +270,18 @@ class ClassPanel:
         teacher = values[self.teacher]
         poll = state.poll
         lesson, steps = self.page.views["lesson"], self.page.views["steps"]
-        drawn = {self.status: f'<p class="class-status"><b>Class {shown_code(state.code)}</b> · '
-                              f'{pages.joined(state.students, state.locked)}</p>',
-                 self.lock: gr.update(value="Open to new students" if state.locked else "Close to new students"),
+        drawn = {self.join_fold: f"Class {shown_code(state.code)} · {pages.joined(state.students, state.locked)}: "
+                                 "the QR code, the link and the code",
                  self.card: pages.join_card(teacher["link"], state.code, state.students, state.locked),
                  self.roster: pages.roster_html(state),
                  # beside the Lesson's own question its words are not said again; Step by step's question is said
                  lesson.poll: pages.poll_html(poll, show_counts=True, said=False) if poll and poll.step else "",
                  steps.poll: pages.poll_html(poll, show_counts=True) if poll and not poll.step else "",
                  self.wall: pages.wall_html(state, teacher=True)}
-        return memory.changed(drawn)
+        out = memory.changed(drawn)
+        if self.join_fold in out:  # its label, which says the class and its count
+            out[self.join_fold] = gr.Accordion(label=out[self.join_fold])
+        return out
 
     def write_shown(self, memory: ClassMemory, class_id: int, values: dict, open_view: str) -> None:
         result, page = values.get(self.page.result), self.page
@@ -379,8 +378,11 @@ class ClassPanel:
     def act(self, values: dict, clicked: gr.EventData) -> dict:
         """A button of the wall or of the list of students: "open" puts the sentence in the panel (the page then
         translates it, and every view shows it), "hide" takes it off every screen; "hide-all" and "show-all" do so
-        with every sentence of one student, "remove" takes the student out of the class."""
+        with every sentence of one student, "remove" takes the student out of the class; "lock" closes the class to
+        new students, or opens it again."""
         class_id, what, which = self.teaching_class(values), getattr(clicked, "act", ""), getattr(clicked, "id", "")
+        if what == "lock":
+            return self.toggle_lock(values)
         if what in ("remove", "hide-all", "show-all"):
             if not re.fullmatch(r"[0-9a-f]{64}", str(which)):
                 raise ClassError("That is not a student of this class.")
@@ -585,7 +587,6 @@ class ClassPanel:
         event([steps.ask.click], self.ask_steps, [], [self.teacher, steps.index], [self.said], **common)
         event([steps.reveal.click], self.reveal_class, [], [self.teacher], [self.said], **common)
         event([lesson.reveal.click], self.reveal_with_lesson, [], [self.teacher, lesson.number], [self.said], **common)
-        event([self.lock.click], self.toggle_lock, [], [self.teacher], [self.said], **common)
         for end in (self.end, self.present_end):
             event([end.click], self.finish, [], [self.teacher], [self.summary, self.said, self.teacher]
                   + self.teacher_view,
