@@ -578,9 +578,10 @@ class ClassPanel:
               [self.member, self.said, page.tabs.top, self.nickname, self.send, self.follow] + self.student_view,
               **common)
         for translated in translated_by_user:
+            # off the queue: one write to the store, which must not wait behind a class's translations for a slot
             event(translated.success, self.send_translated, [], [self.member, page.panel.text,
                                                                  page.panel.translation, page.panel.notice],
-                  [self.said], **common)
+                  [self.said], queue=False, **common)
         event([self.teacher_tick.tick], self.tick_teacher, [], [self.teacher, lesson.number, page.panel.translation],
               self.teacher_view + [self.teacher, self.said], queue=False, **common)
         event([lesson.ask.click], self.ask_lesson, [], [self.teacher, lesson.number], [self.said], **common)
