@@ -17,7 +17,7 @@ from transformer import Translator
 
 from .view import listen
 from .runtime import Page
-from .views.api import register as register_api
+from .api import register as register_api
 from .context import ROOT, Caches, Context
 from .panel import TranslatePanel
 from .classroom.panel import ClassPanel

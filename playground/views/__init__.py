@@ -10,43 +10,21 @@ called directly in tests.
 """
 from __future__ import annotations
 
-from .ablation import AblationView
-from .attention import AttentionView
-from .beam_tree import BeamTreeView
-from .bertviz import BertvizView
-from .card import CardView
-from .compare import CompareView
-from .families import FamiliesView
-from .glance import GlanceView
-from .inside import InsideHeadView
-from .lesson import LessonView
-from .live import LiveView
-from .patching import PatchingView
-from .positional import PositionalView
-from .rollout import RolloutView
-from .schedule import ScheduleView
-from .steps import StepsView
-from .timeline import TimelineView
-from .used import UsedView
+import importlib
 
-# each key of playground.registry -> the class that builds its view
-CLASSES = {
-    "glance": GlanceView,
-    "lesson": LessonView,
-    "steps": StepsView,
-    "beam_tree": BeamTreeView,
-    "attention": AttentionView,
-    "inside": InsideHeadView,
-    "families": FamiliesView,
-    "rollout": RolloutView,
-    "bertviz": BertvizView,
-    "used": UsedView,
-    "ablation": AblationView,
-    "patching": PatchingView,
-    "schedule": ScheduleView,
-    "timeline": TimelineView,
-    "live": LiveView,
-    "positional": PositionalView,
-    "compare": CompareView,
-    "card": CardView,
-}
+from playground import registry
+from playground.view import View
+
+
+def view_class(key: str) -> type[View]:
+    """The class that builds view `key` (a key of playground.registry, where the views are listed): the View defined
+    in this folder's module of the same name, playground/views/<key>.py."""
+    module = importlib.import_module(f"{__name__}.{key}")
+    found = [v for v in vars(module).values()
+             if isinstance(v, type) and issubclass(v, View) and v.__module__ == module.__name__]
+    assert len(found) == 1, f"playground/views/{key}.py defines one View, not {len(found)}"
+    return found[0]
+
+
+# each key of playground.registry -> the class that builds its view, in the registry's order
+CLASSES = {entry.key: view_class(entry.key) for entry in registry.VIEWS}
