@@ -577,3 +577,12 @@ def test_postgresql_restarted_mid_lesson_the_page_waits_and_a_teacher_and_three_
     assert all(f"I have {i + 2} cats." in shown[classes.wall] for i in range(3))
     assert "3 votes" in shown[page.views["lesson"].poll] and "3 students joined" in shown[classes.card]
     classes.finish({classes.teacher: teacher})
+
+
+def test_a_phone_is_told_the_answer_without_what_points_at_the_projectors_figure():
+    from playground.classroom.panel import phone_words
+
+    said = phone_words("**“dog”**, with weight 0.41 of 1 (the orange square, row “the”). Next. The orange path in "
+                       "the tree is the one it kept.")
+    assert said == "**“dog”**, with weight 0.41 of 1. Next." and "orange" not in said
+    assert phone_words("**No**: greedy writes “Hallo.”; beam search “Hi.”.") == "**No**: greedy writes “Hallo.”; beam search “Hi.”."

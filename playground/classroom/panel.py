@@ -53,7 +53,7 @@ def phone_words(answer: str) -> str:
     """A Lesson answer as a phone shows it: what points at the projector's figure ("the orange square", "the orange
     path in the tree is ...") left out, since a phone does not show the figure."""
     answer = re.sub(r"\s*\([^()]*\borange\b[^()]*\)", "", answer)
-    return " ".join(s for s in re.split(r"(?<=[.!?])\s+", answer) if not re.search(r"\borange\b", s))
+    return " ".join(s.strip() for s in sentences(answer) if not re.search(r"\borange\b", s))
 
 
 def quiet(poll):
