@@ -478,14 +478,18 @@ def test_only_a_students_own_translate_or_enter_sends_to_the_wall(page):
     after = {d["trigger_after"]: d for d in deps.values() if d.get("trigger_after") is not None}
     own = [i for i, d in deps.items() if set(map(tuple, d["targets"])) == {(panel.go._id, "click"),
                                                                           (panel.text._id, "submit")}]
-    assert len(own) == 1 and after[own[0]]["trigger_only_on_success"]
-    assert after[own[0]]["backend_fn"] and deps[after[own[0]]["id"]]["outputs"] == [page.classroom.said._id]
-    for i, d in deps.items():  # a pair switched, an example picked, a wall's sentence opened: nothing follows
-        if (panel.pair._id, "input") in map(tuple, d["targets"]) or (panel.examples._id, "input") in map(tuple, d["targets"]):
+    assert len(own) == 1
+    step = after[own[0]]  # in the browser: a student's page fires the question's "send" (assets/page.js, tp.sent)
+    assert step["trigger_only_on_success"] and not step["backend_fn"] and "tp.sent()" in step["js"]
+    question = page.classroom.question._id
+    sends = [d for d in deps.values() if (question, "send") in map(tuple, d["targets"])]
+    assert len(sends) == 1 and sends[0]["outputs"] == [page.classroom.said._id] and sends[0]["queue"] is False
+    for i, d in deps.items():  # a pair switched, an example picked, a wall's sentence opened: no send follows
+        if i != own[0] and i in after:
             chain = [i]
             while chain[-1] in after:
                 chain.append(after[chain[-1]]["id"])
-            assert all(page.classroom.said._id not in deps[j]["outputs"] or j == i for j in chain[1:]), chain
+            assert not any("tp.sent" in (deps[j].get("js") or "") for j in chain), chain
 
     classes = page.classroom
     teacher, _ = started(page, "teacher-send")

@@ -34,7 +34,8 @@ from . import pages
 from .store import ClassError, Poll, Store, normal_code, shown_code
 
 ACT_JS = "tp.wall(element, trigger, 'act')"  # the wall's and the list's buttons fire their "act" event (assets/page.js)
-VOTE_JS = "tp.question(element, trigger, 'vote')"  # a phone's choice buttons fire the question's "vote" event
+# a phone's choice buttons fire the question's "vote" event; a student's own translation its "send" event (tp.sent)
+VOTE_JS = "tp.question(element, trigger, 'vote', 'send')"
 TEACHER_TICK_S, STUDENT_TICK_S = 1.0, 2.0  # how often a page asks whether its class changed
 # The rate limits, counted in the store for every replica: (events, per seconds)
 NEW_STUDENTS = (150, 600)  # per client address: a lecture hall may share one router; a script flooding a class
@@ -512,8 +513,9 @@ class ClassPanel:
 
     @friendly
     def send_translated(self, values: dict, request: gr.Request) -> dict:
-        """After a student's own Translate or Enter, once the page shows the translation: the sentence, its
-        translation, unsure words and warnings sent to the class's wall (unless switched off). Only what the box
+        """After a student's own Translate or Enter, once the page shows the translation (its `.success`, whose step in
+        the browser fires the question's "send" event on a student's page only): the sentence, its translation,
+        unsure words and warnings sent to the class's wall (unless switched off). Only what the box
         holds and the page shows is sent, once; a refusal is said in place, the translation shown all the same."""
         member, result = values.get(self.member) or {}, values.get(self.page.result)
         if not member.get("token") or not member.get("send", True) or result is None:
@@ -577,11 +579,11 @@ class ClassPanel:
         event([self.join.click, self.code.submit], self.join_typed, [], [self.code, self.member],
               [self.member, self.said, page.tabs.top, self.nickname, self.send, self.follow] + self.student_view,
               **common)
-        for translated in translated_by_user:
-            # off the queue: one write to the store, which must not wait behind a class's translations for a slot
-            event(translated.success, self.send_translated, [], [self.member, page.panel.text,
-                                                                 page.panel.translation, page.panel.notice],
-                  [self.said], queue=False, **common)
+        for translated in translated_by_user:  # in the browser: only a student's page sends a request (tp.sent)
+            translated.success(None, js="() => tp.sent()")
+        # off the queue: one write to the store, which must not wait behind a class's translations for a slot
+        event(self.question.send, self.send_translated, [], [self.member, page.panel.text, page.panel.translation,
+                                                             page.panel.notice], [self.said], queue=False, **common)
         event([self.teacher_tick.tick], self.tick_teacher, [], [self.teacher, lesson.number, page.panel.translation],
               self.teacher_view + [self.teacher, self.said], queue=False, **common)
         event([lesson.ask.click], self.ask_lesson, [], [self.teacher, lesson.number], [self.said], **common)
