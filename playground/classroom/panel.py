@@ -17,6 +17,7 @@ import html
 import ipaddress
 import re
 import secrets
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -104,7 +105,7 @@ class ClassMemory:
 
 
 class ClassPanel:
-    """Built in four places: its entry (`entry_controls`, beside the panel's settings), Start and End buttons in
+    """Built in five places: its entry (`entry_controls`, beside the panel's settings), Start and End buttons in
     presentation mode's bar (`present_controls`), the phone's question above the panel (`question_controls`), the
     teacher's and the student's parts under the panel (`build`), and the wall under the views (`wall_controls`)."""
 
@@ -114,17 +115,21 @@ class ClassPanel:
         self.teacher = gr.BrowserState({}, storage_key="tp-teacher", secret=key)  # {code, secret, link}
         self.member = gr.BrowserState({}, storage_key="tp-student", secret=key)  # {code, token, nickname, send, follow}
         self.memories: OrderedDict[str, ClassMemory] = OrderedDict()
+        self.lock = threading.Lock()  # a page's events run on several threads
 
-    def memory(self, request) -> ClassMemory:
-        """This page's ClassMemory (a new one outside a browser session); the least recently used go first."""
+    def memory(self, request, fresh: bool = False) -> ClassMemory:
+        """This page's ClassMemory (`fresh`: forgotten first, as the page joins, starts or leaves a class; a new one
+        outside a browser session); the least recently used go first."""
         key = getattr(request, "session_hash", None)
         if key is None:
             return ClassMemory()
-        memory = self.memories.setdefault(key, ClassMemory())
-        self.memories.move_to_end(key)
-        while len(self.memories) > 10_000:
-            self.memories.popitem(last=False)
-        return memory
+        with self.lock:
+            if fresh or key not in self.memories:
+                self.memories[key] = ClassMemory()
+            self.memories.move_to_end(key)
+            while len(self.memories) > 10_000:
+                self.memories.popitem(last=False)
+            return self.memories[key]
 
     def limited(self, kind: str, who: str, limit: tuple[int, int]) -> bool:
         """True when `who` may do `kind` once more (the event counted in the store)."""
@@ -228,8 +233,7 @@ class ClassPanel:
         code, secret = self.store.start()
         address = links.shared_address(values[self.address] or "", self.ctx.public_url)
         teacher = {"code": code, "secret": secret, "link": pages.join_link(address, code)}
-        memory = self.memory(request)
-        memory.__init__()
+        memory = self.memory(request, fresh=True)
         return ({self.teacher: teacher, self.entry: gr.Accordion(open=False),
                  self.said: f"Class **{shown_code(code)}** started: the class joins with the QR code or the link."}
                 | self.teacher_shows(memory, teacher))
@@ -424,8 +428,7 @@ class ClassPanel:
         kept = member if same else {}  # the switches of a page that had joined this class before
         member = {"code": code, "token": token, "nickname": nickname, "send": kept.get("send", True),
                   "follow": kept.get("follow", True)}
-        memory = self.memory(request)
-        memory.__init__()
+        self.memory(request, fresh=True)  # a page new to this class
         self.page.sessions.of(request).panel_only = True
         return {self.member: member, self.studying: gr.Column(visible=True), self.student_tick: gr.Timer(active=True),
                 self.entry_column: gr.Column(visible=False), self.present_start: gr.Button(visible=False),
@@ -464,7 +467,7 @@ class ClassPanel:
         return memory.changed(drawn)
 
     def left(self, request) -> dict:
-        self.memory(request).__init__()
+        self.memory(request, fresh=True)
         self.page.sessions.of(request).panel_only = False
         return {self.member: {}, self.studying: gr.Column(visible=False), self.student_tick: gr.Timer(active=False),
                 self.page.tabs.top: gr.Tabs(visible=True), self.entry_column: gr.Column(visible=True),
