@@ -42,3 +42,41 @@ def test_ranks_probabilities_and_the_first_layer_that_gets_it_right():
     ids, best = lens.top()
     assert ids.tolist() == [[2, 1, 0], [2, 0, 0]] and best[1, 1].item() == pytest.approx(0.5)
     assert Lens(probs.log(), [3, 3, 2]).first_top1_layer() == [-1, -1, -1]
+
+
+def test_where_each_piece_settled_and_what_the_layers_before_preferred():
+    # Three layers, three steps, four tokens: each layer's top choice per step, as a table
+    tops = [[1, 3, 0], [2, 0, 1], [2, 3, 1]]  # layer -> step -> top token
+    probs = torch.full((3, 3, 4), 0.1)
+    for layer, row in enumerate(tops):
+        for t, tok in enumerate(row):
+            probs[layer, t, tok] = 0.7
+    lens = Lens(probs.log(), [2, 3, 2])  # the last step's chosen token is never any layer's top (a sampled piece)
+    assert lens.settled_layer() == [1, 2, -1]
+    assert lens.earlier_choices() == [[1], [0], [0, 1]]  # step 1: the first layer's 3 came back at the last
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+def test_the_commitment_agrees_with_the_lens_and_its_last_layer_gives_the_translation(tokenizer, norm_first):
+    from transformer.decoding import DecodeOptions
+
+    torch.manual_seed(1)
+    model = Transformer(tiny_config(vocab_size=len(tokenizer), norm_first=norm_first)).eval()
+    tr = Translator(model, tokenizer)
+    text = "A man walks in the park."
+    out = tr.translate(text, DecodeOptions(stutter_guard=False, max_len=8))  # greedy: every piece the argmax
+    made = analyses.commitment(tr, text, out)
+    read = analyses.lens(tr, text, out)
+    ids, _ = read.top()  # (L, T)
+    L = model.cfg.n_decoder_layers
+    assert made.pieces == tokenizer.pieces(read.chosen) and made.decoder_layers == L
+    for t, layer in enumerate(made.settled[:len(out.target_ids)]):  # (the </s> after them: max_len stopped it)
+        assert 1 <= layer <= L  # greedy: the last layer's top choice is the piece written
+        assert all(ids[k, t] == read.chosen[t] for k in range(layer - 1, L))
+        assert layer == 1 or ids[layer - 2, t] != read.chosen[t]  # the layer before did not have it
+        assert made.earlier[t] == tokenizer.pieces(list(dict.fromkeys(
+            i for i in ids[: layer - 1, t].tolist() if i != read.chosen[t])))
+    by_encoder = analyses.decoder_lens(tr, text)
+    assert 1 <= made.encoder_layers <= made.encoder_total == model.cfg.n_encoder_layers
+    assert all(t.text == by_encoder[-1].text for t in by_encoder[made.encoder_layers - 1:])
+    assert made.encoder_layers == 1 or by_encoder[made.encoder_layers - 2].text != by_encoder[-1].text

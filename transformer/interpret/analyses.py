@@ -136,6 +136,36 @@ def patch(translator: Translator, first: str, second: str, direction: str = "den
                           tuple(sites) if sites is not None else patching.SITES, labels)
 
 
+@dataclass
+class Commitment:
+    """When each output piece was decided (analyses.commitment)."""
+
+    pieces: list[str]  # the translation's pieces and </s>
+    settled: list[int]  # per piece, the decoder layer (from 1) from which the logit lens's top choice is that piece
+    # and stays so; 0 where the last layer does not choose it (a sampled piece)
+    earlier: list[list[str]]  # per piece, what the layers before that one preferred, in order: a change of mind
+    encoder_layers: int  # with how many encoder layers (DecoderLens) the translation comes out the same, and stays so
+    decoder_layers: int
+    encoder_total: int
+
+
+def commitment(translator: Translator, text: str, translation: str | Translation | None = None) -> Commitment:
+    """For each piece of `translation` (by default the greedy one): the first decoder layer from which the logit
+    lens's top choice is that piece and stays so, and the pieces the earlier layers preferred; and, on the encoder
+    side (DecoderLens), with how many encoder layers the greedy translation would already come out the same."""
+    made = translator.translate(text) if translation is None else translation
+    read = lens(translator, text, made)
+    tok = translator.tokenizer
+    by_encoder = decoder_lens(translator, text)
+    same = [t.text == by_encoder[-1].text for t in by_encoder]  # the last is the model's own
+    enough = len(same)
+    while enough > 1 and same[enough - 2]:
+        enough -= 1
+    return Commitment(tok.pieces(read.chosen), [layer + 1 for layer in read.settled_layer()],
+                      [tok.pieces(ids) for ids in read.earlier_choices()], enough, read.log_probs.size(0),
+                      len(by_encoder))
+
+
 def decoder_lens(translator: Translator, text: str) -> list[Translation]:
     """DecoderLens: per encoder layer (from the first), the greedy translation the decoder writes when it reads
     that layer's output as its memory; the last is the model's own translation."""

@@ -44,6 +44,28 @@ class Lens:
         is_top = self.chosen_rank().eq(0)  # (L, T)
         return [int(col.nonzero()[0]) if bool(col.any()) else -1 for col in is_top.t()]
 
+    def settled_layer(self) -> list[int]:
+        """(T,) the first layer from which the top-1 is the chosen token at that layer and every later one: where
+        the decoder settled on it; -1 where the last layer does not choose it (a sampled piece)."""
+        is_top = self.chosen_rank().eq(0)  # (L, T)
+        settled = []
+        for col in is_top.t().tolist():  # one position's layers, first to last
+            layer = len(col)
+            while layer > 0 and col[layer - 1]:
+                layer -= 1
+            settled.append(layer if layer < len(col) else -1)
+        return settled
+
+    def earlier_choices(self) -> list[list[int]]:
+        """(T,) per position, the tokens the layers before the settled one preferred, in order, each once: where
+        the decoder changed its mind on the way (empty: it never preferred another)."""
+        ids, _ = self.top()  # (L, T)
+        out = []
+        for t, layer in enumerate(self.settled_layer()):
+            before = ids[: layer if layer >= 0 else ids.size(0), t].tolist()
+            out.append([tok for tok in dict.fromkeys(before) if tok != self.chosen[t]])
+        return out
+
 
 @torch.inference_mode()
 def logit_lens(model, src: Tensor, tgt_in: Tensor, chosen: list[int]) -> Lens:
