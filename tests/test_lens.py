@@ -11,11 +11,16 @@ from transformer.interpret import analyses
 from conftest import tiny_config
 
 
+def tiny_translator(tokenizer, norm_first: bool, seed: int) -> tuple[Translator, Transformer]:
+    """A tiny random model (post-norm or pre-norm) and its translator."""
+    torch.manual_seed(seed)
+    model = Transformer(tiny_config(vocab_size=len(tokenizer), norm_first=norm_first)).eval()
+    return Translator(model, tokenizer), model
+
+
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
 def test_the_last_layers_lens_is_the_models_own_distribution(tokenizer, norm_first):
-    torch.manual_seed(0)
-    model = Transformer(tiny_config(vocab_size=len(tokenizer), norm_first=norm_first)).eval()
-    tr = Translator(model, tokenizer)
+    tr, model = tiny_translator(tokenizer, norm_first, seed=0)
     text = "A man walks in the park."
     out = tr.translate(text, max_len=8)
     lens = analyses.lens(tr, text, out)
@@ -60,9 +65,7 @@ def test_where_each_piece_settled_and_what_the_layers_before_preferred():
 def test_the_commitment_agrees_with_the_lens_and_its_last_layer_gives_the_translation(tokenizer, norm_first):
     from transformer.decoding import DecodeOptions
 
-    torch.manual_seed(1)
-    model = Transformer(tiny_config(vocab_size=len(tokenizer), norm_first=norm_first)).eval()
-    tr = Translator(model, tokenizer)
+    tr, model = tiny_translator(tokenizer, norm_first, seed=1)
     text = "A man walks in the park."
     out = tr.translate(text, DecodeOptions(stutter_guard=False, max_len=8))  # greedy: every piece the argmax
     made = analyses.commitment(tr, text, out)

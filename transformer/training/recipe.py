@@ -86,10 +86,10 @@ def load(path: str | Path) -> Recipe:
     train = TrainConfig(**_fields(TrainConfig, doc.get("train", {}), f"{path} [train]"))
     model = ModelConfig(**_fields(ModelConfig, doc.get("model", {}), f"{path} [model]") | {
         "recipe": f"{doc.get('name', path.stem)} sha256:{hashlib.sha256(raw).hexdigest()[:16]}"})
-    for name, value in dataclasses.asdict(train).items():  # TOML's types against the dataclass defaults'
-        default = next(f.default for f in dataclasses.fields(TrainConfig) if f.name == name)
-        if not isinstance(value, type(default)) and not (isinstance(default, float) and isinstance(value, int)):
-            raise InputError(f"{path} [train] {name}: a {type(default).__name__} is expected, not {value!r}")
+    for f in dataclasses.fields(TrainConfig):  # TOML's types against the dataclass defaults'
+        value = getattr(train, f.name)
+        if not isinstance(value, type(f.default)) and not (isinstance(f.default, float) and isinstance(value, int)):
+            raise InputError(f"{path} [train] {f.name}: a {type(f.default).__name__} is expected, not {value!r}")
     return Recipe(doc.get("name", path.stem), path, hashlib.sha256(raw).hexdigest(), list(data["corpora"]), model,
                   train, int(data.get("limit", 0)), scores)
 
