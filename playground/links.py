@@ -130,7 +130,7 @@ def wire(page, event) -> None:
     """The page's links: a glance box or the Lesson's "go deeper" (a gr.HTML's own `open` event) selects its view's
     tabs and signals the tab to draw; "Link to this" writes the shareable link."""
     for link in (link for view in page.views.values() for link in view.links):
-        event(link.open, page.show_part, [], draws=page.tabs.components | set(page.tabs.signals.values()),
+        event(link.open, page.show_part, [], draws=page.tabs.components | {page.tabs.signal},
               show_progress="hidden")
     panel, lesson = page.panel, page.views["lesson"]
     for share in (panel.share, panel.present_share):

@@ -58,7 +58,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         for problem in problems or []:
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
         result = gr.State(None)
-        signals = {key: gr.State(0) for key in registry.tabs()}  # set by an event: that tab draws itself
+        signal = gr.State(0)  # set by an event to a new number: the open tab draws itself
         store = store or Store(default_url(Path(tempfile.mkdtemp(prefix="transformer-playground-classes-"))))
         classes = ClassPanel(ctx, store, trusted_proxies)
         classes.question_controls()  # a phone's question: first on the page
@@ -81,7 +81,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                             views[key] = CLASSES[key](registry.entry(key), ctx, panel)
                     groups[group], group_tabs[group] = inner, tab
         classes.wall_controls()  # the projector's wall, under the views
-        tabs = Tabs(top, groups, group_tabs, signals)
+        tabs = Tabs(top, groups, group_tabs, signal)
         page = Page(demo, ctx, panel, result, tabs, views, classroom=classes, openers=[classes.opened])
 
         def event(trigger, handler, shown: list, reads=(), draws=(), **kwargs):
@@ -100,7 +100,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         # or a wall's "Show in every view", the same (gr.on takes a component's events, not what follows another
         # event). A click while one runs is kept: it runs next (always_last). It draws the first tab, and signals
         # any other open tab. Only Translate and Enter are a user's own: a class's phone sends after those.
-        translated = set(panel.outputs) | {result} | set(signals.values())
+        translated = set(panel.outputs) | {result, signal}
         asked = event([panel.go.click, panel.text.submit], page.show_translation, first, panel.controls, translated,
                       concurrency_limit=16, concurrency_id="translate")  # a class at once: translated together
         classes.wire(page, event, translated_by_user=[asked])
@@ -117,7 +117,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
             lesson = views["lesson"].number
             event(demo.load, page.open, first, set(panel.controls) | {lesson, classes.member, classes.teacher},
                   set(panel.outputs) | set(panel.decoding) | {result, panel.pair, panel.text, panel.present, lesson}
-                  | tabs.components | set(signals.values()) | classes.opening,
+                  | tabs.components | {signal} | classes.opening,
                   concurrency_limit=4)  # served from the caches: a class opening at once waits little
         register_api(ctx)
     return page

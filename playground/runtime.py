@@ -3,7 +3,7 @@
 the inputs it reads, as a dict, and returns only what changed.
 
 - Translate draws the panel and, when the first tab is open, that tab; another open tab is told to draw itself
-  (its signal, a gr.State: its change event is that tab's drawing, with that tab's inputs and outputs only).
+  (the signal, a gr.State: its change event draws the tab the session has open).
 - A tab draws what it lacks when it is selected or signalled (`Page.redraw`); switching back sends nothing.
 - Late answers are dropped, and a tab drawn from an older translation than the newest draws the newest (`Session`).
 """
@@ -33,7 +33,7 @@ class Page:
     ctx: Context
     panel: TranslatePanel
     result: gr.State  # per user: the current context.Result (shared with every user who asked the same)
-    tabs: Tabs  # the tabs, and each tab's signal
+    tabs: Tabs  # the tabs, and the signal that draws the open one
     views: dict  # key -> View, in the registry's order
     sessions: Sessions = field(default_factory=lambda: Sessions(registry.FIRST))
     classroom: object = None  # the class panel (playground/classroom/panel.py), for tools and tests: it listens to
@@ -79,7 +79,7 @@ class Page:
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
             return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: "",
                     panel.which: gr.update(visible=False)}
-        drawn, marks = {self.tabs.signals[session.open]: ticket}, {}
+        drawn, marks = {self.tabs.signal: ticket}, {}
         if session.panel_only:  # e.g. a student's page in a class
             drawn = {}
         elif session.open == registry.FIRST:  # where a class is: drawn with the translation, one event
@@ -122,13 +122,14 @@ class Page:
         part = serialized(view.focus(result, values, where), f"{view.name} {result.text}")
         return {c: beside(drawn.get(c), value) for c, value in part.items()}
 
-    def opener(self, tab: str | None, group: str | None = None):
-        """The drawing of a view's tab (tab None: a group's tab, which shows the view open in it): on its select event
-        and on its signal. It says which view is open (Session.open, and its group's)."""
+    def opener(self, tab: str | None = None, group: str | None = None):
+        """The drawing of a view's tab on its select event (tab None and a group: a group's tab, which shows the view
+        open in it; neither: the tab the session has open, on the signal). It says which view is open (Session.open,
+        and its group's)."""
         @friendly
         def select(values: dict, request: gr.Request | None = None) -> dict:
             session = self.sessions.of(request)
-            shown = tab or session.group_open.get(group, registry.members(group)[0])
+            shown = tab or (session.group_open.get(group, registry.members(group)[0]) if group else session.open)
             self.opened(session, shown)
             return self.redraw(session, shown, values)
         return select
@@ -148,7 +149,7 @@ class Page:
         where = dict(parse_qsl(link.focus or ""))
         session.focus = (where.pop("view", ""), where)
         self.opened(session, tab)
-        return self.tabs.selected(tab) | {self.tabs.signals[tab]: next(TICKETS)}
+        return self.tabs.selected(tab) | {self.tabs.signal: next(TICKETS)}
 
     @friendly
     def open(self, values: dict, request: gr.Request) -> dict:
@@ -171,7 +172,7 @@ class Page:
             link.problems.append(str(e.message))
         if link.opened != registry.FIRST:
             self.opened(self.sessions.of(request), link.opened)
-            out |= self.tabs.selected(link.opened) | {self.tabs.signals[link.opened]: next(TICKETS)}
+            out |= self.tabs.selected(link.opened) | {self.tabs.signal: next(TICKETS)}
         if link.problems:
             note = "The link's settings were not all usable: " + "; ".join(link.problems) + "."
             out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))

@@ -1,5 +1,5 @@
-"""The page's tabs as components: the top level, each group's tabs, and each view tab's signal (a gr.State that an
-event sets to a new number when that tab should draw itself: its change event is the tab's drawing)."""
+"""The page's tabs as components: the top level, each group's tabs, and the signal (a gr.State that an event sets to a
+new number when the open tab should draw itself: its change event draws the tab the user's session has open)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,7 +14,7 @@ class Tabs:
     top: gr.Tabs  # the top level of tabs
     groups: dict  # group key -> the gr.Tabs holding its views
     group_tabs: dict  # group key -> its gr.Tab at the top level
-    signals: dict  # tab key -> gr.State: set, that tab draws itself
+    signal: gr.State  # set to a new number: the open tab draws itself
 
     @property
     def components(self) -> set:
@@ -28,11 +28,13 @@ class Tabs:
         return out | ({self.groups[entry.group]: gr.Tabs(selected=entry.key)} if entry.group else {})
 
     def wire(self, page, event) -> None:
-        """Every view's tab draws itself when selected or signalled, and a group's tab the view open inside it;
-        event(triggers, handler, views) wires a handler to the inputs and outputs of the views it may draw."""
+        """Every view's tab draws itself when selected, a group's tab the view open inside it, and the signal the
+        tab that is open; event(triggers, handler, views) wires a handler to the inputs and outputs of the views it
+        may draw."""
         for key in registry.tabs():
-            event([page.views[key].tab.select, self.signals[key].change], page.opener(key, registry.entry(key).group),
+            event([page.views[key].tab.select], page.opener(key, registry.entry(key).group),
                   [page.views[k] for k in registry.tabs()[key]])
+        event([self.signal.change], page.opener(), list(page.views.values()))
         for group, tab in self.group_tabs.items():
             event([tab.select], page.opener(None, group),
                   [page.views[k] for key in registry.members(group) for k in registry.tabs()[key]])

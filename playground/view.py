@@ -160,20 +160,26 @@ class View:
         if entry.inside is None:
             self.tab = gr.Tab(entry.label, id=entry.key, elem_id=f"{entry.key}-tab")
         with self.tab if entry.inside is None else contextlib.nullcontext():
-            heading = f"### {entry.label}\n" if entry.inside else ""
-            words = self.introduction()
-            if words is not None:  # above the view, or (explained_below) made now and placed under it
-                self.about = gr.Markdown(heading + words, elem_classes="plain", render=not self.explained_below)
-            self.problem = gr.Markdown(visible=False, elem_classes="problem")  # hidden until something fails
+            self.heading = f"### {entry.label}\n" if entry.inside else ""
+            self.said = self.introduction()
+            # its words and, when a part fails, its notice above them: above the view, or (explained_below) made now
+            # and placed under it
+            self.about = gr.Markdown(self.heading + (self.said or ""), elem_classes="plain",
+                                     visible=bool(self.heading or self.said), render=not self.explained_below)
             self.build()
-            if words is not None and self.explained_below:
+            if self.explained_below:
                 self.about.render()
 
     def introduction(self) -> str | None:
         """What the view says first: its plain words, then the rest folded. "" for a view whose words carry the
-        checkpoint's numbers (it sets `self.about` per pair); None for a view with no words of its own."""
+        checkpoint's numbers (it overrides `words` and lists `self.about` in its pair_outputs); None for a view with
+        no words of its own."""
         entry = EXPLAIN.get(self.name)
         return explained(entry) if entry else None
+
+    def words(self, translator: Translator) -> str:
+        """Its words for this checkpoint: the same for every checkpoint, unless a view overrides this."""
+        return self.said or ""
 
     def build(self) -> None:
         """The view's own components, inside its tab, under its words and notice."""
@@ -199,17 +205,17 @@ class View:
 
     @property
     def draws(self) -> list:
-        """Every component its fill and on_pair may set, its notice included."""
-        return self.outputs + self.pair_outputs + self.focus_outputs + [self.problem]
+        """Every component its fill and on_pair may set, its words (and notice) included."""
+        return self.outputs + self.pair_outputs + self.focus_outputs + [self.about]
 
     def show(self, pair: str, result, values: dict, shown: dict) -> tuple[dict, dict]:
         """(updates, what it shows then): what this view lacks (`shown` says what it shows) of the chosen pair and of
         `result` (None: no translation yet), made once for everyone. A part that fails is said in the notice, not
         marked as shown, so that the next visit tries it again. No updates when it lacks nothing."""
         shown, problems, out, drew = dict(shown), [], {}, False
-        views = self.ctx.caches.views
-        if self.pair_outputs and shown.get("pair") != pair:
-            translator = self.ctx.translator(pair)
+        views, translator = self.ctx.caches.views, self.ctx.translator(pair)
+        new_pair = shown.get("pair") != pair
+        if self.pair_outputs and new_pair:
             key = (self.name, pair, key_of(values, self.pair_inputs))
             out, problem = self.guarded(lambda: shared(views, key, lambda: self.on_pair(translator, pair, values),
                                                        f"{self.name} {pair}"),
@@ -225,7 +231,13 @@ class View:
                     for c, u in drawn.items()}
             problems += [problem] if problem else []
             shown["fill"], drew = None if problem else result.key, True
-        return (out | self.notice_update(problems) if drew else {}), shown
+        if not drew:
+            return {}, shown
+        # its words, with the notice above them, sent only when they change: a fold the user opened stays open
+        if problems or shown.get("notice") or (new_pair and self.about in self.pair_outputs):
+            out[self.about] = self.notice(problems, translator)
+        shown["notice"] = bool(problems)
+        return out, shown
 
     def guarded(self, make, translator: Translator | None = None) -> tuple[dict, str]:
         """(make()'s updates, "") or, if it fails, ({}, a sentence saying what went wrong): the caller shows it in
@@ -242,9 +254,14 @@ class View:
             hint = restore_hint(getattr(translator, "path", None))
             return {}, unavailable + f"this view could not be drawn ({type(e).__name__}: {str(e)[:300]}). {hint}"
 
-    def notice_update(self, problems: list[str]) -> dict:
-        """The notice showing every part's failure (both of on_pair and fill), or hidden when none failed."""
-        return {self.problem: gr.update(value=" ".join(problems), visible=bool(problems))}
+    def notice(self, problems: list[str], translator: Translator) -> dict:
+        """Its words for this checkpoint, under a notice of every part's failure (both of on_pair and fill) when
+        one failed."""
+        words, problem = self.guarded(lambda: self.words(translator), translator)  # words from a broken file
+        problems = problems + [problem] if problem and problem not in problems else problems
+        notice = f'<div class="problem">\n\n{" ".join(problems)}\n\n</div>\n\n' if problems else ""
+        text = notice + self.heading + (words or "")
+        return gr.update(value=text, visible=bool(text))
 
 
 def key_of(values: dict, controls: list) -> str:

@@ -99,12 +99,12 @@ def test_every_number_in_the_views_texts_comes_from_the_checkpoint_or_the_settin
     pair = shipped_pairs()[0]
     tr, values = page.ctx.translator(pair), defaults(page)
     view = page.views["timeline"]
-    text = view.on_pair(tr, pair, values)[view.about]
+    text = view.words(tr)
     assert f"the {len(tr.metrics.timeline_sources)} examples" in text and "ten examples" not in text
     kept = timeline.snapshots(tr)
     assert f"after epoch{'s' if len(kept) > 1 else ''} {listed(kept)}." in text
     view = page.views["schedule"]
-    text = view.on_pair(tr, pair, values)[view.about]
+    text = view.words(tr)
     for stage, start, end in tr.metrics.stage_epochs():
         epochs = f"epoch {start}" if start == end else f"epochs {start}-{end}"
         assert f"{epochs}: a warm-up over {stage.train_config['warmup']:,} steps" in text
@@ -287,6 +287,14 @@ class User:
         self.session_hash = session_hash
 
 
+def notice(out: dict, view) -> str:
+    """The failure a view says above its words in these updates ("" when it says none)."""
+    update = out.get(view.about)
+    text = update.get("value") or "" if isinstance(update, dict) else update or ""
+    found = re.search(r'<div class="problem">(.*?)</div>', text, re.S)
+    return found.group(1).strip() if found else ""
+
+
 def open_tab(page, name: str, values: dict, user: User | None = None) -> dict:
     """What the tab's select event (or its signal, after a translation) sends."""
     return page.opener(name, registry.entry(name).group)(values, user)
@@ -300,7 +308,7 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
     user = User("every-tab")
     values = defaults(page) | {page.panel.strategy: "beam", page.panel.text: "A girl in a red coat feeds a dog."}
     out = page.show_translation(values, user)
-    glance = set(page.views["glance"].draws)
+    glance = set(page.views["glance"].draws) - {page.views["glance"].about}  # its words: sent only when they change
     assert set(out) == set(page.panel.outputs) | {page.result} | glance  # the open tab, nothing else
     result, session = out[page.result], page.sessions.of(user)
     assert out[page.panel.translation] == result.translation.text and result.options.strategy == "beam"
@@ -351,11 +359,11 @@ def test_a_failure_is_shown_but_never_cached_and_the_view_draws_once_it_works(pa
     original = families.fill
     monkeypatch.setattr(families, "fill", lambda result, values: (_ for _ in ()).throw(OSError("disk gone")))
     broken = open_tab(page, "families", values, user)
-    assert broken[families.problem]["visible"] and "OSError" in broken[families.problem]["value"]
+    assert "OSError" in notice(broken, families)
     assert page.sessions.of(user).shown["families"]["fill"] is None
     monkeypatch.setattr(families, "fill", original)  # the file is back: the next look draws the view
     mended = open_tab(page, "families", after(values, broken), user)
-    assert mended[families.problem]["visible"] is False and families.plot in mended
+    assert families.about in mended and not notice(mended, families) and families.plot in mended
 
 
 def test_one_parts_failure_stays_visible_when_the_other_part_draws(page, monkeypatch):
@@ -366,11 +374,11 @@ def test_one_parts_failure_stays_visible_when_the_other_part_draws(page, monkeyp
         InputError("the layer list is broken")))
     page.sessions.of(user).open = "attention"  # the open tab: signalled by the translation, then drawn
     translated = page.show_translation(values, user)
-    assert page.tabs.signals["attention"] in translated and attention.plot not in translated
+    assert page.tabs.signal in translated and attention.plot not in translated
     out = open_tab(page, "attention", after(values, translated), user)
     assert attention.plot in out  # the map drew
-    assert out[attention.problem]["visible"] and "the layer list is broken" in out[attention.problem]["value"]
-    assert page.sessions.of(user).shown["attention"] == {"pair": None, "fill": translated[page.result].key}
+    assert "the layer list is broken" in notice(out, attention)
+    assert page.sessions.of(user).shown["attention"] == {"pair": None, "fill": translated[page.result].key, "notice": True}
 
 
 def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
@@ -512,7 +520,7 @@ def test_choosing_a_pair_redraws_the_open_tab_and_the_others_when_opened(page, t
     page.sessions.of(user).open = "schedule"
     out = page.show_translation(values, user)  # another pair translates again, and the open tab follows
     assert out[page.panel.translation] == translators[pair].translate(values[page.panel.text]).text
-    assert page.tabs.signals["schedule"] in out  # the open tab is told to draw itself: the event it runs
+    assert page.tabs.signal in out  # the open tab is told to draw itself: the event it runs
     out = open_tab(page, "schedule", after(values, out), user)
     names = [t["name"] for t in traces(out[schedule.noam])]
     assert names == ["d_model=512, warmup=4000", f"this checkpoint ({pair}): as trained"]
@@ -551,9 +559,9 @@ def test_the_load_event_reads_and_sets_only_what_the_first_tab_shows(page):
     assert page.classroom.said in outputs and page.classroom.member in inputs  # ?class=CODE joins the class
     translate = next(fn for fn in page.demo.fns.values() if (page.panel.go._id, "click") in map(tuple, fn.targets))
     first = {c for key in registry.tabs()[registry.FIRST] for c in page.views[key].draws}
-    signals = set(page.tabs.signals.values())  # any other open tab is signalled, and draws itself
-    # the translation knows nothing of a class: a student's sentence is sent by an event of its own after it
-    assert set(translate.outputs) == set(page.panel.outputs) | {page.result} | first | signals
+    # any other open tab is signalled, and draws itself; the translation knows nothing of a class: a student's
+    # sentence is sent by an event of its own after it
+    assert set(translate.outputs) == set(page.panel.outputs) | {page.result, page.tabs.signal} | first
     assert set(translate.inputs) == set(page.panel.controls) | {page.result}
 
 
@@ -742,7 +750,7 @@ def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp
     values = after(on_load(page), out)
     timeline = page.views["timeline"]
     broken = open_tab(page, "timeline", values)
-    assert broken[timeline.problem]["visible"] and says in broken[timeline.problem]["value"]
+    assert says in notice(broken, timeline)
     # Compare models opens on the earliest snapshot when the timeline keeps no later one: then it needs the file too
     needs = {"timeline", "used"} | ({"compare"} if damage is corrupt_snapshot and snapshot_epochs(tmp_path / pair) == [1]
                                     else set())
@@ -750,18 +758,18 @@ def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp
         if name not in needs:
             opened = open_tab(page, name, values)
             view = page.views[name]
-            assert view.problem not in opened or opened[view.problem]["visible"] is False, name
+            assert not notice(opened, view), name
     card = open_tab(page, "card", values)
     assert f"{pair.upper()} checkpoint" in card[page.views["card"].card]
     used = page.views["used"]  # its lens over training needs the snapshots; the rest of it does not
     drawn = open_tab(page, "used", values)
     assert drawn[used.attributions] is not None
     if damage is corrupt_snapshot:
-        assert drawn[used.problem]["visible"] and says in drawn[used.problem]["value"]
+        assert says in notice(drawn, used)
         if "compare" in needs:
             compare = page.views["compare"]
             opened = open_tab(page, "compare", values)
-            assert opened[compare.problem]["visible"] and says in opened[compare.problem]["value"]
+            assert says in notice(opened, compare)
         assert open_tab(page, "used", values)[used.attributions] is not None  # not marked as drawn: tried again
 
 
@@ -774,7 +782,7 @@ def test_what_the_model_used_draws_every_method_the_lens_and_a_download_of_every
     assert traces(opened[used.attributions])[0]["y"] == [html.escape(label) for label in METHOD_NAMES.values()]
     lens = traces(opened[used.lens])
     assert len(lens[0]["y"]) == L and len(lens[0]["x"]) == len(result.translation.target_tokens) + 1
-    assert opened[used.training]["visible"] and not opened[used.problem]["visible"]
+    assert opened[used.training]["visible"] and not notice(opened, used)
     payload = json.loads(Path(opened[used.download]["value"]).read_text())
     assert set(payload["methods"]) == set(METHODS) and payload["deletion"]["most_faithful"] in METHODS
     assert len(payload["lens"]["top_ids"]) == L and payload["lens_over_training"]["stages"][-1] == "shipped"
@@ -833,7 +841,7 @@ def test_an_imported_opus_mt_model_appears_by_name_and_every_view_draws_for_it(w
     for name in registry.tabs():
         opened = open_tab(page, name, values)
         view = page.views[name]
-        assert view.problem not in opened or opened[view.problem]["visible"] is False, (name, opened[view.problem])
+        assert not notice(opened, view), (name, opened.get(view.about))
     card = open_tab(page, "card", values)[page.views["card"].card]
     assert "CC-BY 4.0" in card and "imported" in card
 
@@ -916,8 +924,8 @@ def test_a_glance_box_opens_the_part_clicked(page):
         """The link's event (its tabs selected, the tab signalled), then the tab's drawing that the signal runs."""
         selected = page.show_part(values, user, link(view, focus))
         tab = registry.tab_of(view)
-        assert page.tabs.signals[tab] in selected and page.sessions.of(user).open == tab
-        return open_tab(page, tab, values, user)
+        assert page.tabs.signal in selected and page.sessions.of(user).open == tab
+        return page.opener()(values, user)  # the signal draws the tab the session has open
 
     user = User("glance-box")
     out = follow(user, values, "attention", "view=attention&kind=cross&layer=2&step=4")

@@ -70,10 +70,12 @@ class ScheduleView(View):
     def noam_figure(self, pair: str, curves: list):
         return noam_curves([tuple(c) for c in curves], (f"this checkpoint ({pair})", self.ctx.translator(pair).metrics))
 
+    def words(self, translator) -> str:
+        return explained(EXPLAIN["schedule"], EXPLAIN["schedule"]["plain"].format(
+            schedule=schedule_text(translator.metrics)))
+
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        return {self.about: explained(EXPLAIN["schedule"], EXPLAIN["schedule"]["plain"].format(
-                    schedule=schedule_text(translator.metrics))),
-                self.noam: self.noam_figure(pair, values[self.curves]), self.training: training_curves(translator.metrics)}
+        return {self.noam: self.noam_figure(pair, values[self.curves]), self.training: training_curves(translator.metrics)}
 
     @friendly
     def add_curve(self, pair, curves, d_model, warmup) -> dict:

@@ -51,12 +51,15 @@ class TimelineView(View):
         self.forming = gr.Plot()
         self.pair_outputs = [self.about, self.epoch, self.example, self.table, self.curves, self.forming]
 
+    def words(self, translator) -> str:
+        if not timeline.recorded_epochs(translator.metrics):
+            return ""
+        return explained(EXPLAIN["timeline"], timeline_text(translator, EXPLAIN["timeline"]["plain"]))
+
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         epochs = timeline.recorded_epochs(translator.metrics)
         sources = translator.metrics.timeline_sources if epochs else []
-        about = explained(EXPLAIN["timeline"], timeline_text(translator, EXPLAIN["timeline"]["plain"])) if epochs else ""
-        out = {self.about: about,
-               self.epoch: gr.update(minimum=1, maximum=max(epochs or [2]), value=1, interactive=bool(epochs)),
+        out = {self.epoch: gr.update(minimum=1, maximum=max(epochs or [2]), value=1, interactive=bool(epochs)),
                self.example: gr.update(choices=sources, value=sources[0] if sources else None)}
         if not epochs:
             note = "<p>This checkpoint was trained without recording a timeline.</p>"
