@@ -939,3 +939,18 @@ def test_a_glance_box_opens_the_part_clicked(page):
     elsewhere = follow(User("elsewhere"), values, "inside", "view=attention&kind=cross&layer=0")
     assert attention.kind not in elsewhere  # a part of a view that is not open is not drawn
     assert len(result.translation.steps) > 5
+
+
+def test_step_by_step_shows_when_each_piece_was_decided_as_the_lens_says(page):
+    from transformer.interpret import analyses
+
+    user = User("decided")
+    values = defaults(page) | {page.panel.text: "Two dogs run on the beach."}
+    values = after(values, page.show_translation(values, user))
+    result, steps = values[page.result], page.views["steps"]
+    drawn = open_tab(page, "steps", values, user)[steps.decided]
+    made = analyses.commitment(page.ctx.translator(result.pair), result.text, result.translation)
+    layers = re.findall(r"<span>(layer \d+|sampled)</span>", drawn)
+    assert layers == [f"layer {k}" if k else "sampled" for k in made.settled]
+    assert len(layers) == len(result.translation.target_tokens) + 1  # every piece and the end
+    assert f"of {made.encoder_total}" in drawn

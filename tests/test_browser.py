@@ -968,6 +968,11 @@ def test_the_model_at_a_glance_shows_a_chosen_words_step_and_its_boxes_open_thei
     page.wait_for_function("() => document.querySelector('#steps-tab .gtitle')?.textContent?.startsWith('Step 3:')"
                            " || [...document.querySelectorAll('#steps-tab .gtitle')].some(t => t.textContent.startsWith('Step 3:'))",
                            timeout=30_000)
+    open_view(page, "At a glance")  # "When was each piece decided?" opens Step by step's strip: a layer per piece
+    page.get_by_text("When was each piece decided?").click()
+    page.locator("#steps-decided .decided-strip li").first.wait_for(state="visible", timeout=30_000)
+    assert page.locator("#steps-decided .decided-strip li").count() == len(steps)  # every piece, the end included
+    assert page.get_by_role("tab", selected=True).all_text_contents() == ["Step by step"]
     assert not page.dialogs and not page.blocked
 
 

@@ -83,3 +83,24 @@ def test_the_commitment_agrees_with_the_lens_and_its_last_layer_gives_the_transl
     assert 1 <= made.encoder_layers <= made.encoder_total == model.cfg.n_encoder_layers
     assert all(t.text == by_encoder[-1].text for t in by_encoder[made.encoder_layers - 1:])
     assert made.encoder_layers == 1 or by_encoder[made.encoder_layers - 2].text != by_encoder[-1].text
+
+
+def test_the_strip_writes_each_piece_with_its_layer_and_only_real_changes_of_mind():
+    import re
+
+    from playground.figures.commitment import strip
+    from transformer.interpret.analyses import Commitment
+
+    made = Commitment(pieces=["▁Ein", "▁<b>", "hund", "</s>"], settled=[2, 3, 0, 1],
+                      earlier=[["<s>"], ["▁Ein", "▁Katze"], [], []], encoder_layers=1, decoder_layers=3,
+                      encoder_total=4)
+    html = strip(made)
+    shown = re.findall(r"<li[^>]*><b[^>]*>(.*?)</b><span>(.*?)</span>(?:<span class=\"was\">was: (.*?)</span>)?</li>",
+                       html)
+    # the pieces as the page writes them (a dash on one that continues a word, </s> as "end"), escaped
+    assert shown == [("Ein", "layer 2", ""), ("&lt;b&gt;", "layer 3", "Katze"), ("-hund", "sampled", ""),
+                     ("end", "layer 1", "")]  # "Ein" before "<b>" was its input repeated: no change of mind
+    assert "On 1 piece, a lower layer first preferred another" in html
+    assert "with only its first layer of 4, the decoder would already write the same translation" in html
+    assert "<b>" not in html.replace("<b>When it decided.</b>", "").replace("<b style", "")
+

@@ -315,4 +315,6 @@ def figure(result: Result, printed: bool = False) -> str:
     return (f'<div class="glance"><div class="glance-row"><div class="glance-scroll">{svg}</div>'
             f'<div class="glance-side">{next_piece}</div></div>'
             '<div class="glance-hint">← The picture scrolls sideways: swipe it to see every layer →</div>'
-            f'<div class="glance-words">The translation, {how}: {words}</div></div>')
+            f'<div class="glance-words">The translation, {how}: {words}'
+            + ("" if printed else ' <a href="#" data-open="steps" data-focus="view=steps">When was each piece '
+               "decided?</a>") + '</div></div>')

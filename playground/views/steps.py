@@ -1,11 +1,15 @@
-"""Step by step: every generated token's probability and top-5 alternatives, and one step's cross-attention."""
+"""Step by step: when each piece was decided (the logit lens and DecoderLens), every generated token's probability
+and top-5 alternatives, and one step's cross-attention."""
 from __future__ import annotations
 
 import gradio as gr
 
 
-from playground.view import View, friendly
+from transformer.interpret import analyses
+
+from playground.view import PartlyDrawn, View, friendly, log
 from .common import need
+from playground.figures.commitment import strip
 from playground.figures.steps import step_detail, step_probabilities
 
 
@@ -20,6 +24,7 @@ def step_view(result, index: int):
 
 class StepsView(View):
     def build(self) -> None:
+        self.decided = gr.HTML(elem_id="steps-decided", padding=False)  # when each piece was decided
         self.probs = gr.Plot(label="Top-5 at every step", elem_id="steps-probs")
         self.index = gr.Slider(1, 2, value=1, step=1, label="Step")  # counted from 1, as everywhere
         self.detail = gr.Plot(label="One step", elem_id="steps-detail")
@@ -29,13 +34,19 @@ class StepsView(View):
                                  elem_id="steps-ask")
             self.reveal = gr.Button("Reveal to the class", size="sm", visible=False, elem_id="steps-reveal")
         self.poll = gr.HTML(elem_id="steps-poll", padding=False)
-        self.outputs = [self.probs, self.index, self.detail]
+        self.outputs = [self.decided, self.probs, self.index, self.detail]
 
     def fill(self, result, values: dict) -> dict:
         steps = result.translation.steps
-        return {self.probs: step_probabilities(steps),
-                self.index: gr.update(maximum=max(len(steps), 1), value=1),
-                self.detail: step_view(result, 0)}
+        drawn = {self.probs: step_probabilities(steps), self.index: gr.update(maximum=max(len(steps), 1), value=1),
+                 self.detail: step_view(result, 0)}
+        try:
+            translator = self.ctx.translator(result.pair)
+            return drawn | {self.decided: strip(analyses.commitment(translator, result.text, result.translation))}
+        except Exception as e:  # the steps still show; the strip is tried again on the next visit
+            log.exception("the commitment strip failed")
+            raise PartlyDrawn(drawn | {self.decided: ""},
+                              f"**When it decided could not be drawn** ({type(e).__name__}).") from None
 
     def focus(self, result, values: dict, where: dict[str, str]) -> dict:
         """A glance box of the output side: the step the glance shows."""

@@ -1,0 +1,55 @@
+"""When each piece was decided (analyses.commitment), as a strip of the translation's pieces: under each, the decoder
+layer from which the logit lens's top choice is that piece and stays so, and what a lower layer preferred before.
+HTML that wraps onto as many lines as its box takes (a phone's included)."""
+from __future__ import annotations
+
+import html
+
+from transformer.interpret.analyses import Commitment
+
+from playground.pieces import shown
+
+# the earlier a piece was settled, the darker its box: a shade per share of the decoder's layers
+SHADES = ("#1f5fa8", "#4f86c6", "#8fb4de", "#cfe0f3")
+
+
+def shade(layer: int, layers: int) -> str:
+    """The box's colour for a piece settled at `layer` of `layers` (from 1; 0: never, a sampled piece)."""
+    if layer <= 0:
+        return "#eee"
+    return SHADES[min(len(SHADES) - 1, (layer - 1) * len(SHADES) // max(layers, 1))]
+
+
+def changes_of_mind(c: Commitment, t: int) -> list[str]:
+    """What the layers below the settled one preferred at piece t, less the piece the decoder was given there (the one
+    before it, or the start): lower layers often just repeat their input, which is no change of mind."""
+    given = c.pieces[t - 1] if t else "<s>"
+    return [p for p in c.earlier[t] if p != given]
+
+
+def strip(c: Commitment) -> str:
+    """The strip, its plain sentence above it and the encoder's answer (DecoderLens) under it; every piece escaped."""
+    L = c.decoder_layers
+    items = []
+    for t, (token, layer) in enumerate(zip(c.pieces, c.settled)):
+        text = html.escape(shown(token, first=t == 0))
+        light = layer > 0 and (layer - 1) * len(SHADES) // max(L, 1) >= 2
+        said = f"layer {layer}" if layer else "sampled"
+        before = changes_of_mind(c, t)
+        was = (f'<span class="was">was: {", ".join(html.escape(shown(p, first=True)) for p in before)}</span>'
+               if before else "")
+        items.append(f'<li title="{text}: {said} of {L}"><b style="background:{shade(layer, L)};'
+                     f'color:{"#111" if light or not layer else "#fff"}">{text}</b><span>{said}</span>{was}</li>')
+    changed = sum(bool(changes_of_mind(c, t)) for t in range(len(c.pieces)))
+    E = c.encoder_total
+    first = "only its first layer" if c.encoder_layers == 1 else f"its first {c.encoder_layers} layers"
+    encoder = (f"The encoder: with {first} of {E}, the decoder would already write the same translation"
+               if c.encoder_layers < E else
+               f"The encoder: the decoder needs all {E} of its layers to write this translation")
+    return ('<div class="decided"><p><b>When it decided.</b> Under each piece, the decoder layer (of '
+            f'{L}) from which it is the model\'s top choice and stays so; the darker, the earlier. '
+            + (f"On {changed} piece{'s' if changed != 1 else ''}, a lower layer first preferred another (was: …)."
+               if changed else "No lower layer preferred another piece on the way.")
+            + f'</p><ol class="decided-strip">{"".join(items)}</ol><p class="small">{encoder} '
+            "(each layer's output read as the decoder's memory). Lower layers often first repeat the piece they were "
+            "given; that is not counted as a change of mind.</p></div>")
