@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from transformer import decoding
-from transformer.decoding import KVCache
+from transformer.decoding import WithoutCache
 from transformer.model import Transformer
 from transformer.training.data import batch_tensors, bucket_batches, make_example, read_pair
 from transformer.training.evaluate import score_translations
@@ -38,28 +38,6 @@ def clock(fn) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
-
-
-# -----------------------------------------------------------------------------
-# The uncached baseline
-
-
-class Uncached:
-    """Our model without the KV cache: every step re-runs the decoder over the whole prefix."""
-
-    def __init__(self, model: Transformer):
-        self.model, self.cfg = model, model.cfg
-
-    def encode(self, src: Tensor) -> Tensor:
-        return self.model.encode(src)
-
-    def decode_step(self, tokens: Tensor, memory: Tensor, cache: KVCache) -> Tensor:
-        """Keeps only the prefix tokens in the cache, and runs the decoder over all of them again."""
-        cache.prefix = tokens if cache.prefix is None else torch.cat([cache.prefix, tokens], dim=1)  # (B, t)
-        m = self.model
-        T = cache.prefix.size(1)
-        x = m.decoder(m.positional(m.embed(cache.prefix)), memory, cache.memory_mask, m.causal_mask(T, tokens.device))
-        return m.generator(x[:, -1])  # (B, V)
 
 
 # -----------------------------------------------------------------------------
@@ -142,7 +120,7 @@ def int8_comparison(tr: Translator, texts: list[str], cases: list, val_src: list
 def decoding_latency(tr: Translator, cases: list[tuple[Tensor, int, int]]) -> dict:
     """Batch-1 greedy, cached vs uncached (both forced to the same lengths); batch-1 beam 4."""
     model = tr.model
-    uncached = Uncached(model)
+    uncached = WithoutCache(model)
     ours = latency(lambda c: decoding.greedy(model, c[0], c[1]), cases)
     slow = latency(lambda c: decoding.greedy(uncached, c[0], c[1]), cases)
     beam = latency(lambda c: decoding.beam_search(model, c[0], step_limit(tr, c[0]), 4, 1.0), cases)

@@ -234,6 +234,11 @@ class Result:
                                                                 internals=True).internals)
 
     @property
+    def cache(self):
+        """The decoder's KVCache read after every step of this translation (analyses.decoder_cache)."""
+        return self.derived("cache", lambda: analyses.decoder_cache(self.translator, self.text, self.translation))
+
+    @property
     def batch(self) -> list[dict]:
         """analyses.inspect_batch of [text, NEIGHBOUR]: the masks as a padded batch applies them."""
         return self.derived("batch", lambda: analyses.inspect_batch(

@@ -41,6 +41,7 @@ VIEWS = (
     Entry("beam_tree", "Beam search as a tree", inside="steps"),
     Entry("attention", "Heatmaps", group="looks"),
     Entry("inside", "One head", group="looks"),
+    Entry("cache", "What the decoder keeps", group="looks"),
     Entry("families", "Three families", group="looks"),
     Entry("rollout", "Rollout", group="looks"),
     Entry("bertviz", "bertviz", group="looks"),

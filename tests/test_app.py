@@ -97,7 +97,7 @@ def test_every_number_in_the_views_texts_comes_from_the_checkpoint_or_the_settin
     from transformer.training.live import ToySettings
 
     pair = shipped_pairs()[0]
-    tr, values = page.ctx.translator(pair), defaults(page)
+    tr = page.ctx.translator(pair)
     view = page.views["timeline"]
     text = view.words(tr)
     assert f"the {len(tr.metrics.timeline_sources)} examples" in text and "ten examples" not in text
@@ -954,3 +954,20 @@ def test_step_by_step_shows_when_each_piece_was_decided_as_the_lens_says(page):
     assert layers == [f"layer {k}" if k else "sampled" for k in made.settled]
     assert len(layers) == len(result.translation.target_tokens) + 1  # every piece and the end
     assert f"of {made.encoder_total}" in drawn
+
+
+def test_what_the_decoder_keeps_reads_the_cache_at_every_step_and_times_both_ways(page):
+    user = User("cache")
+    values = defaults(page) | {page.panel.text: "A man in a blue shirt is riding a bike down the street."}
+    values = after(values, page.show_translation(values, user))
+    result, cache = values[page.result], page.views["cache"]
+    opened = open_tab(page, "cache", values, user)
+    T = len(result.translation.target_tokens) + 1  # every piece and the end
+    assert opened[cache.step]["maximum"] == T and opened[cache.step]["value"] == T  # it opens on the whole cache
+    cfg = page.ctx.translator(result.pair).cfg
+    assert f"{T} × {cfg.n_heads} × {cfg.d_head}" in opened[cache.sizes]
+    third = cache.redraw(result, 3)
+    assert f"3 × {cfg.n_heads} × {cfg.d_head}" in third[cache.sizes]
+    assert figure(third[cache.plot]).layout.title.text.startswith("Step 3: the decoder read")
+    timed = cache.timed(result)[cache.timing]
+    assert "Both wrote the same translation" in timed and html.escape(result.translation.text) in timed

@@ -1,4 +1,4 @@
-"""`python -m benchmarks.decoding`: its uncached baseline computes what ours computes, and each measurement runs once
+"""`python -m benchmarks.decoding`: its uncached baseline (decoding.WithoutCache) computes what ours computes, and each measurement runs once
 on a tiny model with every figure it reports there and positive, so a refactor that breaks one (an undefined name,
 a changed signature) fails here, not after minutes."""
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from transformer import Translator, greedy
-from benchmarks.decoding import (Uncached, batch1_cases, decoding_latency, int8_comparison, percentile, table,
+from transformer.decoding import WithoutCache
+from benchmarks.decoding import (batch1_cases, decoding_latency, int8_comparison, percentile, table,
                                throughput, training_batches, training_speed)
 
 from conftest import random_tokens, synthetic_pairs
@@ -15,7 +16,7 @@ from conftest import random_tokens, synthetic_pairs
 def test_uncached_decoder_gives_the_cached_result(model):
     src = random_tokens(3, 7, 40)
     src[2, 4:] = 0
-    fast, slow = greedy(model, src, 12), greedy(Uncached(model), src, 12)
+    fast, slow = greedy(model, src, 12), greedy(WithoutCache(model), src, 12)
     assert [h.tokens for h in fast] == [h.tokens for h in slow]
     for a, b in zip(fast, slow):
         assert a.score == pytest.approx(b.score, abs=1e-4)

@@ -98,6 +98,23 @@ def new_cache(model, src: Tensor) -> KVCache:
     return KVCache(model.cfg.n_decoder_layers, None if bool(real.all()) else real)
 
 
+class WithoutCache:
+    """A model decoded without the KV cache, for comparison: every step runs the decoder again over the whole prefix
+    (the cache keeps only the tokens so far). Decoded by the same loops, it must write the same translation."""
+
+    def __init__(self, model):
+        self.model, self.cfg = model, model.cfg
+
+    def encode(self, src: Tensor) -> Tensor:
+        return self.model.encode(src)
+
+    def decode_step(self, tokens: Tensor, memory: Tensor, cache: KVCache) -> Tensor:
+        cache.prefix = tokens if cache.prefix is None else torch.cat([cache.prefix, tokens], dim=1)  # (B, t)
+        m, T = self.model, cache.prefix.size(1)
+        x = m.decoder(m.positional(m.embed(cache.prefix)), memory, cache.memory_mask, m.causal_mask(T, tokens.device))
+        return m.generator(x[:, -1])  # (B, t, D) -> the last position's (B, V)
+
+
 # -----------------------------------------------------------------------------
 # Options: one dataclass, checked once, used by the Translator, the CLI and the app
 

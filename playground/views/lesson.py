@@ -64,10 +64,8 @@ class LessonView(View):
     def display(self, step: lesson.LessonStep, revealed: bool = False) -> dict:
         figure = step.marked if revealed else step.figure
         is_plot = isinstance(figure, go.Figure)
-        deeper = ""
-        if step.deeper:
-            deeper = (f'<a href="#" class="deeper" data-open="{html.escape(step.deeper)}">Go deeper: '
-                      f'{html.escape(registry.title(step.deeper))} →</a>')
+        deeper = " ".join(f'<a href="#" class="deeper" data-open="{html.escape(key)}">Go deeper: '
+                          f'{html.escape(registry.title(key))} →</a>' for key in (step.deeper, step.also) if key)
         return {self.where: f"**Step {step.number} of {lesson.STEPS}: {step.title}**",
                 self.text: step.text,
                 self.question: f"**Question:** {step.question}" if step.question else "",

@@ -3,13 +3,15 @@ return results labelled with its pieces. The Translator itself loads, tokenizes,
 from __future__ import annotations
 
 import contextlib
+import math
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
 
 from ..tokenizer import pad_batch
-from ..decoding import DecodeOptions
+from ..decoding import DecodeOptions, WithoutCache, greedy, new_cache
 from ..translator import Translation, Translator
 from . import attribution, patching
 from .capture import AttentionInternals, AttentionMaps, ablate_heads, capture_attention, capture_internals, record
@@ -174,3 +176,84 @@ def decoder_lens(translator: Translator, text: str) -> list[Translation]:
     limit = DecodeOptions().length_limit(src.size(1), translator.cfg.max_len)
     lens = patching.decoder_lens(translator.model, src, limit, translator.run_limits)  # decoded as translate does
     return [translator.to_translation(source, hyp) for hyp in lens]
+
+
+@dataclass
+class CacheTrace:
+    """What the decoder keeps from step to step (analyses.decoder_cache): read from the KVCache that decode_step
+    fills, after every step. Step t (from 0) reads target[t] and writes outputs[t]."""
+
+    source: list[str]  # the source's pieces (S), </s> included
+    target: list[str]  # the decoder's input, one piece a step: <s> and the translation (T)
+    outputs: list[str]  # the piece written at each step: the translation and </s> (T)
+    self_shapes: list[list[tuple[int, ...]]]  # per step, per layer: the self-attention keys' shape (H, t + 1, Dh);
+    # the values' is the same
+    cross_shapes: list[list[tuple[int, ...]]]  # per step, per layer: the cross-attention keys' shape (H, S, Dh)
+    cross_kept: list[bool]  # per step: every layer's cross-attention keys and values the very tensors of step 0
+    nbytes: list[int]  # per step: the cache's bytes (keys and values, self and cross, every layer)
+    self_k: list[torch.Tensor]  # per layer, (H, T, Dh) after the last step; row t was added at step t, and rows never
+    self_v: list[torch.Tensor]  # change once added, so the cache after step t is rows 0..t
+    cross_k: list[torch.Tensor]  # per layer, (H, S, Dh): computed at step 0 from the encoder's output
+    cross_v: list[torch.Tensor]
+
+
+def _shapes(tensors: list) -> list[tuple[int, ...]]:
+    return [tuple(t.shape[1:]) for t in tensors]  # (1, H, n, Dh) -> (H, n, Dh)
+
+
+@torch.inference_mode()
+def decoder_cache(translator: Translator, text: str, translation: str | Translation | None = None) -> CacheTrace:
+    """Decode `translation` (by default the greedy one) step by step as the decoding loops do, through
+    model.decode_step and a real KVCache, and read the cache after every step."""
+    made = translator.translate(text) if translation is None else translation
+    src, tgt = translator.pair_tensors(text, made)  # (1, S), (1, T)
+    model = translator.model
+    memory, cache = model.encode(src), new_cache(model, src)  # (1, S, D)
+    self_shapes, cross_shapes, kept, nbytes, first = [], [], [], [], None
+    for t in range(tgt.size(1)):
+        model.decode_step(tgt[:, t:t + 1], memory, cache)  # (1, 1): one piece, after the t cached ones
+        first = first or list(cache.cross_k + cache.cross_v)
+        self_shapes.append(_shapes(cache.self_k))
+        cross_shapes.append(_shapes(cache.cross_k))
+        kept.append(all(a is b for a, b in zip(cache.cross_k + cache.cross_v, first)))
+        nbytes.append(sum(x.numel() * x.element_size() for x in cache.self_k + cache.self_v + cache.cross_k
+                          + cache.cross_v))
+    tok = translator.tokenizer
+    return CacheTrace(tok.source_pieces(src[0].tolist()), tok.pieces(tgt[0].tolist()),
+                      tok.pieces(translator.followers(tgt)), self_shapes, cross_shapes, kept, nbytes,
+                      [k[0].cpu() for k in cache.self_k], [v[0].cpu() for v in cache.self_v],
+                      [k[0].cpu() for k in cache.cross_k], [v[0].cpu() for v in cache.cross_v])
+
+
+@dataclass
+class CacheTiming:
+    """One sentence decoded greedily with the KV cache and without it (analyses.cache_timing)."""
+
+    with_cache: str
+    without_cache: str
+    steps: int  # pieces written, </s> included
+    cached_s: float  # the fastest of the repeats, each way
+    uncached_s: float
+
+    @property
+    def ratio(self) -> float:
+        """How many times longer the decoder takes without the cache."""
+        return self.uncached_s / self.cached_s
+
+
+def cache_timing(translator: Translator, text: str, repeats: int = 3) -> CacheTiming:
+    """Time greedy decoding of `text` with the cache and without it (every step runs the decoder over the whole
+    prefix again), the two alternating, `repeats` times each; both write their translation."""
+    source = translator.source_ids(text)
+    src = torch.tensor([source[0]], device=translator.device)  # (1, S)
+    limit = DecodeOptions().length_limit(src.size(1), translator.cfg.max_len)
+    best = {True: math.inf, False: math.inf}
+    hyps = {}
+    for _ in range(repeats):
+        for cached in (True, False):
+            model = translator.model if cached else WithoutCache(translator.model)
+            start = time.perf_counter()
+            hyps[cached] = greedy(model, src, limit, translator.run_limits)[0]
+            best[cached] = min(best[cached], time.perf_counter() - start)
+    made = {cached: translator.to_translation(source, hyp).text for cached, hyp in hyps.items()}
+    return CacheTiming(made[True], made[False], len(hyps[True].steps), best[True], best[False])
