@@ -20,6 +20,8 @@ from transformer.interpret import analyses
 from transformer.interpret.analyses import Inspection
 from transformer.translator import Translation, Translator
 
+from .uploads import Uploads
+
 ROOT = Path(__file__).resolve().parents[1]
 PAIR_NAMES = {"en-de": "English → German", "en-fr": "English → French"}
 TICKETS = itertools.count(1)  # every translate request's number, for every session
@@ -95,6 +97,7 @@ class Context:
     caches: Caches = field(default_factory=lambda: Caches.sized(32))
     together: Together = field(default_factory=lambda: Together())  # a class's greedy translations, batched
     public_url: str | None = None  # the address other machines open (links.shared_address), when known
+    uploads: Uploads | None = None  # models teachers brought, each in its own session's menu only
 
     @property
     def pairs(self) -> list[str]:
@@ -103,12 +106,18 @@ class Context:
 
     def label(self, pair: str) -> str:
         """What the page calls a loaded checkpoint: "English → German", or "English → German (OPUS-MT)" for a model
-        imported into the folder en-de-opus-mt (any other folder name is shown as it is)."""
+        imported into the folder en-de-opus-mt (any other folder name is shown as it is), or an uploaded one's."""
+        brought = self.uploads.label(pair) if self.uploads is not None else None
+        if brought is not None:
+            return brought
         imported = self.translators[pair].metrics.imported is not None
         name = pair.removesuffix("-opus-mt") if imported else pair
         return PAIR_NAMES.get(name, name) + (" (OPUS-MT)" if imported else "")
 
     def translator(self, pair: str) -> Translator:
+        brought = self.uploads.translator(pair) if self.uploads is not None else None
+        if brought is not None:
+            return brought
         if pair not in self.translators:
             raise InputError(f"unknown language pair {pair!r}; available: {', '.join(self.pairs) or 'none'}")
         return self.translators[pair]

@@ -22,6 +22,7 @@ from .context import ROOT, Caches, Context
 from .panel import TranslatePanel
 from .classroom.panel import ClassPanel
 from .classroom.store import Store, default_url
+from .uploads import Uploads
 from .tabs import Tabs
 from .views import CLASSES
 
@@ -48,9 +49,11 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
     gr.set_static_paths([str(SCRIPT)] + ([str(p) for p in script_files()] if bertviz_offline else []))
     if bertviz_offline:  # jQuery, d3 and the shim: static files of the app, sent once, cached by the browser
         scripts = [f"gradio_api/file={p}" for p in script_files()]
+    models = Path(tempfile.mkdtemp(prefix="transformer-playground-models-"))  # models teachers bring
     ctx = Context(translators, Path(tempfile.mkdtemp(prefix="transformer-playground-")), scripts,
-                  caches=Caches.sized(cache_size), public_url=public_url)
-    weakref.finalize(ctx, shutil.rmtree, ctx.downloads, ignore_errors=True)  # at exit, or when the page goes
+                  caches=Caches.sized(cache_size), public_url=public_url, uploads=Uploads(models))
+    for folder in (ctx.downloads, models):  # at exit, or when the page goes
+        weakref.finalize(ctx, shutil.rmtree, folder, ignore_errors=True)
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
         gr.HTML("<div id=\"masthead\"><h1>Transformer Playground</h1><p>Type an English "
                 "sentence and watch a small Transformer translate it: where it looks, how sure it is, and how it "
@@ -111,6 +114,10 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         # another sentence of the text chosen in the menu under the translation: the views show it
         event([panel.which.input], page.show_sentence, first, panel.controls + [panel.which], translated,
               concurrency_limit=16, concurrency_id="translate")
+        card = views["card"]  # a model brought: opened, chosen, and the sentence translated with it
+        event([card.bring.upload], page.bring_model, first, panel.controls + [card.bring],
+              translated | {panel.pair, card.brought}, concurrency_limit=1, concurrency_id="bring")
+        demo.unload(page.forget_models)
         tabs.wire(page, event)
         links.wire(page, event)
         if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import parse_qsl
 
 import gradio as gr
@@ -177,6 +178,31 @@ class Page:
             note = "The link's settings were not all usable: " + "; ".join(link.problems) + "."
             out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))
         return out
+
+    @friendly
+    def bring_model(self, values: dict, request: gr.Request | None = None) -> dict:
+        """A model uploaded on the Model card (playground.uploads): checked and opened for this session, chosen in
+        its menu, and the sentence translated with it; a refusal said in place, the page as it was."""
+        card, panel = self.views["card"], self.panel
+        upload = values.get(card.bring)
+        if not upload:
+            return {}
+        path = getattr(upload, "path", upload)  # a path (gradio's upload), or a FileData
+        try:
+            brought = self.ctx.uploads.add(getattr(request, "session_hash", None) or "", path,
+                                           getattr(upload, "orig_name", None) or Path(path).name)
+        except InputError as e:
+            return {card.brought: f"**Not loaded:** {html.escape(str(e))}"}
+        choices = [(self.ctx.label(p), p) for p in self.ctx.pairs] + [(brought.label, brought.key)]
+        out = self.show_translation(values | {panel.pair: brought.key}, request)
+        size = sum(p.numel() for p in brought.translator.model.parameters())
+        return out | {panel.pair: gr.update(choices=choices, value=brought.key),
+                      card.brought: f"**{html.escape(brought.label)}** is loaded ({size:,} parameters): it is chosen in "
+                                    "the language menu above, and every view shows it. It goes when this page closes."}
+
+    def forget_models(self, request: gr.Request) -> None:
+        """The page closed: the model it brought goes, with its files."""
+        self.ctx.uploads.drop(getattr(request, "session_hash", None) or "")
 
     @friendly
     def share(self, values: dict, request: gr.Request | None = None) -> dict:

@@ -971,3 +971,35 @@ def test_what_the_decoder_keeps_reads_the_cache_at_every_step_and_times_both_way
     assert figure(third[cache.plot]).layout.title.text.startswith("Step 3: the decoder read")
     timed = cache.timed(result)[cache.timing]
     assert "Both wrote the same translation" in timed and html.escape(result.translation.text) in timed
+
+
+def test_a_brought_model_is_its_sessions_alone_and_goes_when_its_page_closes(page, tmp_path, tokenizer, monkeypatch):
+    import zipfile
+
+    from playground import uploads
+    from transformer import Transformer, save_checkpoint
+    from conftest import tiny_config
+
+    torch.manual_seed(0)
+    save_checkpoint(tmp_path / "m", Transformer(tiny_config(vocab_size=len(tokenizer))), tokenizer)
+    with zipfile.ZipFile(tmp_path / "mine.zip", "w") as z:
+        for f in (tmp_path / "m").iterdir():
+            z.write(f, f.name)
+    card, panel = page.views["card"], page.panel
+    teacher, other = User("brings"), User("another")
+    values = defaults(page) | {card.bring: str(tmp_path / "mine.zip")}
+    out = page.bring_model(values, teacher)
+    key = out[panel.pair]["value"]
+    assert key.startswith(uploads.PREFIX) and ("Your model: mine", key) in out[panel.pair]["choices"]
+    assert out[page.result].pair == key and "is loaded" in out[card.brought]  # translated with it at once
+    assert key not in page.ctx.pairs  # no other page's menu lists it
+    work = page.ctx.uploads.held[key].work
+    page.forget_models(other)  # another page closing leaves it
+    assert page.ctx.translator(key) is not None
+    page.forget_models(teacher)  # its own page closing takes it, and its files
+    with pytest.raises(InputError):
+        page.ctx.translator(key)
+    assert not work.exists()
+    monkeypatch.setattr(uploads, "MOST", 0)  # the server holds as many as it may: said in place
+    full = page.bring_model(values, teacher)
+    assert "already holds 0 models" in full[card.brought] and panel.pair not in full

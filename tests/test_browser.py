@@ -1114,3 +1114,71 @@ def test_on_a_phone_a_tap_on_each_tab_label_opens_its_own_view(browser, server):
     phone.screenshot(path=str(ARTIFACTS / "phone-tabs.png"))
     assert not phone.errors, phone.errors
     phone.context.close()
+
+
+def model_zip(folder, out):
+    """`folder`'s files in a zip, as a teacher zips a model folder."""
+    import zipfile
+
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(folder.rglob("*")):
+            if f.is_file():
+                z.write(f, str(f.relative_to(folder)))
+    return out
+
+
+def bring(page, archive) -> str:
+    """Upload `archive` with the Model card's button; what the card then says."""
+    from playwright.sync_api import expect
+
+    open_view(page, "The model", "Model card")
+    with page.expect_file_chooser() as chooser:
+        page.click("#bring-model")
+    chooser.value.set_files(str(archive))
+    expect(page.locator("#brought")).not_to_contain_text("Your own model.", timeout=120_000)
+    return page.locator("#brought").inner_text()
+
+
+@pytest.mark.parametrize("kind", ["recipe checkpoint", "OPUS-MT folder"])
+def test_a_teacher_brings_a_model_and_every_view_opens_on_it(browser, server, tmp_path, tokenizer, kind):
+    import torch
+
+    from conftest import tiny_config, tiny_marian
+    from transformer import Transformer, save_checkpoint
+
+    if kind == "OPUS-MT folder":
+        pytest.importorskip("transformers")
+        (tmp_path / "model").mkdir()
+        tiny_marian(tmp_path / "model")
+    else:  # what a recipe writes: a checkpoint folder of this project (here a tiny random model)
+        torch.manual_seed(0)
+        save_checkpoint(tmp_path / "model", Transformer(tiny_config(vocab_size=len(tokenizer))), tokenizer)
+    page = open_page(browser, server, (1440, 900))
+    try:
+        said = bring(page, model_zip(tmp_path / "model", tmp_path / "mine.zip"))
+        assert said.startswith("Your model: mine is loaded"), said
+        assert page.locator("#pair input").input_value() == "Your model: mine"
+        for path in VIEWS:  # every view draws for it, and says nothing failed
+            open_view(page, *path)
+            page.wait_for_timeout(300)
+            page.wait_for_function(SETTLED, timeout=60_000)
+            assert not page.locator(".tabitem .problem:visible").count(), (path, page.locator(".problem").all_inner_texts())
+        assert not page.errors, page.errors[:5]
+    finally:
+        page.context.close()
+
+
+def test_a_hostile_archive_is_refused_in_place_and_the_page_goes_on(browser, server, tmp_path):
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "evil.zip", "w") as z:
+        z.writestr("config.json", "{}")
+        z.writestr("pytorch_model.bin", b"\x80\x04K\x01.")  # a pickle
+    page = open_page(browser, server)
+    try:
+        said = bring(page, tmp_path / "evil.zip")
+        assert said.startswith("Not loaded:") and "pickle" in said, said
+        assert page.locator("#pair input").input_value() == "English → German"  # the page as it was
+        assert not page.errors, page.errors[:5]
+    finally:
+        page.context.close()

@@ -89,11 +89,16 @@ def keep_state(args) -> int:
 
 
 def translate(args) -> int:
-    from .translator import MAX_SENTENCES, Translator, sentences
+    import tempfile
 
-    tr = Translator.load(args.checkpoint, device=args.device)
-    texts = [sentences(text)[:MAX_SENTENCES] for text in args.text]  # each text sentence by sentence, as the page
-    outs = iter(tr.translate_batch([s for parts in texts for s in parts], pick(DecodeOptions, args)))
+    from .archive import open_model
+    from .translator import MAX_SENTENCES, sentences
+
+    with tempfile.TemporaryDirectory(prefix="transformer-model-") as work:  # a zip unpacks here, for this run
+        tr = open_model(args.checkpoint, work, device=args.device)
+        texts = [sentences(text)[:MAX_SENTENCES] for text in args.text]  # each text sentence by sentence, as the page
+        outs = list(tr.translate_batch([s for parts in texts for s in parts], pick(DecodeOptions, args)))
+    outs = iter(outs)
     for parts in texts:  # one line per text: its sentences' translations joined
         print(" ".join(next(outs).text for _ in parts))
     return 0
@@ -218,7 +223,8 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=count_words)
 
     p = sub.add_parser("translate", help="translate text with a checkpoint")
-    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--checkpoint", required=True, help="a checkpoint folder, an OPUS-MT (Marian) folder, or a zip of "
+                   "either (checked first: transformer/archive.py)")
     add_dataclass_options(p, DecodeOptions)
     p.add_argument("--device", default="auto")
     p.add_argument("text", nargs="+", help="one or more texts, each translated sentence by sentence (at most 20) "

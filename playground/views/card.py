@@ -72,9 +72,11 @@ def parameter_breakdown(translator) -> list[tuple[str, int]]:
     return list(groups.items())
 
 
-def model_card(translator, pair: str) -> str:
-    """The checkpoint in Markdown: device, parameters per component, config, test scores, how it was trained."""
+def model_card(translator, pair: str, title: str | None = None) -> str:
+    """The checkpoint in Markdown: device, parameters per component, config, test scores, how it was trained.
+    title: what it is called (by default its pair, "EN-DE")."""
     cfg, metrics = translator.cfg, translator.metrics
+    title = title or pair.upper()
     breakdown = parameter_breakdown(translator)
     total = sum(n for _, n in breakdown)
     rows = "\n".join(f"| {name} | {n:,} | {100 * n / total:.1f}% |" for name, n in breakdown)
@@ -99,14 +101,14 @@ def model_card(translator, pair: str) -> str:
 """
     imported = metrics.imported
     if imported:  # an OPUS-MT model: where it came from and under which licence, not how we trained it
-        return f"""### {pair} `{translator.name}`: imported
+        return f"""### {title} `{translator.name}`: imported
 
 Imported from **{imported['source']}** ({imported['architecture']}), licence **{imported['licence']}**; trained by
 its authors on OPUS data, not here. Running on **{translator.device}** in **{translator.precision}** with
 {total:,} parameters, in our own module tree (every view reads it through the same hooks).
 
 """ + tables
-    return f"""### {pair.upper()} checkpoint `{translator.name}`
+    return f"""### {title} checkpoint `{translator.name}`
 
 {knows(metrics)}
 
@@ -124,10 +126,20 @@ English sentences with every translation as a reference):
 """
 
 
+BRING = ("**Your own model.** A zip of a checkpoint folder (what `python -m transformer train --recipe FILE` "
+         "writes) or of an OPUS-MT folder (what `MarianMTModel.save_pretrained` writes, with its tokenizer's files). "
+         "It is checked first (safetensors only, never a pickle; at most 600 MB; weights that fit their config), then "
+         "joins this page's language menu, in every view, until this page closes.")
+
+
 class CardView(View):
     def build(self) -> None:
+        self.brought = gr.Markdown(BRING, elem_id="brought")  # what it says, and what became of an upload
+        self.bring = gr.UploadButton("Bring your own model (.zip)", file_types=[".zip"], size="sm",
+                                     elem_id="bring-model")
         self.card = gr.Markdown(elem_id="model-card")
         self.pair_outputs = [self.card]
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        return {self.card: model_card(translator, pair)}
+        title = None if pair in self.ctx.pairs else self.ctx.label(pair)  # an uploaded model: its name
+        return {self.card: model_card(translator, pair, title)}

@@ -60,9 +60,12 @@ def other_model(ctx: Context, spec: str) -> Translator:
     """The model a "Compare with" choice names: "pair:KEY" another loaded checkpoint, "int8:KEY" that checkpoint in
     int8 (made once, kept in the models cache), "epoch:KEY:N" its training snapshot after epoch N."""
     kind, key, *rest = spec.split(":")
-    if key not in ctx.translators or kind not in ("pair", "int8", "epoch"):
+    try:
+        base = ctx.translator(key)  # a loaded checkpoint, or a model this page brought
+    except InputError:
+        base = None
+    if base is None or kind not in ("pair", "int8", "epoch"):
         raise InputError(f"no model to compare with called {spec!r}")
-    base = ctx.translators[key]
     if kind == "int8":
         if base.device.type != "cpu":
             raise InputError("int8 runs on the CPU only")
