@@ -59,8 +59,11 @@ def written(tokens: list[str]) -> list[str]:
     return [shown(t, first=i == 0) for i, t in enumerate(tokens)]
 
 
-def bertviz_document(maps: AttentionMaps, view: str = "head", scripts: str | list[str] = "inline") -> str:
-    """A complete HTML page with bertviz's 'head' or 'model' view of encoder, decoder and cross attention.
+def bertviz_document(maps: AttentionMaps, view: str = "head", scripts: str | list[str] = "inline",
+                     kinds: tuple[str, ...] = KINDS) -> str:
+    """A complete HTML page with bertviz's 'head' or 'model' view of encoder, decoder and cross attention (or of
+    `kinds` of them: bertviz has one list of layers for all it shows, so a model whose encoder and decoder have
+    different depths is drawn in two pages, the encoder's and the decoder's with cross-attention).
 
     scripts: "inline" puts jQuery, d3 and the shim in the page; a list of URLs (those of `script_files()`, in
     order) names them; "cdn" keeps bertviz's own require.js from its CDN.
@@ -71,7 +74,7 @@ def bertviz_document(maps: AttentionMaps, view: str = "head", scripts: str | lis
         raise InputError(f"view must be 'head' or 'model', not {view!r}")
     # float64 rounded: bertviz writes each weight as Python prints it, 0.123 rather than 0.12300000339746475
     per_layer = {kind: [m.double().round(decimals=DECIMALS).unsqueeze(0) for m in getattr(maps, kind)]
-                 for kind in KINDS}
+                 if kind in kinds else None for kind in KINDS}
     draw = head_view if view == "head" else model_view
     body = draw(
         encoder_attention=per_layer["encoder"], decoder_attention=per_layer["decoder"],

@@ -13,7 +13,7 @@ import gradio as gr
 
 from playground import links, registry
 from playground.bertviz_view import script_files
-from transformer import Translator
+from transformer import Translator, archive
 
 from .view import listen
 from .runtime import Page
@@ -32,9 +32,10 @@ STYLE = ROOT / "assets" / "style.css"
 
 def launch_options() -> dict:
     """What `launch` takes besides the address: the page's style and its script (one static file, sent once and
-    cached by the browser), and its theme."""
+    cached by the browser), its theme, and the largest upload (a model brought: transformer.archive's limit)."""
     return dict(css=STYLE.read_text(encoding="utf-8"), head=f'<script src="gradio_api/file={SCRIPT}"></script>',
-                theme=gr.themes.Default(font=[gr.themes.Font("system-ui"), "sans-serif"]))
+                theme=gr.themes.Default(font=[gr.themes.Font("system-ui"), "sans-serif"]),
+                max_file_size=archive.MAX_ARCHIVE)
 
 
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,

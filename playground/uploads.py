@@ -63,6 +63,9 @@ class Uploads:
         upload = self.held.get(key)
         return upload.translator if upload is not None else None
 
+    def holds(self, translator: Translator) -> bool:
+        return any(u.translator is translator for u in list(self.held.values()))
+
     def label(self, key: str) -> str | None:
         upload = self.held.get(key)
         return upload.label if upload is not None else None

@@ -117,8 +117,10 @@ def restore_hint(path: Path | None) -> str:
     if path is None:
         return ""
     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-    return (f"Restore it with `git checkout -- {shown}` or retrain it with `python -m transformer train "
-            f"--data-dir ../shared/data/multi30k --pair {path.name} --out {shown}`.")
+    recipe = ROOT / "recipes" / f"{path.name}.toml"
+    again = (f"retrain it with `python -m transformer train --recipe {recipe.relative_to(ROOT)} --out {shown}`"
+             if recipe.is_file() else "retrain it from its recipe (docs/training.md)")
+    return f"Restore it with `git checkout -- {shown}` or {again}."
 
 
 class PartlyDrawn(Exception):
@@ -251,8 +253,16 @@ class View:
             return {}, unavailable + str(e)
         except Exception as e:  # a broken file or a bug: the log has the traceback, the page one sentence
             log.exception("%s failed", type(self).__name__)
-            hint = restore_hint(getattr(translator, "path", None))
+            hint = self.hint(translator)
             return {}, unavailable + f"this view could not be drawn ({type(e).__name__}: {str(e)[:300]}). {hint}"
+
+    def hint(self, translator: Translator | None) -> str:
+        """How to get a broken checkpoint's files back; nothing for a model a page brought (it has no files here
+        to restore)."""
+        uploads = self.ctx.uploads
+        if translator is None or (uploads is not None and uploads.holds(translator)):
+            return ""
+        return restore_hint(getattr(translator, "path", None))
 
     def notice(self, problems: list[str], translator: Translator) -> dict:
         """Its words for this checkpoint, under a notice of every part's failure (both of on_pair and fill) when

@@ -123,6 +123,23 @@ def data_dir(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def smoke_checkpoint(tmp_path_factory) -> Path:
+    """What `python -m transformer train --recipe recipes/smoke.toml` makes from the corpora: trained once per test
+    session (about a minute on two cores)."""
+    import subprocess
+    import sys
+
+    if not DATA_DIR.exists():
+        pytest.skip("needs ../shared/data (the corpora)")
+    out = tmp_path_factory.mktemp("recipe") / "smoke"
+    done = subprocess.run([sys.executable, "-m", "transformer", "train", "--recipe", "recipes/smoke.toml", "--data",
+                           str(DATA_DIR.parent), "--out", str(out), "--threads", "2"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
 # -----------------------------------------------------------------------------
 # The app: the shipped checkpoints, served once per test session on a free local port
 

@@ -1140,22 +1140,19 @@ def bring(page, archive) -> str:
 
 
 @pytest.mark.parametrize("kind", ["recipe checkpoint", "OPUS-MT folder"])
-def test_a_teacher_brings_a_model_and_every_view_opens_on_it(browser, server, tmp_path, tokenizer, kind):
-    import torch
+def test_a_teacher_brings_a_model_and_every_view_opens_on_it(browser, server, tmp_path, request, kind):
+    from conftest import tiny_marian
 
-    from conftest import tiny_config, tiny_marian
-    from transformer import Transformer, save_checkpoint
-
-    if kind == "OPUS-MT folder":
+    if kind == "OPUS-MT folder":  # a tiny random one, as MarianMTModel.save_pretrained leaves it
         pytest.importorskip("transformers")
-        (tmp_path / "model").mkdir()
-        tiny_marian(tmp_path / "model")
-    else:  # what a recipe writes: a checkpoint folder of this project (here a tiny random model)
-        torch.manual_seed(0)
-        save_checkpoint(tmp_path / "model", Transformer(tiny_config(vocab_size=len(tokenizer))), tokenizer)
+        folder = tmp_path / "model"
+        folder.mkdir()
+        tiny_marian(folder)
+    else:  # what recipes/smoke.toml makes (its whole folder: the run's train/ and timeline/ too)
+        folder = request.getfixturevalue("smoke_checkpoint")
     page = open_page(browser, server, (1440, 900))
     try:
-        said = bring(page, model_zip(tmp_path / "model", tmp_path / "mine.zip"))
+        said = bring(page, model_zip(folder, tmp_path / "mine.zip"))
         assert said.startswith("Your model: mine is loaded"), said
         assert page.locator("#pair input").input_value() == "Your model: mine"
         for path in VIEWS:  # every view draws for it, and says nothing failed

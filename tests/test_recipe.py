@@ -3,12 +3,10 @@ recipe run end to end from the corpora: trained, averaged, evaluated, stamped, a
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from conftest import DATA_DIR, ROOT
+from conftest import ROOT
 from transformer.errors import InputError
 from transformer.training import recipe
 
@@ -50,15 +48,10 @@ def test_the_command_refuses_flags_beside_a_recipe(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not DATA_DIR.exists(), reason="needs ../shared/data (the corpora)")
-def test_the_smoke_recipe_makes_a_checkpoint_the_page_opens(tmp_path):
+def test_the_smoke_recipe_makes_a_checkpoint_the_page_opens(smoke_checkpoint):
     """One command from the corpora: trained, averaged, its words counted, evaluated, stamped; the page then loads
     it and translates with it."""
-    out = tmp_path / "smoke"
-    done = subprocess.run([sys.executable, "-m", "transformer", "train", "--recipe", "recipes/smoke.toml", "--data",
-                           str(DATA_DIR.parent), "--out", str(out), "--threads", "2"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
+    out = smoke_checkpoint
     made = recipe.load(ROOT / "recipes" / "smoke.toml")
     config = json.loads((out / "config.json").read_text())
     assert config["recipe"] == made.stamp and config["d_model"] == 64

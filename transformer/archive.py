@@ -34,7 +34,7 @@ MAX_RATIO = 200  # unpacked / packed, per file of more than a megabyte: weights 
 MAX_PARAMETERS = 150_000_000  # OPUS-MT's are about 74 million
 WEIGHTS = "model.safetensors"
 KEPT = (".json", ".safetensors", ".model", ".spm", ".md", ".txt", ".vocab")  # what a checkpoint folder holds
-PICKLES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib", ".npy", ".npz", ".h5", ".msgpack")
+PICKLES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".npy", ".npz", ".h5", ".msgpack")  # and the like
 
 
 class ArchiveError(InputError):

@@ -11,8 +11,8 @@ from playground.view import View, friendly
 # The frame as tall as the document inside it says it is (bertviz_view.TELL_HEIGHT): the whole view, no inner scroll
 FIT_FRAME = """
 window.addEventListener('message', (event) => {
-    const frame = element.querySelector('iframe.bertviz-frame');
-    if (frame && event.source === frame.contentWindow && Number.isFinite(event.data?.bertvizHeight))
+    const frame = [...element.querySelectorAll('iframe.bertviz-frame')].find(f => event.source === f.contentWindow);
+    if (frame && Number.isFinite(event.data?.bertvizHeight))
         frame.style.height = Math.min(5000, event.data.bertvizHeight + 8) + 'px';
 });
 """
@@ -26,7 +26,16 @@ class BertvizView(View):
         self.outputs = [self.html]
 
     def document(self, result, view: str) -> str:
-        return iframe(bertviz_document(result.maps, view, self.ctx.bertviz_scripts))
+        """One page of all three kinds; two when the encoder and the decoder have different depths (bertviz has one
+        list of layers), each under its heading."""
+        maps, scripts = result.maps, self.ctx.bertviz_scripts
+        encoder, decoder = maps.encoder.size(0), maps.decoder.size(0)
+        if encoder == decoder:
+            return iframe(bertviz_document(maps, view, scripts))
+        return (f"<p><b>The encoder</b> ({encoder} layers)</p>"
+                + iframe(bertviz_document(maps, view, scripts, ("encoder",)))
+                + f"<p><b>The decoder</b> ({decoder} layer{'s' if decoder > 1 else ''}): its self-attention and "
+                "cross-attention</p>" + iframe(bertviz_document(maps, view, scripts, ("decoder", "cross"))))
 
     def fill(self, result, values: dict) -> dict:
         return {self.html: self.document(result, values[self.view])}

@@ -15,7 +15,7 @@ from transformer.interpret.attribution import IG_STEPS
 from transformer.training.timeline import lens_over_epochs, snapshots
 from transformer.interpret import analyses
 
-from playground.view import PartlyDrawn, View, copied, friendly, log, restore_hint, serialized
+from playground.view import PartlyDrawn, View, copied, friendly, log, serialized
 from .common import need
 from playground.figures import used as figures
 
@@ -137,7 +137,7 @@ class UsedView(View):
         except Exception as e:
             log.exception("the lens over training failed")
             return lens, None, (f"**The lens over training is unavailable:** a snapshot could not be read "
-                                f"({type(e).__name__}). {restore_hint(translator.path)}")
+                                f"({type(e).__name__}). {self.hint(translator)}")
         return lens, training, ""
 
     def token_updates(self, result, step: int, alternative: int, ig_steps: int) -> dict:
