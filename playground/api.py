@@ -11,7 +11,7 @@ from transformer.interpret import analyses
 from transformer.translator import MAX_SENTENCES, sentences
 
 from playground.context import Context
-from playground.view import friendly
+from playground.view import to_page
 
 
 def heads_off(spec: str) -> list[tuple[str, int, int]]:
@@ -36,11 +36,11 @@ def register(ctx: Context) -> None:
         what the page says under it."""
         return {"sentence": sentence, "translation": out.text, "source_tokens": out.source_tokens,
                 "target_tokens": out.target_tokens, "truncated": out.truncated, "unsure": out.unsure,
-                "carried": out.carried, "warnings": doubts.said_under(translator, sentence, out),
+                "carried": out.carried, "warnings": doubts.warnings_under(translator, sentence, out),
                 "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives,
                            "guarded": s.guarded, "removed": s.removed} for s in out.steps]}
 
-    @friendly
+    @to_page
     def translate(text: str, pair: str = default_pair, strategy: str = "greedy", temperature: float = 1.0,
                   top_k: int = 0, top_p: float = 1.0, seed: int = 0, beam_size: int = 4, length_penalty: float = 1.0,
                   max_len: int = 0, ablate: str = "", stutter_guard: bool = True) -> tuple[str, dict]:
@@ -56,7 +56,7 @@ def register(ctx: Context) -> None:
         return (" ".join(s["translation"] for s in each),
                 each[0] | {"sentences": each, "left_out": len(parts) - len(each)})
 
-    @friendly
+    @to_page
     def attention(text: str, pair: str = default_pair, translation: str = "", ablate: str = "",
                   sentence: int = 0) -> dict:
         """Attention maps (L, H, query, key) of one sentence of `text` (`sentence` counts from 0: the first, as the
@@ -70,7 +70,7 @@ def register(ctx: Context) -> None:
         maps = analyses.attention(t, part, translation or analyses.ablated(t, part, None, off), ablate=off)
         return downloads.attention_payload(maps) | {"sentence": part, "sentences": len(parts)}
 
-    @friendly
+    @to_page
     def patch(first: str, second: str, pair: str = default_pair, direction: str = "denoising") -> dict:
         """Activation patching for a minimal pair (analyses.patch): the shares per site, (layers, positions or
         heads), with the pieces and both translations."""

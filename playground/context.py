@@ -95,7 +95,7 @@ class Context:
     downloads: Path  # every download of the page (playground.downloads: one writer, pruned hourly)
     bertviz_scripts: str | list[str] = "inline"  # bertviz_document's scripts: "inline", "cdn" or their URLs
     caches: Caches = field(default_factory=lambda: Caches.sized(32))
-    together: Together = field(default_factory=lambda: Together())  # a class's greedy translations, batched
+    batcher: GreedyBatcher = field(default_factory=lambda: GreedyBatcher())  # a class's greedy translations, batched
     public_url: str | None = None  # the address other machines open (links.shared_address), when known
     uploads: Uploads | None = None  # models teachers brought, each in its own session's menu only
 
@@ -148,7 +148,7 @@ class Session:
         return ticket != self.ticket
 
     def land(self, ticket: int, result) -> None:
-        """Request `ticket` is answered with `result` (a results.Result): views drawn from another are now late."""
+        """Request `ticket` is answered with `result` (a context.Result): views drawn from another are now late."""
         if not self.stale(ticket):
             self.landed = weakref.ref(result)
 
@@ -264,21 +264,21 @@ def result_key(pair: str, text: str, options: DecodeOptions) -> str:
 
 
 def run(translator: Translator, pair: str, text: str, options: DecodeOptions = DecodeOptions(),
-        cache: SharedCache | None = None, together: Together | None = None) -> Result:
+        cache: SharedCache | None = None, batcher: GreedyBatcher | None = None) -> Result:
     """Translate, then one hooked teacher-forced pass (maps and layer inputs); the Q/K/V internals and the padded
     batch wait until a view asks for them (Result.internals, Result.batch). Beam search keeps its tree.
     cache: results shared between users (every strategy is repeatable: sampling draws from its seed);
-    together: greedy translations asked for at the same moment made as one batch (`Together`)."""
+    batcher: greedy translations asked for at the same moment made as one batch (`GreedyBatcher`)."""
     if cache is not None:
-        return cache.get(result_key(pair, text, options), lambda: run(translator, pair, text, options, None, together))
-    if together is not None and options.strategy == "greedy":
-        return together.result(translator, pair, text, options)
+        return cache.get(result_key(pair, text, options), lambda: run(translator, pair, text, options, None, batcher))
+    if batcher is not None and options.strategy == "greedy":
+        return batcher.result(translator, pair, text, options)
     translation = translator.translate(text, options, record_tree=options.strategy == "beam")
     inspection = analyses.inspect(translator, text, translation)
     return Result(pair, text, translation, inspection, options, translator)
 
 
-class Together:
+class GreedyBatcher:
     """A class's translations, made together: greedy translations of one pair asked for at the same moment are
     translated as one batch and inspected in one padded hooked pass, the same results as one at a time. On a CPU the
     model's small operations of one sentence do not run two at once (two threads take as long as one after the

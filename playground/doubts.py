@@ -9,7 +9,7 @@ import html
 import re
 
 
-def words(translations) -> list[tuple[str, bool]]:
+def words_with_doubts(translations) -> list[tuple[str, bool]]:
     """The translations' words, each with whether it holds a piece the model was unsure of (Translation.unsure).
     Pieces are joined into words as the vocabulary writes them (▁ starts a word); symbols carried over are not the
     model's and are not among them."""
@@ -28,7 +28,7 @@ def words(translations) -> list[tuple[str, bool]]:
 def marked(translations) -> str:
     """The translations' words, those the model was unsure of marked, and the legend; "" when it was sure of every
     piece."""
-    said = words(translations)
+    said = words_with_doubts(translations)
     if not any(u for _, u in said):
         return ""
     line = " ".join(f'<mark class="unsure">{html.escape(w)}</mark>' if u else html.escape(w) for w, u in said)
@@ -196,7 +196,7 @@ def warnings(translator, source: str, translation: str) -> list[str]:
     return say(translator, findings(translator, source, translation))
 
 
-def said_under(translator, sources: str | list[str], translations) -> list[str]:
+def warnings_under(translator, sources: str | list[str], translations) -> list[str]:
     """What the page says under a translation (a Translation of `source`, or each sentence's of a text): the symbols
     carried over, text far from what the model knows, and every warning, each kind said once for all the sentences
     ("Check the words: Garik, Sämchen ..."); empty when there is nothing to say."""

@@ -12,8 +12,8 @@ from transformer.decoding import MAX_BEAM, DecodeOptions
 from transformer.translator import MAX_SENTENCES
 
 from playground.context import ROOT, Context
-from playground.doubts import CUT, marked, said_under
-from playground.view import friendly
+from playground.doubts import CUT, marked, warnings_under
+from playground.view import to_page
 from playground.views.common import cards
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
@@ -125,7 +125,7 @@ class TranslatePanel:
         does not fit its noun, and more samples side by side when asked for."""
         translator = self.ctx.translator(result.pair)
         notices = [CUT] if result.translation.truncated else []
-        notices += said_under(translator, result.text, result.translation)
+        notices += warnings_under(translator, result.text, result.translation)
         notice = html.escape(" ".join(notices).strip())
         samples = ""
         n = int(values[self.n_samples] or 1)
@@ -150,7 +150,7 @@ class TranslatePanel:
         note = (f"Translated as {len(parts)} sentences, one at a time (the model learned single sentences){left}; "
                 f"the views below show sentence {which + 1}, “{shortened(result.text)}” (choose another just below).")
         cut = [CUT] if any(t.truncated for t in every) else []
-        notice = html.escape(" ".join([note] + cut + said_under(translator, kept, every)))
+        notice = html.escape(" ".join([note] + cut + warnings_under(translator, kept, every)))
         return {self.translation: " ".join(t.text for t in every), self.unsure: marked(every), self.notice: notice}
 
     def strategy_controls(self, strategy: str) -> dict:
@@ -159,7 +159,7 @@ class TranslatePanel:
                                                             self.n_samples, self.new_sample)}
                 | {c: gr.update(visible=beam) for c in (self.beam_size, self.length_penalty)})
 
-    @friendly
+    @to_page
     def compare(self, pair, text, *decoding) -> dict:
         """The same sentence with greedy decoding, the sampling settings and the beam settings."""
         t, opts = self.ctx.translator(pair), DecodeOptions(*decoding)

@@ -73,7 +73,7 @@ def tab_of(key: str) -> str:
 
 
 def open_tab(key: str | None) -> str:
-    """The tab that shows view `key` (as the page's hidden input says it, maybe empty or unknown): its tab, or the
+    """The tab that shows view `key` (as a link names it, maybe empty or unknown): its tab, or the
     first."""
     return tab_of(key) if key in BY_KEY else FIRST
 

@@ -21,7 +21,7 @@ from transformer.errors import InputError
 from transformer.translator import MAX_SENTENCES, sentences
 
 from .context import TICKETS, Context, Session, Sessions
-from .view import beside, friendly, key_of, serialized, shared, values_set
+from .view import beside, to_page, key_of, serialized, shared, values_set
 from .panel import TranslatePanel
 from .tabs import Tabs
 
@@ -52,7 +52,7 @@ class Page:
             out, values = out | drawn, values | values_set(drawn)  # a view reads what one drawn before it set
         return out, marks
 
-    @friendly
+    @to_page
     def show_translation(self, values: dict, request: gr.Request | None = None, which: int | None = None) -> dict:
         """Translate with the panel's settings (or find the same translation already made for anyone); the first
         tab, when open, is drawn here, and any other open tab is signalled to draw itself. The views show the text's
@@ -72,7 +72,7 @@ class Page:
         shown = which if isinstance(which, int) and 0 <= which < min(len(parts), MAX_SENTENCES) else 0
         try:
             result = context.run(translator, pair, parts[shown], panel.options(values), self.ctx.caches.translations,
-                                 self.ctx.together)
+                                 self.ctx.batcher)
             key = ("panel", result.key, key_of(values, [panel.n_samples]))
             out = shared(self.ctx.caches.views, key, lambda: panel.fill(result, values)) | {self.result: result}
             out |= panel.joined(translator, result, parts, shown)  # the views show one sentence: `shown`
@@ -91,7 +91,7 @@ class Page:
         session.shown.update(marks)
         return out | drawn
 
-    @friendly
+    @to_page
     def show_sentence(self, values: dict, request: gr.Request | None = None) -> dict:
         """Another sentence of the text chosen in the menu under the translation: the views show it."""
         return self.show_translation(values, request, which=values.get(self.panel.which))
@@ -127,7 +127,7 @@ class Page:
         """The drawing of a view's tab on its select event (tab None and a group: a group's tab, which shows the view
         open in it; neither: the tab the session has open, on the signal). It says which view is open (Session.open,
         and its group's)."""
-        @friendly
+        @to_page
         def select(values: dict, request: gr.Request | None = None) -> dict:
             session = self.sessions.of(request)
             shown = tab or (session.group_open.get(group, registry.members(group)[0]) if group else session.open)
@@ -142,7 +142,7 @@ class Page:
         if group is not None:
             session.group_open[group] = tab
 
-    @friendly
+    @to_page
     def show_part(self, values: dict, request: gr.Request, link: gr.EventData) -> dict:
         """A link's view (link.view, a key) and the part of it asked for (link.focus, "view=attention&kind=cross&
         layer=1&step=4"): its tabs selected, and the tab signalled to draw it with that part."""
@@ -152,7 +152,7 @@ class Page:
         self.opened(session, tab)
         return self.tabs.selected(tab) | {self.tabs.signal: next(TICKETS)}
 
-    @friendly
+    @to_page
     def open(self, values: dict, request: gr.Request) -> dict:
         """Page load: a shared link's settings applied (links.read), then the translation (made once per server for
         everyone who opens the same link) in the first tab. A link's own tab is selected and signalled to draw. The
@@ -179,7 +179,7 @@ class Page:
             out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))
         return out
 
-    @friendly
+    @to_page
     def bring_model(self, values: dict, request: gr.Request | None = None) -> dict:
         """A model uploaded on the Model card (playground.uploads): checked and opened for this session, chosen in
         its menu, and the sentence translated with it; a refusal said in place, the page as it was."""
@@ -204,7 +204,7 @@ class Page:
         """The page closed: the model it brought goes, with its files."""
         self.ctx.uploads.drop(getattr(request, "session_hash", None) or "")
 
-    @friendly
+    @to_page
     def share(self, values: dict, request: gr.Request | None = None) -> dict:
         """The shareable link: the page's address (the browser's, right behind any proxy), the panel's settings, the
         open view and the Lesson's step."""

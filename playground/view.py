@@ -1,4 +1,4 @@
-"""How a handler is wired and how its answer reaches the page (`listen`, `friendly`), and the View base class: what
+"""How a handler is wired and how its answer reaches the page (`listen`, `to_page`), and the View base class: what
 every view of the page shares (its tab, words and notice) and how it draws what it lacks (`View.show`)."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from transformer import Translator
 from transformer.errors import InputError
 
 from .context import ROOT, Context, Result
-from .words import EXPLAIN, explained
+from .explanations import EXPLAIN, explained
 
 
 # -----------------------------------------------------------------------------
@@ -27,7 +27,7 @@ from .words import EXPLAIN, explained
 log = logging.getLogger("transformer-playground")
 
 
-def friendly(fn):
+def to_page(fn):
     """Every handler's way to the page. Its figures are sent as the JSON the page receives (serialized); bad input
     (InputError, raised on purpose) becomes its plain message in the page (gr.Error), never a traceback; anything
     else is a bug: logged with its traceback on the server and reported in one sentence. Works on generators
@@ -163,25 +163,25 @@ class View:
             self.tab = gr.Tab(entry.label, id=entry.key, elem_id=f"{entry.key}-tab")
         with self.tab if entry.inside is None else contextlib.nullcontext():
             self.heading = f"### {entry.label}\n" if entry.inside else ""
-            self.said = self.introduction()
+            self.introduced = self.introduction()
             # its words and, when a part fails, its notice above them: above the view, or (explained_below) made now
             # and placed under it
-            self.about = gr.Markdown(self.heading + (self.said or ""), elem_classes="plain",
-                                     visible=bool(self.heading or self.said), render=not self.explained_below)
+            self.about = gr.Markdown(self.heading + (self.introduced or ""), elem_classes="plain",
+                                     visible=bool(self.heading or self.introduced), render=not self.explained_below)
             self.build()
             if self.explained_below:
                 self.about.render()
 
     def introduction(self) -> str | None:
         """What the view says first: its plain words, then the rest folded. "" for a view whose words carry the
-        checkpoint's numbers (it overrides `words` and lists `self.about` in its pair_outputs); None for a view with
+        checkpoint's numbers (it overrides `explanation` and lists `self.about` in its pair_outputs); None for a view with
         no words of its own."""
         entry = EXPLAIN.get(self.name)
         return explained(entry) if entry else None
 
-    def words(self, translator: Translator) -> str:
+    def explanation(self, translator: Translator) -> str:
         """Its words for this checkpoint: the same for every checkpoint, unless a view overrides this."""
-        return self.said or ""
+        return self.introduced or ""
 
     def build(self) -> None:
         """The view's own components, inside its tab, under its words and notice."""
@@ -267,7 +267,7 @@ class View:
     def notice(self, problems: list[str], translator: Translator) -> dict:
         """Its words for this checkpoint, under a notice of every part's failure (both of on_pair and fill) when
         one failed."""
-        words, problem = self.guarded(lambda: self.words(translator), translator)  # words from a broken file
+        words, problem = self.guarded(lambda: self.explanation(translator), translator)  # words from a broken file
         problems = problems + [problem] if problem and problem not in problems else problems
         notice = f'<div class="problem">\n\n{" ".join(problems)}\n\n</div>\n\n' if problems else ""
         text = notice + self.heading + (words or "")

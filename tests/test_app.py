@@ -99,12 +99,12 @@ def test_every_number_in_the_views_texts_comes_from_the_checkpoint_or_the_settin
     pair = shipped_pairs()[0]
     tr = page.ctx.translator(pair)
     view = page.views["timeline"]
-    text = view.words(tr)
+    text = view.explanation(tr)
     assert f"the {len(tr.metrics.timeline_sources)} examples" in text and "ten examples" not in text
     kept = timeline.snapshots(tr)
     assert f"after epoch{'s' if len(kept) > 1 else ''} {listed(kept)}." in text
     view = page.views["schedule"]
-    text = view.words(tr)
+    text = view.explanation(tr)
     for stage, start, end in tr.metrics.stage_epochs():
         epochs = f"epoch {start}" if start == end else f"epochs {start}-{end}"
         assert f"{epochs}: a warm-up over {stage.train_config['warmup']:,} steps" in text
@@ -483,9 +483,9 @@ def test_handlers_turn_bad_input_into_a_plain_message(page):
 
 
 def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_in_a_sentence(caplog):
-    from playground.view import friendly
+    from playground.view import to_page
 
-    @friendly
+    @to_page
     def broken():
         raise RuntimeError("disk on fire")
 
@@ -495,11 +495,11 @@ def test_an_unexpected_error_is_logged_with_its_traceback_and_shown_in_a_sentenc
     assert caplog.records[0].exc_info and "disk on fire" in caplog.text  # the server log has them
     caplog.clear()
 
-    @friendly
+    @to_page
     def library_value_error():
         return int("not a number")  # a ValueError nobody raised for the user: a bug, so logged
 
-    @friendly
+    @to_page
     def bad_input():
         raise InputError("choose a head from 0 to 3")
 

@@ -110,7 +110,7 @@ def test_a_result_runs_the_passes_few_views_need_only_when_asked_and_once(transl
 def test_translations_asked_for_at_the_same_moment_are_made_together_as_one_at_a_time(translator):
     texts = ["the dog runs", "a cat sleeps on the warm red sofa", "two men", "the girl reads a book in the park",
              "a boy", "the old man walks his small dog slowly", "three birds sing", "she runs"]
-    together, start, got = context.Together(size=8, wait_s=0.5), threading.Barrier(len(texts)), {}
+    together, start, got = context.GreedyBatcher(size=8, wait_s=0.5), threading.Barrier(len(texts)), {}
 
     def ask(text: str) -> None:
         start.wait()
@@ -139,7 +139,7 @@ def test_a_batch_that_fails_is_made_again_one_sentence_at_a_time(translator, mon
         return translate_batch(texts, options, **kwargs)
 
     monkeypatch.setattr(translator, "translate_batch", refuses_the_bad_one)
-    together = context.Together(size=4, wait_s=0.5)
+    together = context.GreedyBatcher(size=4, wait_s=0.5)
     start, got = threading.Barrier(3), {}
 
     def ask(text: str) -> None:
@@ -158,8 +158,8 @@ def test_a_batch_that_fails_is_made_again_one_sentence_at_a_time(translator, mon
 
 
 def test_sampling_and_beam_search_are_not_batched(translator):
-    together = context.Together(size=4, wait_s=0.0)
+    together = context.GreedyBatcher(size=4, wait_s=0.0)
     for options in (DecodeOptions(strategy="sample", seed=3), DecodeOptions(strategy="beam", beam_size=2)):
-        made = context.run(translator, "xx-yy", "the dog runs", options, together=together)
+        made = context.run(translator, "xx-yy", "the dog runs", options, batcher=together)
         assert made.translation.target_ids == translator.translate("the dog runs", options).target_ids
     assert together.batches == 0

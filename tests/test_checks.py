@@ -189,13 +189,13 @@ def test_what_several_sentences_set_off_is_said_once_a_kind_each_word_once(trans
     sources = ["I see a coconut.", "I see a dog tea.", "I see a coconut and a cake.", "I see 12 dogs."]
     made = ["Ich sehe einen Kokosnut.", "Ich sehe einen Hundtee.", "Ich sehe einen Kokosnut und Kuchen.",
             "Ich sehe 13 Hunde."]
-    said = doubts.said_under(translator, sources, [SimpleNamespace(text=t, carried=[]) for t in made])
+    said = doubts.warnings_under(translator, sources, [SimpleNamespace(text=t, carried=[]) for t in made])
     assert [s for s in said if s.startswith("Check")] == [
         "Check the numbers: 12 did not come out as typed.",
         "Check the words: Kokosnut, Hundtee are in no German dictionary and in none of the translations the model "
         "learned from (it may have made them up from pieces)."]
-    assert doubts.said_under(translator, sources[0], SimpleNamespace(text=made[0], carried=[])) == \
-        doubts.said_under(translator, sources[:1], [SimpleNamespace(text=made[0], carried=[])])  # one: as before
+    assert doubts.warnings_under(translator, sources[0], SimpleNamespace(text=made[0], carried=[])) == \
+        doubts.warnings_under(translator, sources[:1], [SimpleNamespace(text=made[0], carried=[])])  # one: as before
 
 
 def test_training_words_saved_in_a_checkpoint_load_back_and_a_checkpoint_without_them_has_none(tmp_path):

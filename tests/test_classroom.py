@@ -495,7 +495,7 @@ def test_only_a_students_own_translate_or_enter_sends_to_the_wall(page):
     teacher, _ = started(page, "teacher-send")
     member = classes.enrol(teacher["code"], {}, Visitor("sender"))[classes.member]
     result = context.run(page.ctx.translator("en-de"), "en-de", "I have a cat.", DecodeOptions(),
-                         page.ctx.caches.translations, page.ctx.together)
+                         page.ctx.caches.translations, page.ctx.batcher)
     values = {classes.member: member, page.result: result, panel.pair: "en-de", panel.text: "I have a cat.",
               panel.translation: result.translation.text, panel.notice: ""}
     classes.send_translated(values | {panel.text: "Another sentence."}, Visitor("sender"))  # not what is shown

@@ -11,7 +11,7 @@ from playground.figures import glance
 from playground.context import ROOT
 from playground.view import View
 from playground.views import CLASSES
-from playground.words import EXPLAIN
+from playground.explanations import EXPLAIN
 
 
 def test_every_view_has_a_class_a_place_and_its_words():

@@ -78,7 +78,7 @@ def test_every_view_opens_with_at_most_two_plain_sentences_and_folds_the_rest():
     """A student who knows what attention is, and no more, reads the first lines: no section signs, paper names or
     hooks there; the mechanism and the references are folded below."""
     from transformer.translator import sentences
-    from playground.words import EXPLAIN, folded
+    from playground.explanations import EXPLAIN, folded
 
     research = ("§", "hook", "et al", "Vaswani", "BERT", "GPT", "ALTI", "Captum", "softmax", "eq.")
     for name, entry in EXPLAIN.items():

@@ -222,7 +222,7 @@ def main() -> None:
     translations = tr.translate_batch([en for en, _ in items])
     right = [is_right(t.text, refs) for t, (_, refs) in zip(translations, items)]
     by_written = [is_right(t.text, refs) for t, refs in zip(translations, written)]
-    warned = [bool(doubts.said_under(tr, en, t)) for t, (en, _) in zip(translations, items)]
+    warned = [bool(doubts.warnings_under(tr, en, t)) for t, (en, _) in zip(translations, items)]
     sig = [signals(t) for t in translations]
     n_right, n_wrong = sum(right), len(right) - sum(right)
     print(f"{args.checkpoint}: {len(items)} labelled translations, {n_right} right, {n_wrong} wrong")

@@ -28,9 +28,9 @@ from transformer.translator import sentences
 
 from .. import context, downloads, links
 from ..context import Context
-from ..doubts import words
+from ..doubts import words_with_doubts
 from ..panel import TranslatePanel
-from ..view import friendly, log
+from ..view import to_page, log
 from . import pages
 from .store import ClassError, Poll, Store, normal_code, shown_code
 
@@ -216,7 +216,7 @@ class ClassPanel:
         teacher = values.get(self.teacher) or {}
         return self.store.teacher(str(teacher.get("code", "")), str(teacher.get("secret", "")))
 
-    @friendly
+    @to_page
     def begin(self, values: dict, request: gr.Request) -> dict:
         """A new class, unless this browser already runs one: that one is shown again, never lost."""
         running = values.get(self.teacher) or {}
@@ -313,9 +313,9 @@ class ClassPanel:
         if not shown.get("text") or shown.get("pair") not in self.ctx.pairs:
             raise ClassError("Translate a sentence first: the question is about it.")
         return context.run(self.ctx.translator(shown["pair"]), shown["pair"], shown["text"], DecodeOptions(),
-                           self.ctx.caches.translations, self.ctx.together)
+                           self.ctx.caches.translations, self.ctx.batcher)
 
-    @friendly
+    @to_page
     def ask_lesson(self, values: dict) -> dict:
         """The Lesson step's question as a poll, its choices computed from the model for the teacher's sentence."""
         class_id = self.teaching_class(values)
@@ -329,7 +329,7 @@ class ClassPanel:
                        text=result.text, step=step.number)
         return {self.said: "The question is on the class's phones: their votes come in beside it."}
 
-    @friendly
+    @to_page
     def ask_steps(self, values: dict) -> dict:
         """Step by step's question: which piece comes next at the step shown, its choices the model's top pieces."""
         class_id = self.teaching_class(values)
@@ -338,7 +338,7 @@ class ClassPanel:
         self.store.ask(class_id, question, choices, right, explained, pair=result.pair, text=result.text)
         return {self.said: "The question is on the class's phones: their votes come in beside it."}
 
-    @friendly
+    @to_page
     def reveal_class(self, values: dict) -> dict:
         self.store.reveal(self.teaching_class(values))
         return {self.said: "Revealed on every phone."}
@@ -360,7 +360,7 @@ class ClassPanel:
         self.store.reveal(class_id)
         return {self.said: "Revealed here and on every phone."}
 
-    @friendly
+    @to_page
     def toggle_lock(self, values: dict) -> dict:
         class_id = self.teaching_class(values)
         locked = not self.store.state(class_id, wall=0).locked
@@ -368,7 +368,7 @@ class ClassPanel:
         return {self.said: "The class is closed: no new student can join (those in it can come back)." if locked
                 else "The class is open to new students again."}
 
-    @friendly
+    @to_page
     def finish(self, values: dict) -> dict:
         """The class's summary written for download, then the class deleted."""
         state = self.store.end(self.teaching_class(values))
@@ -379,7 +379,7 @@ class ClassPanel:
             self.summary: gr.update(value=str(path)),
             self.said: f"Class {shown_code(state.code)} ended: its summary is downloading, and its data is deleted."}
 
-    @friendly
+    @to_page
     def act(self, values: dict, clicked: gr.EventData) -> dict:
         """A button of the wall or of the list of students: "open" puts the sentence in the panel (the page then
         translates it, and every view shows it), "hide" takes it off every screen; "hide-all" and "show-all" do so
@@ -437,7 +437,7 @@ class ClassPanel:
                 self.said: f"You are in class **{shown_code(code)}**. What you translate goes to the "
                            "class's wall unless you switch it off below."}
 
-    @friendly
+    @to_page
     def join_typed(self, values: dict, request: gr.Request) -> dict:
         return self.enrol(normal_code(values[self.code] or ""), values.get(self.member) or {}, request)
 
@@ -473,7 +473,7 @@ class ClassPanel:
                 self.page.tabs.top: gr.Tabs(visible=True), self.entry_column: gr.Column(visible=True),
                 self.present_start: gr.Button(visible=True), self.question: ""}
 
-    @friendly
+    @to_page
     def cast(self, values: dict, request: gr.Request, clicked: gr.EventData) -> dict:
         """A phone's vote on the question it shows (the poll's id comes with the tap: a phone moved to another
         replica votes on what it shows), drawn at once with the vote marked."""
@@ -489,7 +489,7 @@ class ClassPanel:
         poll = memory.poll if memory.poll is not None and memory.poll.id == poll_id else None
         return memory.changed({self.question: pages.question_html(poll, choice)}) if poll else {}
 
-    @friendly
+    @to_page
     def settings(self, values: dict, request: gr.Request) -> dict:
         """The nickname and the two switches, kept in the student's browser; the nickname in the class too (unique
         there). The follow box is emptied at once when following stops, and drawn again at the next poll."""
@@ -510,11 +510,11 @@ class ClassPanel:
         member |= {"nickname": nickname, "send": bool(values[self.send]), "follow": bool(values[self.follow])}
         return {self.member: member, self.nickname: nickname} | said | ({} if member["follow"] else {self.followed: ""})
 
-    @friendly
+    @to_page
     def quit(self, values: dict, request: gr.Request) -> dict:
         return self.left(request) | {self.said: "You left the class."}
 
-    @friendly
+    @to_page
     def send_translated(self, values: dict, request: gr.Request) -> dict:
         """After a student's own Translate or Enter, once the page shows the translation (its `.success`, whose step in
         the browser fires the question's "send" event on a student's page only): the sentence, its translation,
@@ -539,7 +539,7 @@ class ClassPanel:
         notice = plain(str(values.get(self.panel.notice) or ""))
         self.store.send(class_id, member["token"], member.get("nickname", ""), result.pair, text,
                         values.get(self.panel.translation) or result.translation.text,
-                        [w for w, unsure in words([result.translation]) if unsure], notice)
+                        [w for w, unsure in words_with_doubts([result.translation]) if unsure], notice)
         memory.sent = (result.pair, text)
         return {self.said: ""}  # a notice that no longer holds goes
 

@@ -10,7 +10,7 @@ from transformer.model import KINDS
 
 from playground.pieces import KIND_BUTTONS
 
-from playground.view import View, friendly
+from playground.view import View, to_page
 from .common import need, token_diff
 
 
@@ -38,7 +38,7 @@ class AblationView(View):
         return {self.heads: gr.update(choices=every_head(translator), value=[],
                                       elem_classes=[f"heads-{translator.cfg.n_heads}"])}  # the grid's columns
 
-    @friendly
+    @to_page
     def run(self, result, heads) -> dict:
         result = need(result)
         if not heads:

@@ -6,7 +6,7 @@ import gradio as gr
 from playground import downloads
 from playground.figures.maps import attention_figure
 
-from playground.view import View, friendly
+from playground.view import View, to_page
 from .common import first_translator, head_choices, kind_radio, layer_choices, need
 
 
@@ -45,7 +45,7 @@ class AttentionView(View):
         return {self.kind: kind, self.layer: layer, self.head: "average", self.mode: "single",
                 self.plot: self.figure(result, kind, layer, "average", "single")}
 
-    @friendly
+    @to_page
     def redraw(self, result, kind, layer, head, mode) -> dict:
         return {self.plot: self.figure(need(result), kind, layer, head, mode)}
 

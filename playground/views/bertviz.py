@@ -5,7 +5,7 @@ import gradio as gr
 
 from playground.bertviz_view import bertviz_document, iframe
 
-from playground.view import View, friendly
+from playground.view import View, to_page
 
 
 # The frame as tall as the document inside it says it is (bertviz_view.TELL_HEIGHT): the whole view, no inner scroll
@@ -40,7 +40,7 @@ class BertvizView(View):
     def fill(self, result, values: dict) -> dict:
         return {self.html: self.document(result, values[self.view])}
 
-    @friendly
+    @to_page
     def redraw(self, result, view) -> dict:
         return {self.html: "" if result is None else self.document(result, view)}
 

@@ -6,7 +6,7 @@ import gradio as gr
 
 from transformer.interpret import analyses
 
-from playground.view import View, friendly
+from playground.view import View, to_page
 from .common import need
 from playground.figures.cache import cache_figure, size_table, timing_text
 
@@ -31,11 +31,11 @@ class CacheView(View):
         return self.at_step(result, last) | {self.step: gr.update(maximum=max(last + 1, 2), value=last + 1),
                                              self.timing: ""}
 
-    @friendly
+    @to_page
     def redraw(self, result, step) -> dict:
         return self.at_step(need(result), int(step) - 1)
 
-    @friendly
+    @to_page
     def timed(self, result) -> dict:
         """Timed now, in this request: never cached."""
         result = need(result)

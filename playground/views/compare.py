@@ -16,7 +16,7 @@ from transformer.translator import Translation, Translator, quantize_int8
 from transformer.interpret import analyses
 
 from playground.context import Context
-from playground.view import View, friendly
+from playground.view import View, to_page
 from .common import cards, first_translator, kind_radio, layer_choices, need, token_diff
 
 
@@ -161,7 +161,7 @@ class CompareView(View):
         return {self.other: gr.update(choices=choices, value=opening_choice(choices)),
                 self.layer: gr.update(choices=layer_choices(translator), value=0)}
 
-    @friendly
+    @to_page
     def redraw(self, result, spec, kind, layer) -> dict:
         return self.draw(need(result), spec, kind, layer)
 

@@ -10,7 +10,7 @@ from transformer.errors import InputError
 from transformer.interpret.mechanics import HeadWalk
 from transformer.model import KINDS
 
-from playground.view import View, friendly
+from playground.view import View, to_page
 from .common import first_translator, head_choices, kind_radio, layer_choices, need
 from playground.figures.inside import head_walk
 
@@ -98,7 +98,7 @@ class InsideHeadView(View):
         return {self.layer: gr.update(choices=layer_choices(translator), value=0),
                 self.head: gr.update(choices=head_choices(translator), value=0)}
 
-    @friendly
+    @to_page
     def redraw(self, result, kind, layer, head, query) -> dict:
         return self.draw(need(result), kind, layer, head, query)
 

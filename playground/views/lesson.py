@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from playground import lesson, notes, registry
 
-from playground.view import LINKED, View, friendly
+from playground.view import LINKED, View, to_page
 from .common import need
 
 
@@ -79,16 +79,16 @@ class LessonView(View):
     def fill(self, result, values: dict) -> dict:
         return self.display(self.made_step(result, values[self.number]))
 
-    @friendly
+    @to_page
     def go(self, result, number, delta: int) -> dict:
         number = min(max(int(number or 1) + delta, 1), lesson.STEPS)
         return self.display(self.made_step(need(result), number)) | {self.number: number}
 
-    @friendly
+    @to_page
     def show_answer(self, result, number) -> dict:
         return self.display(self.made_step(need(result), number), revealed=True)
 
-    @friendly
+    @to_page
     def write_notes(self, result) -> dict:
         result = need(result)
         steps = [self.made_step(result, n) for n in range(1, lesson.STEPS + 1)]

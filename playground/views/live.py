@@ -9,8 +9,8 @@ from playground.figures import maps
 from playground.figures.live import toy_curves
 from transformer.errors import InputError
 
-from playground.view import View, friendly
-from playground.words import EXPLAIN, explained
+from playground.view import View, to_page
+from playground.explanations import EXPLAIN, explained
 
 
 PAUSE_S = 0.002  # after every training step: a class's translations get the interpreter (about 10 % longer runs)
@@ -66,7 +66,7 @@ class LiveView(View):
                 self.self_attention: maps.attention_heatmap(enc, src, src, "encoder self-attention on the probe "
                                                             "(last layer)", symbols=True)}
 
-    @friendly
+    @to_page
     def run(self, *values):
         """Streams progress (a generator); the model so far is kept after every report, so Stop leaves it usable."""
         s = self.settings(*values)
@@ -82,7 +82,7 @@ class LiveView(View):
         """The last report, now saying that training stopped there; the model of that report stays usable."""
         return (status or "").replace("**training**", "**stopped**", 1) or "Nothing was training."
 
-    @friendly
+    @to_page
     def try_sequence(self, state, text: str) -> dict:
         if state is None:
             raise InputError("press Train first")

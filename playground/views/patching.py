@@ -11,7 +11,7 @@ from playground.pieces import labels, shown
 from transformer.errors import InputError
 from transformer.interpret import analyses
 
-from playground.view import View, friendly
+from playground.view import View, to_page
 from .common import need, token_diff
 from playground.figures.patching import patching_grid
 
@@ -109,7 +109,7 @@ class PatchingView(View):
         except InputError as e:  # the edit leaves the translation as it was: said, and another can be tried
             return out | {self.pair: f"<p class='notice'>{html.escape(str(e))}.</p>"}
 
-    @friendly
+    @to_page
     def traced(self, result, second, direction) -> dict:
         return self.draw(need(result), second, direction)
 

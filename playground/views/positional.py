@@ -4,7 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 
-from playground.view import View, friendly
+from playground.view import View, to_page
 from playground.figures.positional import embedding_inputs, pe_curves, pe_matrix, pe_similarity
 
 
@@ -33,7 +33,7 @@ class PositionalView(View):
                 self.dims: gr.update(choices=[(str(d + 1), d) for d in range(d_model)], value=dims),  # shown from 1
                 self.similarity: pe_similarity(pe)}
 
-    @friendly
+    @to_page
     def redraw(self, pair, dims) -> dict:
         translator = self.ctx.translator(pair)
         pe = translator.model.positional.pe.cpu()

@@ -6,8 +6,8 @@ import gradio as gr
 from transformer.config import TrainConfig
 from transformer.training.schedule import cooldown, noam_lr
 
-from playground.view import View, friendly
-from playground.words import EXPLAIN, explained
+from playground.view import View, to_page
+from playground.explanations import EXPLAIN, explained
 from playground.figures.schedule import noam_curves, training_curves
 
 PAPER_BASE = (512, 4000)  # d_model and warm-up of the paper's base model
@@ -70,14 +70,14 @@ class ScheduleView(View):
     def noam_figure(self, pair: str, curves: list):
         return noam_curves([tuple(c) for c in curves], (f"this checkpoint ({pair})", self.ctx.translator(pair).metrics))
 
-    def words(self, translator) -> str:
+    def explanation(self, translator) -> str:
         return explained(EXPLAIN["schedule"], EXPLAIN["schedule"]["plain"].format(
             schedule=schedule_text(translator.metrics)))
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         return {self.noam: self.noam_figure(pair, values[self.curves]), self.training: training_curves(translator.metrics)}
 
-    @friendly
+    @to_page
     def add_curve(self, pair, curves, d_model, warmup) -> dict:
         new = (int(d_model), int(warmup))
         curves = [tuple(c) for c in curves or []]
@@ -85,7 +85,7 @@ class ScheduleView(View):
             curves.append(new)
         return {self.curves: curves, self.noam: self.noam_figure(pair, curves)}
 
-    @friendly
+    @to_page
     def clear_curves(self, pair) -> dict:
         return {self.curves: [], self.noam: self.noam_figure(pair, [])}
 

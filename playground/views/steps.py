@@ -7,7 +7,7 @@ import gradio as gr
 
 from transformer.interpret import analyses
 
-from playground.view import PartlyDrawn, View, friendly, log
+from playground.view import PartlyDrawn, View, to_page, log
 from .common import need
 from playground.figures.commitment import strip
 from playground.figures.steps import step_detail, step_probabilities
@@ -53,7 +53,7 @@ class StepsView(View):
         step = min(max(int(where.get("step", 0)), 0), max(len(result.translation.steps) - 1, 0))
         return {self.index: step + 1, self.detail: step_view(result, step)}
 
-    @friendly
+    @to_page
     def redraw(self, result, index) -> dict:
         return {self.detail: step_view(need(result), int(index) - 1)}
 

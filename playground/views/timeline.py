@@ -12,8 +12,8 @@ from playground.figures.maps import axis_tokens
 from playground.pieces import KIND_NAMES, listed
 from transformer.model import KINDS
 
-from playground.view import View, friendly
-from playground.words import EXPLAIN, explained
+from playground.view import View, to_page
+from playground.explanations import EXPLAIN, explained
 from playground.figures.schedule import training_curves
 
 
@@ -51,7 +51,7 @@ class TimelineView(View):
         self.forming = gr.Plot()
         self.pair_outputs = [self.about, self.epoch, self.example, self.table, self.curves, self.forming]
 
-    def words(self, translator) -> str:
+    def explanation(self, translator) -> str:
         if not timeline.recorded_epochs(translator.metrics):
             return ""
         return explained(EXPLAIN["timeline"], timeline_text(translator, EXPLAIN["timeline"]["plain"]))
@@ -78,11 +78,11 @@ class TimelineView(View):
         layers = [(label, getattr(m, kind)[-1].mean(dim=0)) for label, m in stages]  # (q, k): last layer, head mean
         return attention_stages(layers, queries, keys, f"{KIND_NAMES[kind]} forming during training (last layer)")
 
-    @friendly
+    @to_page
     def choose_epoch(self, pair: str, epoch) -> dict:
         return self.at_epoch(self.ctx.translator(pair), int(epoch))
 
-    @friendly
+    @to_page
     def choose_example(self, pair: str, text: str, kind: str) -> dict:
         if not text:
             raise InputError("choose an example")

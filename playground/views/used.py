@@ -15,7 +15,7 @@ from transformer.interpret.attribution import IG_STEPS
 from transformer.training.timeline import lens_over_epochs, snapshots
 from transformer.interpret import analyses
 
-from playground.view import PartlyDrawn, View, copied, friendly, log, serialized
+from playground.view import PartlyDrawn, View, copied, to_page, log, serialized
 from .common import need
 from playground.figures import used as figures
 
@@ -173,12 +173,12 @@ class UsedView(View):
             raise PartlyDrawn(updates, problem)  # shown, never cached: the next request tries the snapshots again
         return updates
 
-    @friendly
+    @to_page
     def pick_step(self, result, step, alternative, ig_steps) -> dict:
         """A new output token: the contrastive question starts again (the alternatives are that step's)."""
         return self.token_updates(need(result), int(step or 0), -1, int(ig_steps))
 
-    @friendly
+    @to_page
     def redraw(self, result, step, alternative, ig_steps) -> dict:
         return self.token_updates(need(result), int(step or 0), int(alternative if alternative is not None else -1),
                                   int(ig_steps))
