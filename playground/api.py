@@ -27,18 +27,19 @@ def parts_of(text) -> list:
     return (sentences(text) if isinstance(text, str) else []) or [text]
 
 
+def said(translator, sentence: str, out) -> dict:
+    """One sentence's translation as the API returns it: the model's own pieces, per-step probabilities and what the
+    page says under it."""
+    return {"sentence": sentence, "translation": out.text, "source_tokens": out.source_tokens,
+            "target_tokens": out.target_tokens, "truncated": out.truncated, "unsure": out.unsure,
+            "carried": out.carried, "warnings": doubts.warnings_under(translator, sentence, out),
+            "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives,
+                       "guarded": s.guarded, "removed": s.removed} for s in out.steps]}
+
+
 def register(ctx: Context) -> None:
     """Add both endpoints to the gr.Blocks being built."""
     default_pair = ctx.pairs[0] if ctx.pairs else "en-de"
-
-    def said(translator, sentence: str, out) -> dict:
-        """One sentence's translation as the API returns it: the model's own pieces, per-step probabilities and
-        what the page says under it."""
-        return {"sentence": sentence, "translation": out.text, "source_tokens": out.source_tokens,
-                "target_tokens": out.target_tokens, "truncated": out.truncated, "unsure": out.unsure,
-                "carried": out.carried, "warnings": doubts.warnings_under(translator, sentence, out),
-                "steps": [{"token": s.token, "prob": s.prob, "alternatives": s.alternatives,
-                           "guarded": s.guarded, "removed": s.removed} for s in out.steps]}
 
     @to_page
     def translate(text: str, pair: str = default_pair, strategy: str = "greedy", temperature: float = 1.0,

@@ -3,6 +3,7 @@ groups); each event wired to the runtime's handlers (playground/runtime.py) with
 outputs it may set."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import shutil
 import tempfile
@@ -41,11 +42,39 @@ def launch_options() -> dict:
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,
                bertviz_offline: bool = True, cache_size: int = 32, public_url: str | None = None,
                store: Store | None = None, trusted_proxies: frozenset[str] = frozenset()) -> Page:
-    """The whole page; bertviz_offline=False loads bertviz's scripts from its CDN instead of the app's copies.
-    cache_size: translations kept for every user (with their hooked passes; see docs/many-users.md).
+    """The whole page, top to bottom; bertviz_offline=False loads bertviz's scripts from its CDN instead of the app's
+    copies. cache_size: translations kept for every user (with their hooked passes; see docs/many-users.md).
     public_url: the address other machines open, for links made on this machine's loopback (links.shared_address).
     store: where classes are kept (playground/classroom/store.py); by default a SQLite file in a new temporary folder.
     trusted_proxies: balancers whose X-Forwarded-For names the visitor (the class's limits per address)."""
+    ctx = context_for(translators, bertviz_offline, cache_size, public_url)
+    store = store or Store(default_url(Path(tempfile.mkdtemp(prefix="transformer-playground-classes-"))))
+    with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
+        gr.HTML(MASTHEAD, apply_default_css=False)
+        for problem in problems or []:
+            gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
+        result = gr.State(None)  # per user: the current translation
+        signal = gr.State(0)  # set by an event to a new number: the open tab draws itself
+        classes = ClassPanel(ctx, store, trusted_proxies)
+        classes.question_controls()  # a phone's question: first on the page
+        panel = TranslatePanel(ctx, classes.entry_controls, classes.present_controls)
+        classes.build(panel)
+        views, tabs = view_tabs(ctx, panel, signal)
+        classes.wall_controls()  # the projector's wall, under the views
+        page = Page(demo, ctx, panel, result, tabs, views, classroom=classes, openers=[classes.opened])
+        wire(page, classes)
+        register_api(ctx)
+    return page
+
+
+MASTHEAD = ("<div id=\"masthead\"><h1>Transformer Playground</h1><p>Type an English sentence and watch a small "
+            "Transformer translate it: where it looks, how sure it is, and how it learned.</p></div>")
+
+
+def context_for(translators: dict[str, Translator], bertviz_offline: bool, cache_size: int,
+                public_url: str | None) -> Context:
+    """The server's state for one page: its checkpoints, caches, and folders for downloads and brought models
+    (removed at exit); bertviz's scripts as static files of the app, or from its CDN."""
     scripts = "cdn"
     gr.set_static_paths([str(SCRIPT)] + ([str(p) for p in script_files()] if bertviz_offline else []))
     if bertviz_offline:  # jQuery, d3 and the shim: static files of the app, sent once, cached by the browser
@@ -55,80 +84,71 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
                   caches=Caches.sized(cache_size), public_url=public_url, uploads=Uploads(models))
     for folder in (ctx.downloads, models):  # at exit, or when the page goes
         weakref.finalize(ctx, shutil.rmtree, folder, ignore_errors=True)
-    with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
-        gr.HTML("<div id=\"masthead\"><h1>Transformer Playground</h1><p>Type an English "
-                "sentence and watch a small Transformer translate it: where it looks, how sure it is, and how it "
-                "learned.</p></div>", apply_default_css=False)
-        for problem in problems or []:
-            gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
-        result = gr.State(None)
-        signal = gr.State(0)  # set by an event to a new number: the open tab draws itself
-        store = store or Store(default_url(Path(tempfile.mkdtemp(prefix="transformer-playground-classes-"))))
-        classes = ClassPanel(ctx, store, trusted_proxies)
-        classes.question_controls()  # a phone's question: first on the page
-        panel = TranslatePanel(ctx, classes.entry_controls, classes.present_controls)
-        classes.build(panel)
-        views, groups, group_tabs = {}, {}, {}
-        with gr.Tabs(overflow_behavior="wrap") as top:  # every tab a tab on a phone, on as many lines as it takes
-            for entry in registry.VIEWS:  # in the registry's order; a group's tab where its first view comes
-                if entry.group is None:
-                    if entry.inside is None:
-                        views[entry.key] = CLASSES[entry.key](entry, ctx, panel)
-                    else:
-                        with views[entry.inside].tab:
-                            views[entry.key] = CLASSES[entry.key](entry, ctx, panel)
-                elif entry.group not in groups:
-                    group = entry.group
-                    with gr.Tab(registry.GROUP_LABELS[group], id=group, elem_id=f"{group}-group") as tab, \
-                            gr.Tabs(overflow_behavior="wrap") as inner:
-                        for key in registry.members(group):
-                            views[key] = CLASSES[key](registry.entry(key), ctx, panel)
-                    groups[group], group_tabs[group] = inner, tab
-        classes.wall_controls()  # the projector's wall, under the views
-        tabs = Tabs(top, groups, group_tabs, signal)
-        page = Page(demo, ctx, panel, result, tabs, views, classroom=classes, openers=[classes.opened])
+    return ctx
 
-        def event(trigger, handler, shown: list, reads=(), draws=(), **kwargs):
-            """Wire `handler` to `trigger` (a list of component events, or a `.then`): it reads what the views in
-            `shown` read, the pair and the user's translation, and `reads`; it sets what they draw, and `draws`."""
-            trigger = functools.partial(gr.on, trigger) if isinstance(trigger, list) else trigger
-            inputs = {panel.pair, result} | {c for v in shown for c in v.reads} | set(reads)
-            outputs = {c for v in shown for c in v.draws} | set(draws)
-            return listen(trigger, handler, inputs, outputs, **kwargs | {"trigger_mode": "always_last"})
 
-        panel.wire()
-        for view in views.values():
-            view.wire(result)
-        first = [views[k] for k in registry.tabs()[registry.FIRST]]
-        # A click on Translate or Enter; another pair; after an example is picked, a new sample seed, the comparison
-        # or a wall's "Show in every view", the same (gr.on takes a component's events, not what follows another
-        # event). A click while one runs is kept: it runs next (always_last). It draws the first tab, and signals
-        # any other open tab. Only Translate and Enter are a user's own: a class's phone sends after those.
-        translated = set(panel.outputs) | {result, signal}
-        asked = event([panel.go.click, panel.text.submit], page.show_translation, first, panel.controls, translated,
-                      concurrency_limit=16, concurrency_id="translate")  # a class at once: translated together
-        classes.wire(page, event, translated_by_user=[asked])
-        for trigger in ([panel.pair.input], panel.picked.then, panel.reseeded.then, panel.compared.then,
-                        classes.opened_sentence.then):
-            event(trigger, page.show_translation, first, panel.controls, translated, concurrency_limit=16,
-                  concurrency_id="translate")
-        # another sentence of the text chosen in the menu under the translation: the views show it
-        event([panel.which.input], page.show_sentence, first, panel.controls + [panel.which], translated,
-              concurrency_limit=16, concurrency_id="translate")
-        card = views["card"]  # a model brought: opened, chosen, and the sentence translated with it
-        event([card.bring.upload], page.bring_model, first, panel.controls + [card.bring],
-              translated | {panel.pair, card.brought}, concurrency_limit=1, concurrency_id="bring")
-        demo.unload(page.forget_models)
-        tabs.wire(page, event)
-        links.wire(page, event)
-        if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
-            lesson = views["lesson"].number
-            event(demo.load, page.open, first, set(panel.controls) | {lesson, classes.member, classes.teacher},
-                  set(panel.outputs) | set(panel.decoding) | {result, panel.pair, panel.text, panel.present, lesson}
-                  | tabs.components | {signal} | classes.opening,
-                  concurrency_limit=4)  # served from the caches: a class opening at once waits little
-        register_api(ctx)
-    return page
+def view_tabs(ctx: Context, panel: TranslatePanel, signal: gr.State) -> tuple[dict, Tabs]:
+    """Every view in its tab, in the registry's order: a group's tab where its first view comes, with its views'
+    tabs inside; a view drawn inside another's tab under it. Every tab is a tab on a phone, on as many lines as the
+    tabs take."""
+    views, groups, group_tabs = {}, {}, {}
+    with gr.Tabs(overflow_behavior="wrap") as top:
+        for entry in registry.VIEWS:
+            if entry.group is None:
+                with views[entry.inside].tab if entry.inside else contextlib.nullcontext():
+                    views[entry.key] = CLASSES[entry.key](entry, ctx, panel)
+            elif entry.group not in groups:
+                group = entry.group
+                with gr.Tab(registry.GROUP_LABELS[group], id=group, elem_id=f"{group}-group") as tab, \
+                        gr.Tabs(overflow_behavior="wrap") as inner:
+                    for key in registry.members(group):
+                        views[key] = CLASSES[key](registry.entry(key), ctx, panel)
+                groups[group], group_tabs[group] = inner, tab
+    return views, Tabs(top, groups, group_tabs, signal)
+
+
+def wire(page: Page, classes: ClassPanel) -> None:
+    """Every event of the page. `event(triggers, handler, views, reads, draws)` wires a handler to the inputs the
+    views in `shown` read (with the pair, the user's translation and `reads`) and the outputs they draw (and
+    `draws`); a click while it runs is kept and runs next (always_last)."""
+    demo, ctx, panel, result, views, tabs = page.demo, page.ctx, page.panel, page.result, page.views, page.tabs
+
+    def event(trigger, handler, shown: list, reads=(), draws=(), **kwargs):
+        trigger = functools.partial(gr.on, trigger) if isinstance(trigger, list) else trigger
+        inputs = {panel.pair, result} | {c for v in shown for c in v.reads} | set(reads)
+        outputs = {c for v in shown for c in v.draws} | set(draws)
+        return listen(trigger, handler, inputs, outputs, **kwargs | {"trigger_mode": "always_last"})
+
+    panel.wire()
+    for view in views.values():
+        view.wire(result)
+    first = [views[k] for k in registry.tabs()[registry.FIRST]]
+    # Translate or Enter; another pair; after an example is picked, a new sample seed, the comparison or a wall's
+    # "Show in every view", the same (gr.on takes a component's events, not what follows another event). It draws
+    # the first tab and signals any other open tab. Only Translate and Enter are a user's own: a class's phone
+    # sends after those. A class at once is translated together.
+    translated, together = set(panel.outputs) | {result, tabs.signal}, dict(concurrency_limit=16,
+                                                                            concurrency_id="translate")
+    asked = event([panel.go.click, panel.text.submit], page.show_translation, first, panel.controls, translated,
+                  **together)
+    classes.wire(page, event, translated_by_user=[asked])
+    for trigger in ([panel.pair.input], panel.picked.then, panel.reseeded.then, panel.compared.then,
+                    classes.opened_sentence.then):
+        event(trigger, page.show_translation, first, panel.controls, translated, **together)
+    # another sentence of the text chosen in the menu under the translation: the views show it
+    event([panel.which.input], page.show_sentence, first, panel.controls + [panel.which], translated, **together)
+    card = views["card"]  # a model brought: opened, chosen, and the sentence translated with it
+    event([card.bring.upload], page.bring_model, first, panel.controls + [card.bring],
+          translated | {panel.pair, card.brought}, concurrency_limit=1, concurrency_id="bring")
+    demo.unload(page.forget_models)
+    tabs.wire(page, event)
+    links.wire(page, event)
+    if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
+        lesson = views["lesson"].number
+        event(demo.load, page.open, first, set(panel.controls) | {lesson, classes.member, classes.teacher},
+              set(panel.outputs) | set(panel.decoding) | {result, panel.pair, panel.text, panel.present, lesson}
+              | tabs.components | {tabs.signal} | classes.opening,
+              concurrency_limit=4)  # served from the caches: a class opening at once waits little
 
 
 def build_demo(translators: dict[str, Translator], problems: list[str] | None = None,

@@ -72,6 +72,18 @@ def parameter_breakdown(translator) -> list[tuple[str, int]]:
     return list(groups.items())
 
 
+def trained_with(metrics) -> str:
+    """How the checkpoint was trained: its stages (epochs, minutes, hardware, command) and its averaging."""
+    how = "\n".join(f"{i}. " + (f"epoch {start}" if start == end else f"epochs {start}-{end}")
+                     + (f", {stage.train_wall_s / 60:.0f} minutes of steps" if stage.train_wall_s else "")
+                     + (f" on {stage.hardware}" if stage.hardware else "") + f": `{stage.command or 'unknown command'}`"
+                     for i, (stage, start, end) in enumerate(metrics.stage_epochs(), 1))
+    how = f"{len(metrics.stages())} stage(s):\n\n{how}"  # a list: no full stop after it, which would stand alone
+    if len(metrics.averaged_epochs) > 1:  # checkpoint averaging: the weights are no single epoch's
+        how += f"\n\nThe weights are epochs {', '.join(map(str, metrics.averaged_epochs))} averaged."
+    return how
+
+
 def model_card(translator, pair: str, title: str | None = None) -> str:
     """The checkpoint in Markdown: device, parameters per component, config, test scores, how it was trained.
     title: what it is called (by default its pair, "EN-DE")."""
@@ -84,13 +96,7 @@ def model_card(translator, pair: str, title: str | None = None) -> str:
     test = metrics.test
     scores = "\n".join(f"| {name} | {s.get('bleu_lc', float('nan')):.2f} | {s.get('bleu', float('nan')):.2f} | "
                        f"{s.get('chrf', float('nan')):.2f} |" for name, s in test.items()) or "| (not recorded) | | | |"
-    how = "\n".join(f"{i}. " + (f"epoch {start}" if start == end else f"epochs {start}-{end}")
-                     + (f", {stage.train_wall_s / 60:.0f} minutes of steps" if stage.train_wall_s else "")
-                     + (f" on {stage.hardware}" if stage.hardware else "") + f": `{stage.command or 'unknown command'}`"
-                     for i, (stage, start, end) in enumerate(metrics.stage_epochs(), 1))
-    how = f"{len(metrics.stages())} stage(s):\n\n{how}"  # a list: no full stop after it, which would stand alone
-    if len(metrics.averaged_epochs) > 1:  # checkpoint averaging: the weights are no single epoch's
-        how += f"\n\nThe weights are epochs {', '.join(map(str, metrics.averaged_epochs))} averaged."
+    how = trained_with(metrics)
     tables = f"""| component | parameters | share |
 | --- | ---: | ---: |
 {rows}
