@@ -277,16 +277,16 @@ def next_word(translator, result: Result) -> LessonStep:
     return LessonStep(
         7, "Choosing the next piece", "At every step the model gives each piece it knows a probability. **Greedy** "
         "decoding takes the most likely one; **sampling** draws one at random, and a **temperature** above 1 "
-        "flattens the chances, so less likely pieces are drawn more often. Each step reads only the newest piece: "
-        "the keys and values of the pieces before it are kept (the decoder's **cache**, "
-        f"{result.cache.nbytes[-1] / 1024:,.0f} KB by the last step of this translation).",
+        "flattens the chances, so less likely pieces are drawn more often.",
         f"The first piece it writes is {quoted(result.translation.target_tokens, 0)}, with probability {p:.2f}. If we "
         "sample ten times with temperature 2 (seeds 0 to 9), how many of the ten start with it?",
         f"**{same} of 10**." + (f" The others started with {', '.join('“' + html.escape(o) + '”' for o in others)}."
                                 if others else "") + " At temperature 1 the model's own chances are used; at 2 "
         "they are flattened: the top piece keeps the largest share, but the thousands of unlikely pieces together "
-        "gain far more, so a draw often lands on one of them.", fig, mark_cell(copy(fig), rank, 0), "steps",
-        list(TENS), next(i for i, (low, high) in enumerate(TENS.values()) if low <= same <= high), also="cache")
+        "gain far more, so a draw often lands on one of them. Each step reads only the newest piece: the keys and "
+        "values of the pieces before it are kept (the decoder's **cache**, "
+        f"{result.cache.nbytes[-1] / 1024:,.0f} KB by this translation's last step).", fig,
+        mark_cell(copy(fig), rank, 0), "steps", list(TENS), next(i for i, (low, high) in enumerate(TENS.values()) if low <= same <= high), also="cache")
 
 
 TENS = {"0 to 2": (0, 2), "3 to 5": (3, 5), "6 to 8": (6, 8), "9 or 10": (9, 10)}  # step 7's poll
