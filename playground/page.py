@@ -131,16 +131,16 @@ def wire(page: Page, classes: ClassPanel) -> None:
                                                                             concurrency_id="translate")
     asked = event([panel.go.click, panel.text.submit], page.show_translation, first, panel.controls, translated,
                   **together)
-    classes.wire(page, event, translated_by_user=[asked])
+    card = views["card"]  # a model brought: opened, chosen, and the sentence translated with it
+    brought = event([card.bring.upload], page.bring_model, first, panel.controls + [card.bring],
+                    translated | {panel.pair, card.brought}, concurrency_limit=1, concurrency_id="bring")
+    demo.unload(page.forget_models)
+    classes.wire(page, event, translated_by_user=[asked], brought=brought)
     for trigger in ([panel.pair.input], panel.picked.then, panel.reseeded.then, panel.compared.then,
                     classes.opened_sentence.then):
         event(trigger, page.show_translation, first, panel.controls, translated, **together)
     # another sentence of the text chosen in the menu under the translation: the views show it
     event([panel.which.input], page.show_sentence, first, panel.controls + [panel.which], translated, **together)
-    card = views["card"]  # a model brought: opened, chosen, and the sentence translated with it
-    event([card.bring.upload], page.bring_model, first, panel.controls + [card.bring],
-          translated | {panel.pair, card.brought}, concurrency_limit=1, concurrency_id="bring")
-    demo.unload(page.forget_models)
     tabs.wire(page, event)
     links.wire(page, event)
     if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them

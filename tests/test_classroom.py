@@ -590,3 +590,39 @@ def test_a_phone_is_told_the_answer_without_what_points_at_the_projectors_figure
                        "the tree is the one it kept.")
     assert said == "**“dog”**, with weight 0.41 of 1. Next." and "orange" not in said
     assert phone_words("**No**: greedy writes “Hallo.”; beam search “Hi.”.") == "**No**: greedy writes “Hallo.”; beam search “Hi.”."
+
+
+def test_a_model_the_teacher_brings_joins_the_class_menu_until_the_class_ends(page, tmp_path, tokenizer):
+    import zipfile
+
+    import torch
+    from conftest import tiny_config
+    from transformer import Transformer, save_checkpoint
+
+    torch.manual_seed(0)
+    save_checkpoint(tmp_path / "m", Transformer(tiny_config(vocab_size=len(tokenizer))), tokenizer)
+    with zipfile.ZipFile(tmp_path / "ours.zip", "w") as z:
+        for f in (tmp_path / "m").iterdir():
+            z.write(f, f.name)
+    classes, panel, card = page.classroom, page.panel, page.views["card"]
+    teacher, _ = started(page, "teacher-brings")
+    member = classes.enrol(teacher["code"], {}, Visitor("phone-menu"))[classes.member]
+    first = classes.tick_student({classes.member: member, panel.pair: "en-de"}, Visitor("phone-menu"))
+    assert [k for _, k in first[panel.pair]["choices"]] == page.ctx.pairs  # no model shared yet
+    values = {panel.pair: "en-de", panel.text: "A dog runs.", panel.n_samples: 3, page.result: None,
+              card.bring: str(tmp_path / "ours.zip")} | {c: c.value for c in panel.decoding}
+    brought = page.bring_model(values, Visitor("teacher-brings"))
+    key = brought[panel.pair]["value"]
+    said = classes.share_brought({classes.teacher: teacher, panel.pair: key}, Visitor("teacher-brings"))
+    assert "class's language menu" in said[classes.said]
+    menu = classes.tick_student({classes.member: member, panel.pair: "en-de"}, Visitor("phone-menu"))[panel.pair]
+    assert ("Your model: ours (the teacher's)", key) in menu["choices"] and menu["value"] == "en-de"
+    assert classes.share_brought({classes.teacher: {}, panel.pair: key}, Visitor("someone")) == {}  # no teacher
+    other, _ = started(page, "teacher-other")  # another class's teacher cannot share a model that is not theirs
+    assert classes.share_brought({classes.teacher: other, panel.pair: key}, Visitor("teacher-other")) == {}
+    classes.forget(Visitor("teacher-brings"))  # the teacher's page closed: the phones' menu loses it
+    page.forget_models(Visitor("teacher-brings"))
+    menu = classes.tick_student({classes.member: member, panel.pair: key}, Visitor("phone-menu"))[panel.pair]
+    assert key not in [k for _, k in menu["choices"]] and menu["value"] == page.ctx.pairs[0]
+    for who in (teacher, other):
+        classes.finish({classes.teacher: who})

@@ -13,6 +13,7 @@ import segno
 
 from ..doubts import marked_words
 from ..pieces import named
+from ..uploads import PREFIX
 from .store import ClassState, Poll, shown_code
 
 WALL_SHOWN = 60  # the most groups of sentences the projector's wall shows (the summary keeps every one)
@@ -100,7 +101,8 @@ def wall_html(state: ClassState, teacher: bool, limit: int = WALL_SHOWN) -> str:
         who = ", ".join(e["nicknames"][:3]) + (" and others" if len(e["nicknames"]) > 3 else "")
         count = f'<span class="wall-count">×{e["count"]}</span>' if e["count"] > 1 else ""
         notice = f'<p class="wall-notice">{html.escape(e["notice"])}</p>' if e["notice"] else ""
-        language = html.escape(e["pair"].rsplit("-", 1)[-1].upper())  # a German and a French card told apart
+        language = ("OWN" if e["pair"].startswith(PREFIX)  # the teacher's own model
+                    else html.escape(e["pair"].rsplit("-", 1)[-1].upper()))  # a German and a French card told apart
         actions = (f'<span class="wall-actions"><button data-act="open" data-id="{e["id"]}">Show in every view'
                    f'</button><button data-act="hide" data-id="{e["id"]}">Hide</button></span>') if teacher else ""
         items.append(f'<li><p class="wall-source">{html.escape(e["text"])} {count}</p>'

@@ -116,6 +116,8 @@ class ClassPanel:
         self.member = gr.BrowserState({}, storage_key="tp-student", secret=key)  # {code, token, nickname, send, follow}
         self.memories: OrderedDict[str, ClassMemory] = OrderedDict()
         self.lock = threading.Lock()  # a page's events run on several threads
+        self.models: dict[int, tuple[str, str]] = {}  # class id -> the model its teacher brought and shared: (its
+        # key in ctx.uploads, the teacher's session); in this process only (a model lives where it was uploaded)
 
     def memory(self, request, fresh: bool = False) -> ClassMemory:
         """This page's ClassMemory (`fresh`: forgotten first, as the page joins, starts or leaves a class; a new one
@@ -370,9 +372,14 @@ class ClassPanel:
 
     @to_page
     def finish(self, values: dict) -> dict:
-        """The class's summary written for download, then the class deleted."""
-        state = self.store.end(self.teaching_class(values))
+        """The class's summary written for download, then the class deleted (and the model it shared unshared)."""
+        class_id = self.teaching_class(values)
+        state = self.store.end(class_id)
         labels = {pair: self.ctx.label(pair) for pair in self.ctx.pairs}
+        with self.lock:
+            shared = self.models.pop(class_id, None)
+        if shared is not None:
+            labels[shared[0]] = self.ctx.label(shared[0]) if self.ctx.uploads.translator(shared[0]) else "its model"
         path = downloads.write(self.ctx.downloads, f"class-{state.code.lower()}", pages.summary(state, labels),
                                suffix=".html")
         return self.teacher_gone() | {
@@ -463,8 +470,48 @@ class ClassPanel:
         mine = self.store.vote_of(state.poll.id, member["token"]) if state.poll else None
         drawn = {self.followed: pages.followed_html(state) if member.get("follow", True) else "",
                  self.question: pages.question_html(state.poll, mine),
-                 self.class_wall: pages.wall_html(state, teacher=False, limit=pages.PHONE_WALL)}
+                 self.class_wall: pages.wall_html(state, teacher=False, limit=pages.PHONE_WALL),
+                 self.page.panel.pair: self.menu(class_id, values.get(self.page.panel.pair))}
         return memory.changed(drawn)
+
+    def menu(self, class_id: int, chosen: str | None) -> dict:
+        """A phone's language menu: the server's pairs, and the model the teacher shared when this process holds it;
+        what the phone had chosen stays chosen while the menu has it."""
+        choices = [(self.ctx.label(p), p) for p in self.ctx.pairs]
+        key = self.models.get(class_id, (None, None))[0]
+        if key is not None and self.ctx.uploads.translator(key) is not None:
+            choices.append((f"{self.ctx.label(key)} (the teacher's)", key))
+        keys = [k for _, k in choices]
+        return gr.update(choices=choices, value=chosen if chosen in keys else next(iter(keys), None))
+
+    @to_page
+    def share_brought(self, values: dict, request: gr.Request) -> dict:
+        """A model the teacher brought while teaching: in the class's language menus too (the phones this process
+        serves), until the class ends or the teacher's page closes."""
+        try:
+            class_id = self.teaching_class(values)
+        except ClassError:
+            return {}  # not teaching: the model is this page's alone
+        session, key = getattr(request, "session_hash", None) or "", values.get(self.page.panel.pair)
+        if not any(u.key == key for u in self.ctx.uploads.of(session)):
+            return {}
+        with self.lock:
+            self.models[class_id] = (key, session)
+        self.store.touch(class_id)  # every phone draws its menu again
+        return {self.said: "Your model is in the class's language menu too, until the class ends."}
+
+    def forget(self, request: gr.Request) -> None:
+        """A teacher's page closed: the model it shared leaves its class's menus."""
+        session = getattr(request, "session_hash", None)
+        with self.lock:
+            gone = [c for c, (_, s) in self.models.items() if s == session]
+            for class_id in gone:
+                del self.models[class_id]
+        for class_id in gone:
+            try:
+                self.store.touch(class_id)
+            except ClassError:
+                pass
 
     def left(self, request) -> dict:
         self.memory(request, fresh=True)
@@ -568,9 +615,10 @@ class ClassPanel:
 
     # -------------------------------------------------------------------------
 
-    def wire(self, page, event, translated_by_user: list) -> None:
+    def wire(self, page, event, translated_by_user: list, brought=None) -> None:
         """The class's events. `translated_by_user`: the page's translations a user asked for with Translate or
-        Enter; a student's sentence is sent after each (`.success`). The page translates after a wall's "Show in
+        Enter; a student's sentence is sent after each (`.success`). `brought`: the page's event that opens a model
+        a user uploaded; a teacher's is shared with the class after it. The page translates after a wall's "Show in
         every view" (playground/page.py)."""
         self.page = page
         common = dict(show_progress="hidden")
@@ -601,7 +649,10 @@ class ClassPanel:
                                      [self.said, page.panel.pair, page.panel.text], **common)
         event(self.roster.act, self.act, [], [self.teacher], [self.said], **common)  # a custom event: one at a time
         event([self.student_tick.tick], self.tick_student, [], [self.member],
-              self.student_view + [self.member, self.said, page.tabs.top], queue=False, **common)
+              self.student_view + [self.member, self.said, page.tabs.top, page.panel.pair], queue=False, **common)
+        if brought is not None:
+            event(brought.success, self.share_brought, [], [self.teacher], [self.said], **common)
+        page.demo.unload(self.forget)
         event(self.question.vote, self.cast, [], [self.member], [self.question], **common)
         event([self.nickname.blur, self.nickname.submit, self.send.input, self.follow.input], self.settings, [],
               [self.member, self.nickname, self.send, self.follow], [self.member, self.followed, self.nickname,
