@@ -114,6 +114,10 @@ class Context:
         name = pair.removesuffix("-opus-mt") if imported else pair
         return PAIR_NAMES.get(name, name) + (" (OPUS-MT)" if imported else "")
 
+    def menu(self, extra: list[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+        """The language menu's (label, key) choices: every loaded checkpoint, then `extra` (a model brought)."""
+        return [(self.label(p), p) for p in self.pairs] + list(extra)
+
     def translator(self, pair: str) -> Translator:
         brought = self.uploads.translator(pair) if self.uploads is not None else None
         if brought is not None:

@@ -35,7 +35,7 @@ class TranslatePanel:
         # One compact block, so that the first screen also holds the model at a glance: the sentence, the button and
         # the translation on one line (each on its own on a phone), the examples as a menu, the settings folded.
         with gr.Row(equal_height=True, elem_id="panel"):
-            self.pair = gr.Dropdown([(ctx.label(p), p) for p in pairs], value=pairs[0] if pairs else None,
+            self.pair = gr.Dropdown(ctx.menu(), value=pairs[0] if pairs else None,
                                     label="Language pair", scale=1, min_width=230, elem_id="pair")  # a phone: its own line
             # one line that grows: Enter translates, Shift+Enter starts a new line (Gradio submits on Enter only
             # in a one-line box)

@@ -193,7 +193,7 @@ class Page:
                                            getattr(upload, "orig_name", None) or Path(path).name)
         except InputError as e:
             return {card.brought: f"**Not loaded:** {html.escape(str(e))}"}
-        choices = [(self.ctx.label(p), p) for p in self.ctx.pairs] + [(brought.label, brought.key)]
+        choices = self.ctx.menu([(brought.label, brought.key)])
         out = self.show_translation(values | {panel.pair: brought.key}, request)
         size = sum(p.numel() for p in brought.translator.model.parameters())
         return out | {panel.pair: gr.update(choices=choices, value=brought.key),

@@ -70,6 +70,9 @@ def test_a_class_from_start_to_end(url):
     store.reveal(class_id)
     with pytest.raises(ClassError, match="closed"):
         store.vote(class_id, "phone-2", poll, 1)
+    before = store.version(class_id)
+    store.touch(class_id)  # a change only the pages know (a model the teacher shared): every page draws again
+    assert store.version(class_id) == before + 1
     ended = store.end(class_id)
     assert [p.counts for p in ended.polls] == [[0, 0, 2]] and len(ended.wall) == 1
     with pytest.raises(ClassError, match="No class has this code"):

@@ -477,10 +477,9 @@ class ClassPanel:
     def menu(self, class_id: int, chosen: str | None) -> dict:
         """A phone's language menu: the server's pairs, and the model the teacher shared when this process holds it;
         what the phone had chosen stays chosen while the menu has it."""
-        choices = [(self.ctx.label(p), p) for p in self.ctx.pairs]
         key = self.models.get(class_id, (None, None))[0]
-        if key is not None and self.ctx.uploads.translator(key) is not None:
-            choices.append((f"{self.ctx.label(key)} (the teacher's)", key))
+        shared = key is not None and self.ctx.uploads.translator(key) is not None
+        choices = self.ctx.menu([(f"{self.ctx.label(key)} (the teacher's)", key)] if shared else [])
         keys = [k for _, k in choices]
         return gr.update(choices=choices, value=chosen if chosen in keys else next(iter(keys), None))
 

@@ -13,11 +13,13 @@ from playground.pieces import shown
 SHADES = ("#1f5fa8", "#4f86c6", "#8fb4de", "#cfe0f3")
 
 
-def shade(layer: int, layers: int) -> str:
-    """The box's colour for a piece settled at `layer` of `layers` (from 1; 0: never, a sampled piece)."""
+def shade(layer: int, layers: int) -> tuple[str, str]:
+    """The box's colour and its text's for a piece settled at `layer` of `layers` (from 1; 0: never, a sampled
+    piece): white text on the two darker shades."""
     if layer <= 0:
-        return "#eee"
-    return SHADES[min(len(SHADES) - 1, (layer - 1) * len(SHADES) // max(layers, 1))]
+        return "#eee", "#111"
+    level = min(len(SHADES) - 1, (layer - 1) * len(SHADES) // max(layers, 1))
+    return SHADES[level], "#fff" if level < 2 else "#111"
 
 
 def changes_of_mind(c: Commitment, t: int) -> list[str]:
@@ -33,13 +35,13 @@ def strip(c: Commitment) -> str:
     items = []
     for t, (token, layer) in enumerate(zip(c.pieces, c.settled)):
         text = html.escape(shown(token, first=t == 0))
-        light = layer > 0 and (layer - 1) * len(SHADES) // max(L, 1) >= 2
+        background, colour = shade(layer, L)
         said = f"layer {layer}" if layer else "sampled"
         before = changes_of_mind(c, t)
         was = (f'<span class="was">was: {", ".join(html.escape(shown(p, first=True)) for p in before)}</span>'
                if before else "")
-        items.append(f'<li title="{text}: {said} of {L}"><b style="background:{shade(layer, L)};'
-                     f'color:{"#111" if light or not layer else "#fff"}">{text}</b><span>{said}</span>{was}</li>')
+        items.append(f'<li title="{text}: {said} of {L}"><b style="background:{background};color:{colour}">'
+                     f'{text}</b><span>{said}</span>{was}</li>')
     changed = sum(bool(changes_of_mind(c, t)) for t in range(len(c.pieces)))
     E = c.encoder_total
     first = "only its first layer" if c.encoder_layers == 1 else f"its first {c.encoder_layers} layers"
