@@ -290,7 +290,8 @@ def together(students: list[Student], step) -> tuple[list[tuple[float, int]], li
 
 def classroom(url: str, n: int, tabs: list[str], timeout: float, training: bool = True,
               profile: int | None = None) -> dict:
-    """profile: the server's process id, profiled while the class translates (`profiled`)."""
+    """profile: the server's process id, profiled while the class opens the page and while it translates
+    (`profiled`)."""
     students = [Student(url, timeout) for _ in range(n)]
     report, errors = {}, []
     steps = {"open the link": lambda s, i: s.open_page(),
@@ -298,8 +299,8 @@ def classroom(url: str, n: int, tabs: list[str], timeout: float, training: bool 
     for label in tabs:
         steps[f"open the {label} tab"] = lambda s, i, label=label: s.open_tab(label)
     for name, step in steps.items():
-        if profile and name == "translate their own sentence":
-            (samples, failed), report["profile"] = profiled(profile, lambda: together(students, step))
+        if profile and name in ("open the link", "translate their own sentence"):
+            (samples, failed), report[f"profile: {name}"] = profiled(profile, lambda: together(students, step))
         else:
             samples, failed = together(students, step)
         report[name] = summary(samples) if samples else None
@@ -479,7 +480,8 @@ SHARES = {  # the innermost frame's package decides: a stack is counted once
 def profiled(pid: int, step) -> tuple[object, dict]:
     """(step(), the server's busy CPU while it ran): py-spy samples every thread of process `pid` 50 times a second
     without pausing it; waiting threads are left out, and each busy sample is counted for the innermost package of
-    SHARES it is in. Also the share of samples inside Gradio's postprocessing and session set-up."""
+    SHARES it is in. Also the share of samples inside Gradio's postprocessing, session set-up, and the copy of the
+    page's config and API description that the page's HTML carries."""
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "raw.txt"
         spy = subprocess.Popen(["py-spy", "record", "-p", str(pid), "-r", "50", "-f", "raw", "-o", str(raw),
@@ -501,7 +503,8 @@ def profiled(pid: int, step) -> tuple[object, dict]:
         shares[share] += n
     within = lambda name: sum(n for frames, n in busy if any(name in f for f in frames)) / total  # noqa: E731
     return out, {"busy_s": total / 50} | {k: v / total for k, v in shares.items()} | {
-        "gradio postprocess_data": within("Blocks.postprocess_data"), "gradio SessionState": within("SessionState.__init__")}
+        "gradio postprocess_data": within("Blocks.postprocess_data"), "gradio SessionState": within("SessionState.__init__"),
+        "gradio page config": within("get_page_config"), "gradio api info": within("get_api_info")}
 
 
 # -----------------------------------------------------------------------------
@@ -538,7 +541,8 @@ def free_port() -> int:
 
 
 def table(runs: dict[str, dict]) -> str:
-    steps = [k for k in next(iter(runs.values())) if k not in ("training", "errors", "replicas", "profile")]
+    steps = [k for k in next(iter(runs.values()))
+             if k not in ("training", "errors", "replicas") and not k.startswith("profile")]
     head = "| step | " + " | ".join(runs) + " |"
     lines = [head, "| --- |" + " --- |" * len(runs)]
     for step in steps:
@@ -553,10 +557,13 @@ def table(runs: dict[str, dict]) -> str:
         lines.append("| sessions per replica (split) | " + " | ".join(
             " / ".join(map(str, r["replicas"]["sessions"].values())) + f" ({r['replicas']['split']})"
             if "replicas" in r else "—" for r in runs.values()) + " |")
-    if any("profile" in r for r in runs.values()):  # while the class translated
-        lines.append("| server CPU while translating (busy s: " + ", ".join(SHARES) + ", other) | " + " | ".join(
-            f"{r['profile']['busy_s']:.1f} s: " + ", ".join(f"{100 * r['profile'][k]:.0f} %" for k in [*SHARES, "other"])
-            if "profile" in r else "—" for r in runs.values()) + " |")
+    for step in ("open the link", "translate their own sentence"):
+        key = f"profile: {step}"
+        if any(key in r for r in runs.values()):
+            lines.append(f"| server CPU while they {step.split(' ', 1)[0]} (busy s: " + ", ".join(SHARES) +
+                         ", other; inside Gradio's session set-up) | " + " | ".join(
+                f"{r[key]['busy_s']:.1f} s: " + ", ".join(f"{100 * r[key][k]:.0f} %" for k in [*SHARES, "other"]) +
+                f"; {100 * r[key]['gradio SessionState']:.0f} %" if key in r else "—" for r in runs.values()) + " |")
     trained = {name: r["training"] for name, r in runs.items() if "training" in r}
     if trained:  # measured after each class, on the same server
         lines.append("\nOne user's translation while a toy training runs, p50 against idle: " + "; ".join(
@@ -595,7 +602,8 @@ def main() -> None:
     parser.add_argument("--url", help="a server already running (on this machine): no server is started")
     parser.add_argument("--no-training", action="store_true", help="skip the translation beside a toy training")
     parser.add_argument("--profile", action="store_true",
-                        help="profile the server (py-spy) while the class translates: where its CPU goes (setup 1)")
+                        help="profile the server (py-spy) while the class opens the page and while it translates: where its "
+                             "CPU goes (setup 1)")
     parser.add_argument("--class-mode", choices=["sqlite", "postgresql"],
                         help="a class together instead (class_mode): its store in a fresh SQLite file, or a throwaway "
                              "PostgreSQL (tools/throwaway_postgres.py)")
