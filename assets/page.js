@@ -20,6 +20,17 @@
     trigger('open', {view: link.dataset.open, focus: link.dataset.focus ? `${link.dataset.focus}&step=${step}` : ''});
   });
 
+  // the page's languages (the masthead's links, "?lang=de"): the page opens again in that language with the rest of
+  // its address kept (a shared link's sentence, a class's code); the server remembers the choice for this browser
+  document.addEventListener('click', (event) => {
+    const link = event.target.closest('#languages a[hreflang]');
+    if (!link) return;
+    event.preventDefault();
+    const address = new URL(window.location.href);
+    address.searchParams.set('lang', link.hreflang);
+    window.location.assign(address);
+  });
+
   // the class's wall and list of students (the teacher's): their buttons fire the element's own "act" event with
   // what they act on (a sentence's id, a student's key)
   tp.wall = (element, trigger) => element.addEventListener('click', (event) => {

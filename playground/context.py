@@ -20,10 +20,11 @@ from transformer.interpret import analyses
 from transformer.interpret.analyses import Inspection
 from transformer.translator import Translation, Translator
 
+from .i18n import N_, _l
 from .uploads import Uploads
 
 ROOT = Path(__file__).resolve().parents[1]
-PAIR_NAMES = {"en-de": "English → German", "en-fr": "English → French"}
+PAIR_NAMES = {"en-de": N_("English → German"), "en-fr": N_("English → French")}
 TICKETS = itertools.count(1)  # every translate request's number, for every session
 
 
@@ -116,7 +117,8 @@ class Context:
 
     def menu(self, extra: list[tuple[str, str]] = ()) -> list[tuple[str, str]]:
         """The language menu's (label, key) choices: every loaded checkpoint, then `extra` (a model brought)."""
-        return [(self.label(p), p) for p in self.pairs] + list(extra)
+        return [(_l(self.label(p)) if self.label(p) in PAIR_NAMES.values() else self.label(p), p)
+                for p in self.pairs] + list(extra)
 
     def translator(self, pair: str) -> Translator:
         brought = self.uploads.translator(pair) if self.uploads is not None else None

@@ -11,6 +11,7 @@ import weakref
 from pathlib import Path
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from playground import links, registry
 from playground.bertviz_view import script_files
@@ -24,6 +25,7 @@ from .panel import TranslatePanel
 from .classroom.panel import ClassPanel
 from .classroom.store import Store, default_url
 from .uploads import Uploads
+from .i18n import LANGUAGES, LanguageChoice, _l, page_i18n
 from .tabs import Tabs
 from .views import CLASSES
 
@@ -33,10 +35,12 @@ STYLE = ROOT / "assets" / "style.css"
 
 def launch_options() -> dict:
     """What `launch` takes besides the address: the page's style and its script (one static file, sent once and
-    cached by the browser), its theme, and the largest upload (a model brought: transformer.archive's limit)."""
+    cached by the browser), its theme, the largest upload (a model brought: transformer.archive's limit), and its
+    languages: the labels' translations and the visitor's choice (playground/i18n.py)."""
     return dict(css=STYLE.read_text(encoding="utf-8"), head=f'<script src="gradio_api/file={SCRIPT}"></script>',
                 theme=gr.themes.Default(font=[gr.themes.Font("system-ui"), "sans-serif"]),
-                max_file_size=archive.MAX_ARCHIVE)
+                max_file_size=archive.MAX_ARCHIVE, i18n=page_i18n(),
+                app_kwargs={"middleware": [Middleware(LanguageChoice)]})
 
 
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,
@@ -50,7 +54,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
     ctx = context_for(translators, bertviz_offline, cache_size, public_url)
     store = store or Store(default_url(Path(tempfile.mkdtemp(prefix="transformer-playground-classes-"))))
     with gr.Blocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
-        gr.HTML(MASTHEAD, apply_default_css=False)
+        gr.HTML(f'<div id="masthead">{MASTHEAD}<nav id="languages">{LANGUAGE_LINKS}</nav></div>',
+                apply_default_css=False)
         for problem in problems or []:
             gr.Markdown(f"**Checkpoint problem:** {problem}", elem_classes="problem")
         result = gr.State(None)  # per user: the current translation
@@ -67,8 +72,12 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
     return page
 
 
-MASTHEAD = ("<div id=\"masthead\"><h1>Transformer Playground</h1><p>Type an English sentence and watch a small "
-            "Transformer translate it: where it looks, how sure it is, and how it learned.</p></div>")
+# the page's languages as links ("?lang=de": the choice stays on this browser, playground/i18n.py), each in its own
+# language; the page's own is marked by the style (html[lang])
+LANGUAGE_LINKS = " · ".join(f'<a href="?lang={code}" hreflang="{code}" lang="{code}">{name}</a>'
+                            for code, name in LANGUAGES.items())
+MASTHEAD = _l("<h1>Transformer Playground</h1><p>Type an English sentence and watch a small Transformer translate it: "
+              "where it looks, how sure it is, and how it learned.</p>")
 
 
 def context_for(translators: dict[str, Translator], bertviz_offline: bool, cache_size: int,
@@ -99,7 +108,7 @@ def view_tabs(ctx: Context, panel: TranslatePanel, signal: gr.State) -> tuple[di
                     views[entry.key] = CLASSES[entry.key](entry, ctx, panel)
             elif entry.group not in groups:
                 group = entry.group
-                with gr.Tab(registry.GROUP_LABELS[group], id=group, elem_id=f"{group}-group") as tab, \
+                with gr.Tab(_l(registry.GROUP_LABELS[group]), id=group, elem_id=f"{group}-group") as tab, \
                         gr.Tabs(overflow_behavior="wrap") as inner:
                     for key in registry.members(group):
                         views[key] = CLASSES[key](registry.entry(key), ctx, panel)

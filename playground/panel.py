@@ -15,9 +15,10 @@ from playground.context import ROOT, Context
 from playground.doubts import CUT, marked, warnings_under
 from playground.view import to_page
 from playground.views.common import cards
+from playground.i18n import _l
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
-PICK = "Pick an example sentence"  # the menu's first line: choosing a sentence translates it at once
+PICK = _l("Pick an example sentence")  # the menu's first line: choosing a sentence translates it at once
 PRESENT_JS = "(on) => tp.present(on)"  # in the browser (assets/page.js): presentation mode on or off
 
 
@@ -36,37 +37,39 @@ class TranslatePanel:
         # the translation on one line (each on its own on a phone), the examples as a menu, the settings folded.
         with gr.Row(equal_height=True, elem_id="panel"):
             self.pair = gr.Dropdown(ctx.menu(), value=pairs[0] if pairs else None,
-                                    label="Language pair", scale=1, min_width=230, elem_id="pair")  # a phone: its own line
+                                    label=_l("Language pair"), scale=1, min_width=230,
+                                    elem_id="pair")  # a phone: its own line
             # one line that grows: Enter translates, Shift+Enter starts a new line (Gradio submits on Enter only
             # in a one-line box)
-            self.text = gr.Textbox(label="English text", value=EXAMPLES[0], lines=1, max_lines=4, max_length=20000,
-                                   placeholder="Type an English sentence. Enter translates; Shift+Enter starts a new line.",
+            self.text = gr.Textbox(label=_l("English text"), value=EXAMPLES[0], lines=1, max_lines=4, max_length=20000,
+                                   placeholder=_l("Type an English sentence. Enter translates; Shift+Enter starts "
+                                                  "a new line."),
                                    scale=4, min_width=240, elem_id="source-text")
-            self.go = gr.Button("Translate", variant="primary", scale=0, min_width=110, elem_id="translate-button")
-            self.translation = gr.Textbox(label="Translation", interactive=False, scale=4, min_width=240,
+            self.go = gr.Button(_l("Translate"), variant="primary", scale=0, min_width=110, elem_id="translate-button")
+            self.translation = gr.Textbox(label=_l("Translation"), interactive=False, scale=4, min_width=240,
                                           elem_id="translation")
         with gr.Row(elem_id="panel-extras"):
             self.examples = gr.Dropdown([(PICK, "")] + EXAMPLES, value="", show_label=False, container=False, scale=1,
                                         min_width=240, elem_id="examples")
-            with gr.Column(scale=1, min_width=240), gr.Accordion("Decoding, presentation mode, link", open=False,
+            with gr.Column(scale=1, min_width=240), gr.Accordion(_l("Decoding, presentation mode, link"), open=False,
                                                                elem_id="decoding"):
                 self.settings()
             if extras:
                 extras()
-        self.link = gr.Textbox(label="Shareable link: opens this pair, sentence and decoding, already translated",
+        self.link = gr.Textbox(label=_l("Shareable link: opens this pair, sentence and decoding, already translated"),
                                interactive=False, buttons=["copy"], visible=False, elem_id="share-link")
         # in presentation mode the settings are folded away: these two (shown only then, under the panel) make the link
         # and leave it
         with gr.Row(elem_id="present-bar"):
-            self.present_share = gr.Button("Link to this", size="sm", scale=0, min_width=90)
-            self.present_leave = gr.Button("Leave presentation mode", size="sm", scale=0, min_width=90)
+            self.present_share = gr.Button(_l("Link to this"), size="sm", scale=0, min_width=90)
+            self.present_leave = gr.Button(_l("Leave presentation mode"), size="sm", scale=0, min_width=90)
             if present_extras:
                 present_extras()
         with gr.Column(elem_id="panel-out"):  # nothing to say: no room taken
             self.unsure = gr.HTML(elem_id="unsure")  # the translation with the pieces the model was unsure of marked
             self.notice = gr.Markdown(elem_classes="notice")
             # a text of several sentences: which one the views show (the first until another is chosen)
-            self.which = gr.Dropdown([("1", 0)], value=0, label="The views below show", visible=False,
+            self.which = gr.Dropdown([("1", 0)], value=0, label=_l("The views below show"), visible=False,
                                      interactive=True, elem_id="which-sentence")
             self.samples = gr.HTML()
             self.comparison = gr.HTML()
@@ -74,28 +77,30 @@ class TranslatePanel:
     def settings(self) -> None:
         """The folded settings: decoding, the three-way comparison, presentation mode and the link."""
         with gr.Row():
-            self.strategy = gr.Radio([("Greedy", "greedy"), ("Random sampling", "sample"), ("Beam search", "beam")],
-                                     value="greedy", label="Decoding")
-            self.max_len = gr.Slider(0, 200, value=0, step=1, label="Max length (0: automatic)")
+            self.strategy = gr.Radio([(_l("Greedy"), "greedy"), (_l("Random sampling"), "sample"),
+                                      (_l("Beam search"), "beam")],
+                                     value="greedy", label=_l("Decoding"))
+            self.max_len = gr.Slider(0, 200, value=0, step=1, label=_l("Max length (0: automatic)"))
         with gr.Row():  # on: a word, or a piece inside one, at most twice in a row (a single letter three times), a
             # phrase of two or three words once; off shows the model's own stutters ("Görs·ev·ev·ev", "zu spät zu spät")
             self.stutter_guard = gr.Checkbox(
-                True, label="Stutter guard: a word, or a piece inside one, at most twice in a row; a phrase once",
+                True, label=_l("Stutter guard: a word, or a piece inside one, at most twice in a row; a phrase once"),
                 elem_id="stutter-guard")
         with gr.Row():
-            self.temperature = gr.Slider(0, 3, value=1.0, step=0.05, label="Temperature (0: greedy)", visible=False)
-            self.top_k = gr.Slider(0, 100, value=0, step=1, label="Top-k (0: off)", visible=False)
-            self.top_p = gr.Slider(0.05, 1, value=1.0, step=0.05, label="Top-p (1: off)", visible=False)
-            self.seed = gr.Number(0, precision=0, minimum=0, label="Seed", visible=False)
-            self.n_samples = gr.Slider(1, 8, value=3, step=1, label="Samples side by side", visible=False)
-            self.beam_size = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size", visible=False)
-            self.length_penalty = gr.Slider(0, 2, value=1.0, step=0.1, label="Length penalty", visible=False)
+            self.temperature = gr.Slider(0, 3, value=1.0, step=0.05, label=_l("Temperature (0: greedy)"), visible=False)
+            self.top_k = gr.Slider(0, 100, value=0, step=1, label=_l("Top-k (0: off)"), visible=False)
+            self.top_p = gr.Slider(0.05, 1, value=1.0, step=0.05, label=_l("Top-p (1: off)"), visible=False)
+            self.seed = gr.Number(0, precision=0, minimum=0, label=_l("Seed"), visible=False)
+            self.n_samples = gr.Slider(1, 8, value=3, step=1, label=_l("Samples side by side"), visible=False)
+            self.beam_size = gr.Slider(1, MAX_BEAM, value=4, step=1, label=_l("Beam size"), visible=False)
+            self.length_penalty = gr.Slider(0, 2, value=1.0, step=0.1, label=_l("Length penalty"), visible=False)
         with gr.Row():
-            self.new_sample = gr.Button("New sample (next seed)", visible=False, elem_id="new-sample")
-            self.compare_button = gr.Button("Compare greedy, sampling and beam search")
+            self.new_sample = gr.Button(_l("New sample (next seed)"), visible=False, elem_id="new-sample")
+            self.compare_button = gr.Button(_l("Compare greedy, sampling and beam search"))
         with gr.Row():
-            self.present = gr.Checkbox(False, label="Presentation mode (larger, for a projector)", elem_id="present-toggle")
-            self.share = gr.Button("Link to this sentence and these settings", elem_id="share-button")
+            self.present = gr.Checkbox(False, label=_l("Presentation mode (larger, for a projector)"),
+                                       elem_id="present-toggle")
+            self.share = gr.Button(_l("Link to this sentence and these settings"), elem_id="share-button")
     @property
     def decoding(self) -> list:
         """The decoding controls, in the order of DecodeOptions' fields (max length 0: automatic)."""

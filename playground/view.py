@@ -18,6 +18,7 @@ from transformer.errors import InputError
 
 from .context import ROOT, Context, Result
 from .explanations import EXPLAIN, explained
+from .i18n import _l
 
 
 # -----------------------------------------------------------------------------
@@ -160,7 +161,7 @@ class View:
         self.controls, self.outputs, self.pair_inputs, self.pair_outputs, self.focus_outputs = [], [], [], [], []
         self.links: list[gr.HTML] = []  # its HTML whose links open other views (made with js_on_load=LINKED)
         if entry.inside is None:
-            self.tab = gr.Tab(entry.label, id=entry.key, elem_id=f"{entry.key}-tab")
+            self.tab = gr.Tab(_l(entry.label), id=entry.key, elem_id=f"{entry.key}-tab")
         with self.tab if entry.inside is None else contextlib.nullcontext():
             self.heading = f"### {entry.label}\n" if entry.inside else ""
             self.introduced = self.introduction()

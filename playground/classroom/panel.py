@@ -33,6 +33,7 @@ from ..panel import TranslatePanel
 from ..view import to_page, log
 from . import pages
 from .store import ClassError, Poll, Store, normal_code, shown_code
+from playground.i18n import _l
 
 ACT_JS = "tp.wall(element, trigger, 'act')"  # the wall's and the list's buttons fire their "act" event (assets/page.js)
 # a phone's choice buttons fire the question's "vote" event; a student's own translation its "send" event (tp.sent)
@@ -142,16 +143,18 @@ class ClassPanel:
 
     def entry_controls(self) -> None:
         with gr.Column(scale=1, min_width=240) as self.entry_column, gr.Accordion(
-                "Class: start one, or join with its code", open=False, elem_id="class-entry") as self.entry:
+                _l("Class: start one, or join with its code"), open=False, elem_id="class-entry") as self.entry:
             with gr.Row(equal_height=True):
-                self.code = gr.Textbox(label="Class code", placeholder="ABCD-EFGH", max_length=24, scale=2,
+                self.code = gr.Textbox(label=_l("Class code"), placeholder="ABCD-EFGH", max_length=24, scale=2,
                                        min_width=140, elem_id="class-code")
-                self.join = gr.Button("Join", scale=0, min_width=80, elem_id="class-join")
-            self.start = gr.Button("Start a class (I teach it)", elem_id="class-start")
+                self.join = gr.Button(_l("Join"), scale=0, min_width=80, elem_id="class-join")
+            self.start = gr.Button(_l("Start a class (I teach it)"), elem_id="class-start")
 
     def present_controls(self) -> None:
-        self.present_start = gr.Button("Start a class", size="sm", scale=0, min_width=90, elem_id="class-start-present")
-        self.present_end = gr.Button("End the class", size="sm", scale=0, min_width=90, variant="stop", visible=False,
+        self.present_start = gr.Button(_l("Start a class"), size="sm", scale=0, min_width=90,
+                                       elem_id="class-start-present")
+        self.present_end = gr.Button(_l("End the class"), size="sm", scale=0, min_width=90, variant="stop",
+                                     visible=False,
                                      elem_id="class-end-present")
 
     def question_controls(self) -> None:
@@ -164,32 +167,34 @@ class ClassPanel:
         self.address = gr.Textbox(visible=False)  # the page's address, put there by the browser (links.ADDRESS_JS)
         self.said = gr.Markdown(elem_classes="notice", elem_id="class-said")
         with gr.Column(visible=False, elem_id="class-teacher") as self.teaching:
-            self.end = gr.Button("End the class: download its summary", size="sm", variant="stop", elem_id="class-end")
-            with gr.Accordion("Join: the QR code, the link and the code", open=True,
+            self.end = gr.Button(_l("End the class: download its summary"), size="sm", variant="stop",
+                                 elem_id="class-end")
+            with gr.Accordion(_l("Join: the QR code, the link and the code"), open=True,
                               elem_id="class-join-card") as self.join_fold:  # its label: the class and its count
                 self.card = gr.HTML(elem_id="class-card")
-            with gr.Accordion("Students", open=False, elem_id="class-students"):
+            with gr.Accordion(_l("Students"), open=False, elem_id="class-students"):
                 self.roster = gr.HTML(elem_id="class-roster", js_on_load=ACT_JS)  # and the lock: its own buttons
         # hidden, outside the teacher's part (which ends with the class): the browser clicks it once the summary is
         # written (gradio #9230, as the Lesson's notes)
-        self.summary = gr.DownloadButton("Summary", visible="hidden", elem_id="class-summary")
+        self.summary = gr.DownloadButton(_l("Summary"), visible="hidden", elem_id="class-summary")
         with gr.Column(visible=False, elem_id="class-student") as self.studying:
             self.followed = gr.HTML(elem_id="class-follow")
             self.class_wall = gr.HTML(elem_id="class-student-wall")
             with gr.Row():
-                self.nickname = gr.Textbox(label="Nickname (optional)", max_length=24, min_width=160,
+                self.nickname = gr.Textbox(label=_l("Nickname (optional)"), max_length=24, min_width=160,
                                            elem_id="class-nickname")
                 with gr.Column(min_width=160):
-                    self.send = gr.Checkbox(True, label="Send my sentences to the class", elem_id="class-send")
-                    self.follow = gr.Checkbox(True, label="Follow the teacher", elem_id="class-follow-toggle")
-            self.leave = gr.Button("Leave the class", size="sm", elem_id="class-leave")
+                    self.send = gr.Checkbox(True, label=_l("Send my sentences to the class"), elem_id="class-send")
+                    self.follow = gr.Checkbox(True, label=_l("Follow the teacher"), elem_id="class-follow-toggle")
+            self.leave = gr.Button(_l("Leave the class"), size="sm", elem_id="class-leave")
         self.teacher_tick = gr.Timer(TEACHER_TICK_S, active=False)
         self.student_tick = gr.Timer(STUDENT_TICK_S, active=False)
 
     def wall_controls(self) -> None:
         """The projector's wall, under the views: it grows with the class, and folds apart (or opens alone in a
         window of its own, `?wall`, for a second screen)."""
-        with gr.Accordion("The class's wall", open=True, visible=False, elem_id="class-wall-fold") as self.wall_fold:
+        with gr.Accordion(_l("The class's wall"), open=True, visible=False,
+                          elem_id="class-wall-fold") as self.wall_fold:
             self.wall = gr.HTML(elem_id="class-wall", js_on_load=ACT_JS)
 
     @property

@@ -12,6 +12,7 @@ from playground.pieces import KIND_BUTTONS
 
 from playground.view import View, to_page
 from .common import need, token_diff
+from playground.i18n import _l
 
 
 def every_head(translator) -> list[tuple[str, str]]:
@@ -24,9 +25,11 @@ def every_head(translator) -> list[tuple[str, str]]:
 class AblationView(View):
     def build(self) -> None:
         with gr.Row(equal_height=False):  # the grid of heads beside its button: a row per layer, a column per head
-            self.heads = gr.CheckboxGroup([], label="Heads to switch off: a row per kind and layer, a column per head",
-                                          elem_id="ablation-heads", scale=5)
-            self.button = gr.Button("Translate without these heads", elem_id="ablate-button", scale=1, min_width=160)
+            self.heads = gr.CheckboxGroup(
+                [], label=_l("Heads to switch off: a row per kind and layer, a column per head"),
+                elem_id="ablation-heads", scale=5)
+            self.button = gr.Button(_l("Translate without these heads"), elem_id="ablate-button", scale=1,
+                                    min_width=160)
         self.diff = gr.HTML(elem_id="ablation")
         self.outputs = [self.heads, self.diff]
         self.pair_outputs = [self.heads]

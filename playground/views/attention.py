@@ -8,6 +8,7 @@ from playground.figures.maps import attention_figure
 
 from playground.view import View, to_page
 from .common import first_translator, head_choices, kind_radio, layer_choices, need
+from playground.i18n import _l
 
 
 class AttentionView(View):
@@ -15,11 +16,11 @@ class AttentionView(View):
         with gr.Row():
             self.kind = kind_radio("cross")
             self.mode = gr.Radio([("One head", "single"), ("All heads of a layer", "heads"),
-                                  ("All layers x heads", "all")], value="single", label="Show")
-            self.layer = gr.Dropdown(layer_choices(first_translator(self.ctx)), value=0, label="Layer")  # from 1
-            self.head = gr.Dropdown(["average"], value="average", label="Head")
-        self.plot = gr.Plot(label="Attention", elem_id="attention-plot")
-        self.download = gr.DownloadButton("Download the maps (JSON)", visible=False)
+                                  ("All layers x heads", "all")], value="single", label=_l("Show"))
+            self.layer = gr.Dropdown(layer_choices(first_translator(self.ctx)), value=0, label=_l("Layer"))  # from 1
+            self.head = gr.Dropdown(["average"], value="average", label=_l("Head"))
+        self.plot = gr.Plot(label=_l("Attention"), elem_id="attention-plot")
+        self.download = gr.DownloadButton(_l("Download the maps (JSON)"), visible=False)
         self.controls = [self.kind, self.layer, self.head, self.mode]
         self.outputs = [self.plot, self.download]
         self.pair_outputs = [self.layer, self.head]

@@ -6,12 +6,13 @@ import gradio as gr
 
 from playground.view import View
 from playground.figures.beam_tree import beam_tree
+from playground.i18n import _l
 
 
 class BeamTreeView(View):
     def build(self) -> None:  # no tab of its own: built inside the "Step by step" tab, below the steps it explains
         self.note = gr.Markdown(elem_classes="notice")
-        self.plot = gr.Plot(label="Search tree", elem_id="beam-tree-plot")
+        self.plot = gr.Plot(label=_l("Search tree"), elem_id="beam-tree-plot")
         self.outputs = [self.note, self.plot]
 
     def fill(self, result, values: dict) -> dict:

@@ -6,6 +6,7 @@ import gradio as gr
 from playground.bertviz_view import bertviz_document, iframe
 
 from playground.view import View, to_page
+from playground.i18n import _l
 
 
 # The frame as tall as the document inside it says it is (bertviz_view.TELL_HEIGHT): the whole view, no inner scroll
@@ -20,7 +21,7 @@ window.addEventListener('message', (event) => {
 
 class BertvizView(View):
     def build(self) -> None:
-        self.view = gr.Radio([("Head view", "head"), ("Model view", "model")], value="head", label="View")
+        self.view = gr.Radio([("Head view", "head"), ("Model view", "model")], value="head", label=_l("View"))
         self.html = gr.HTML(elem_id="bertviz", js_on_load=FIT_FRAME)
         self.controls = [self.view]
         self.outputs = [self.html]

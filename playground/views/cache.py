@@ -9,14 +9,15 @@ from transformer.interpret import analyses
 from playground.view import View, to_page
 from .common import need
 from playground.figures.cache import cache_figure, size_table, timing_text
+from playground.i18n import _l
 
 
 class CacheView(View):
     def build(self) -> None:
-        self.step = gr.Slider(1, 2, value=1, step=1, label="Step")  # counted from 1, as everywhere
+        self.step = gr.Slider(1, 2, value=1, step=1, label=_l("Step"))  # counted from 1, as everywhere
         self.sizes = gr.HTML(elem_id="cache-sizes")
         self.plot = gr.Plot(elem_id="cache-plot")
-        self.time = gr.Button("Decode it with and without the cache, and time both", elem_id="cache-time")
+        self.time = gr.Button(_l("Decode it with and without the cache, and time both"), elem_id="cache-time")
         self.timing = gr.HTML(elem_id="cache-timing")
         self.outputs = [self.step, self.sizes, self.plot, self.timing]
 

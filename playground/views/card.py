@@ -7,6 +7,7 @@ import torch
 from transformer.metrics import Metrics
 
 from playground.view import View
+from playground.i18n import _l
 
 
 TATOEBA_CREDIT = "Sentence pairs from the Tatoeba Project (tatoeba.org), via manythings.org/anki, CC BY 2.0."
@@ -141,7 +142,7 @@ BRING = ("**Your own model.** A zip of a checkpoint folder (what `python -m tran
 class CardView(View):
     def build(self) -> None:
         self.brought = gr.Markdown(BRING, elem_id="brought")  # what it says, and what became of an upload
-        self.bring = gr.UploadButton("Bring your own model (.zip)", file_types=[".zip"], size="sm",
+        self.bring = gr.UploadButton(_l("Bring your own model (.zip)"), file_types=[".zip"], size="sm",
                                      elem_id="bring-model")
         self.card = gr.Markdown(elem_id="model-card")
         self.pair_outputs = [self.card]

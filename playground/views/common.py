@@ -10,11 +10,12 @@ from transformer import Translator
 from transformer.errors import InputError
 from playground.pieces import KIND_BUTTONS, shown
 from transformer.model import KINDS
+from playground.i18n import _l
 
 
 def kind_radio(value: str) -> gr.Radio:
     """The attention-kind choice the Attention and One head views share."""
-    return gr.Radio([(KIND_BUTTONS[kind], kind) for kind in KINDS], value=value, label="Attention")
+    return gr.Radio([(KIND_BUTTONS[kind], kind) for kind in KINDS], value=value, label=_l("Attention"))
 
 
 def layer_choices(translator: Translator | None) -> list[tuple[str, int]]:

@@ -18,6 +18,7 @@ from transformer.interpret import analyses
 from playground.context import Context
 from playground.view import View, to_page
 from .common import cards, first_translator, kind_radio, layer_choices, need, token_diff
+from playground.i18n import _l
 
 
 def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
@@ -114,12 +115,12 @@ def comparison_figure(cmp: Comparison, kind: str, layer: int, first_name: str):
 class CompareView(View):
     def build(self) -> None:
         with gr.Row():
-            self.other = gr.Dropdown([], label="Compare with", elem_id="compare-other",
+            self.other = gr.Dropdown([], label=_l("Compare with"), elem_id="compare-other",
                                      allow_custom_value=True)  # checked here: choices follow the translation
             self.kind = kind_radio("cross")
-            self.layer = gr.Dropdown(layer_choices(first_translator(self.ctx)), value=0, label="Layer")  # from 1
+            self.layer = gr.Dropdown(layer_choices(first_translator(self.ctx)), value=0, label=_l("Layer"))  # from 1
         self.diff = gr.HTML(elem_id="compare-diff")
-        self.plot = gr.Plot(label="Attention of both models", elem_id="compare-plot")
+        self.plot = gr.Plot(label=_l("Attention of both models"), elem_id="compare-plot")
         self.controls = [self.other, self.kind, self.layer]
         self.outputs = [self.diff, self.plot]
         self.pair_outputs = [self.other, self.layer]

@@ -6,11 +6,12 @@ import gradio as gr
 from playground.figures.maps import families_figure
 
 from playground.view import View
+from playground.i18n import _l
 
 
 class FamiliesView(View):
     figures = {"plot": families_figure}
 
     def build(self) -> None:
-        self.plot = gr.Plot(label="Masks", elem_id="families-plot")
+        self.plot = gr.Plot(label=_l("Masks"), elem_id="families-plot")
         self.outputs = [self.plot]

@@ -13,6 +13,7 @@ from transformer.model import KINDS
 from playground.view import View, to_page
 from .common import first_translator, head_choices, kind_radio, layer_choices, need
 from playground.figures.inside import head_walk
+from playground.i18n import _l
 
 
 def query_choices(result, kind: str) -> list[tuple[str, int]]:
@@ -70,11 +71,11 @@ class InsideHeadView(View):
     def build(self) -> None:
         with gr.Row():
             self.kind = kind_radio("decoder")
-            self.layer = gr.Dropdown(layer_choices(first_translator(self.ctx)), value=0, label="Layer")  # from 1
-            self.head = gr.Dropdown(head_choices(first_translator(self.ctx)), value=0, label="Head")
-            self.query = gr.Dropdown([], label="Query token", elem_id="inside-query")
+            self.layer = gr.Dropdown(layer_choices(first_translator(self.ctx)), value=0, label=_l("Layer"))  # from 1
+            self.head = gr.Dropdown(head_choices(first_translator(self.ctx)), value=0, label=_l("Head"))
+            self.query = gr.Dropdown([], label=_l("Query token"), elem_id="inside-query")
         self.steps = gr.HTML(elem_id="inside-steps")
-        self.plot = gr.Plot(label="Inside one head", elem_id="inside-plot")
+        self.plot = gr.Plot(label=_l("Inside one head"), elem_id="inside-plot")
         self.controls = [self.kind, self.layer, self.head]
         self.outputs = [self.query, self.steps, self.plot]
         self.pair_outputs = [self.layer, self.head]

@@ -11,15 +11,16 @@ from playground import lesson, notes, registry
 
 from playground.view import LINKED, View, to_page
 from .common import need
+from playground.i18n import _l
 
 
 class LessonView(View):
     def build(self) -> None:  # its keys and links: assets/page.js
         self.number = gr.State(1)  # per user: the step shown (inside the tab: Tabs take only tabs)
         with gr.Row(equal_height=True):
-            self.back = gr.Button("◀ Back", scale=0, min_width=120, elem_id="lesson-back")
+            self.back = gr.Button(_l("◀ Back"), scale=0, min_width=120, elem_id="lesson-back")
             self.where = gr.Markdown(elem_id="lesson-where")
-            self.next = gr.Button("Next ▶", scale=0, min_width=120, elem_id="lesson-next")
+            self.next = gr.Button(_l("Next ▶"), scale=0, min_width=120, elem_id="lesson-next")
         # A slide: the words, the question and its answer beside the figure, so that a step fits one screen (a
         # projector's too); on a narrow screen the figure goes under them. The glance takes the whole width.
         with gr.Row(elem_id="lesson-step"):
@@ -27,8 +28,9 @@ class LessonView(View):
                 self.text = gr.Markdown(elem_classes="plain", elem_id="lesson-text")
                 self.question = gr.Markdown(elem_id="lesson-question")
                 with gr.Row(equal_height=True):  # a teacher with a class asks it here; one Reveal shows both
-                    self.reveal = gr.Button("Reveal the answer", variant="primary", size="md", elem_id="lesson-reveal")
-                    self.ask = gr.Button("Ask the class", size="md", visible=False, elem_id="lesson-ask")
+                    self.reveal = gr.Button(_l("Reveal the answer"), variant="primary", size="md",
+                                            elem_id="lesson-reveal")
+                    self.ask = gr.Button(_l("Ask the class"), size="md", visible=False, elem_id="lesson-ask")
                 self.poll = gr.HTML(elem_id="lesson-poll", padding=False)  # the class's votes (classroom/panel.py)
                 self.answer = gr.Markdown(elem_id="lesson-answer")
             with gr.Column(scale=3, min_width=360) as self.side:
@@ -36,10 +38,10 @@ class LessonView(View):
         self.html = gr.HTML(elem_id="lesson-html")
         with gr.Row(equal_height=True):
             self.deeper = gr.HTML(elem_id="lesson-deeper", js_on_load=LINKED)
-            self.notes = gr.Button("Teacher's notes: download the whole lesson (HTML, printable)", size="sm",
+            self.notes = gr.Button(_l("Teacher's notes: download the whole lesson (HTML, printable)"), size="sm",
                                    scale=0, min_width=200, elem_id="lesson-notes")  # draws every step
             # hidden: the browser clicks it once the notes are written, so one click downloads them
-            self.file = gr.DownloadButton("Download the notes", size="sm", scale=0, min_width=200,
+            self.file = gr.DownloadButton(_l("Download the notes"), size="sm", scale=0, min_width=200,
                                           visible="hidden", elem_id="lesson-file")
         self.controls = [self.number]
         self.outputs = [self.where, self.text, self.question, self.answer, self.plot, self.side, self.html,

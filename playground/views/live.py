@@ -11,6 +11,7 @@ from transformer.errors import InputError
 
 from playground.view import View, to_page
 from playground.explanations import EXPLAIN, explained
+from playground.i18n import _l
 
 
 PAUSE_S = 0.002  # after every training step: a class's translations get the interpreter (about 10 % longer runs)
@@ -24,29 +25,29 @@ class LiveView(View):
     def build(self) -> None:
         defaults = live.ToySettings()
         with gr.Row():
-            self.task = gr.Radio(list(toy.TASKS), value=defaults.task, label="task")
-            self.schedule = gr.Radio(["Noam decay", "held peak"], label="after the warm-up",
+            self.task = gr.Radio(list(toy.TASKS), value=defaults.task, label=_l("task"))
+            self.schedule = gr.Radio(["Noam decay", "held peak"], label=_l("after the warm-up"),
                                      value="held peak" if defaults.hold_peak else "Noam decay")
         with gr.Row():
-            self.d_model = gr.Slider(16, 128, value=defaults.d_model, step=16, label="d_model")
-            self.n_heads = gr.Slider(1, 8, value=defaults.n_heads, step=1, label="heads")
-            self.n_layers = gr.Slider(1, 3, value=defaults.n_layers, step=1, label="layers (each side)")
-            self.warmup = gr.Slider(10, 2000, value=defaults.warmup, step=10, label="warm-up steps")
+            self.d_model = gr.Slider(16, 128, value=defaults.d_model, step=16, label=_l("d_model"))
+            self.n_heads = gr.Slider(1, 8, value=defaults.n_heads, step=1, label=_l("heads"))
+            self.n_layers = gr.Slider(1, 3, value=defaults.n_layers, step=1, label=_l("layers (each side)"))
+            self.warmup = gr.Slider(10, 2000, value=defaults.warmup, step=10, label=_l("warm-up steps"))
         with gr.Row():
-            self.peak_lr = gr.Number(defaults.peak_lr, label="peak learning rate")
-            self.steps = gr.Slider(10, 3000, value=defaults.steps, step=10, label="steps")
-            self.seed = gr.Number(defaults.seed, precision=0, label="seed")
+            self.peak_lr = gr.Number(defaults.peak_lr, label=_l("peak learning rate"))
+            self.steps = gr.Slider(10, 3000, value=defaults.steps, step=10, label=_l("steps"))
+            self.seed = gr.Number(defaults.seed, precision=0, label=_l("seed"))
         with gr.Row():
-            self.train = gr.Button("Train", variant="primary", elem_id="toy-train")
-            self.stop = gr.Button("Stop", elem_id="toy-stop")
+            self.train = gr.Button(_l("Train"), variant="primary", elem_id="toy-train")
+            self.stop = gr.Button(_l("Stop"), elem_id="toy-stop")
         self.status = gr.Markdown(elem_id="toy-status")
         self.curves = gr.Plot()
         with gr.Row():
             self.cross = gr.Plot()
             self.self_attention = gr.Plot()
         with gr.Row():
-            self.try_text = gr.Textbox(label="try a sequence (letters)", value="C A F E B", scale=3)
-            self.try_go = gr.Button("Run the trained model")
+            self.try_text = gr.Textbox(label=_l("try a sequence (letters)"), value="C A F E B", scale=3)
+            self.try_go = gr.Button(_l("Run the trained model"))
         self.try_out = gr.Markdown(elem_id="toy-output")
         self.model = gr.State(None)  # per user: (settings, a copy of the model at the last report, its step)
 

@@ -14,6 +14,7 @@ from transformer.interpret import analyses
 from playground.view import View, to_page
 from .common import need, token_diff
 from playground.figures.patching import patching_grid
+from playground.i18n import _l
 
 DIRECTIONS = [("Denoising: the first sentence's part put into the second's run (is it enough?)", "denoising"),
               ("Noising: the second sentence's part put into the first's run (does it carry the change?)", "noising")]
@@ -70,13 +71,13 @@ def lens_table(translator, text: str) -> str:
 class PatchingView(View):
     def build(self) -> None:
         with gr.Row():
-            self.edit = gr.Dropdown([], label="Change one thing", scale=2, elem_id="patching-edit")
-            self.second = gr.Textbox(label="…or type the second sentence", scale=2, elem_id="patching-second")
+            self.edit = gr.Dropdown([], label=_l("Change one thing"), scale=2, elem_id="patching-edit")
+            self.second = gr.Textbox(label=_l("…or type the second sentence"), scale=2, elem_id="patching-second")
         with gr.Row():
-            self.direction = gr.Radio(DIRECTIONS, value="denoising", label="Direction", scale=3)
-            self.trace = gr.Button("Trace the difference", variant="primary", scale=1, elem_id="patching-trace")
+            self.direction = gr.Radio(DIRECTIONS, value="denoising", label=_l("Direction"), scale=3)
+            self.trace = gr.Button(_l("Trace the difference"), variant="primary", scale=1, elem_id="patching-trace")
         self.pair = gr.HTML(elem_id="patching-pair")
-        self.plot = gr.Plot(label="Which parts carry the difference", elem_id="patching-plot")
+        self.plot = gr.Plot(label=_l("Which parts carry the difference"), elem_id="patching-plot")
         self.lens = gr.HTML(elem_id="patching-lens")
         self.controls = [self.direction]
         self.outputs = [self.edit, self.second, self.pair, self.plot, self.lens]

@@ -6,12 +6,13 @@ import gradio as gr
 
 from playground.view import View, to_page
 from playground.figures.positional import embedding_inputs, pe_curves, pe_matrix, pe_similarity
+from playground.i18n import _l
 
 
 class PositionalView(View):
     def build(self) -> None:
         self.matrix = gr.Plot()
-        self.dims = gr.Dropdown([], multiselect=True, label="Dimensions to plot")
+        self.dims = gr.Dropdown([], multiselect=True, label=_l("Dimensions to plot"))
         self.curves = gr.Plot()
         self.similarity = gr.Plot()
         self.inputs = gr.Plot()

@@ -9,6 +9,7 @@ from transformer.interpret import mechanics
 
 from playground.view import View
 from playground.figures import rollout as figures
+from playground.i18n import _l
 
 
 def rollout_maps(result) -> dict[str, tuple]:
@@ -30,8 +31,8 @@ def rollout_figure(rolled: dict[str, tuple]):
 
 class RolloutView(View):
     def build(self) -> None:
-        self.plot = gr.Plot(label="Rollout", elem_id="rollout-plot")
-        self.download = gr.DownloadButton("Download the rollout (JSON)", visible=False)
+        self.plot = gr.Plot(label=_l("Rollout"), elem_id="rollout-plot")
+        self.download = gr.DownloadButton(_l("Download the rollout (JSON)"), visible=False)
         self.outputs = [self.plot, self.download]
 
     def fill(self, result, values: dict) -> dict:

@@ -9,6 +9,7 @@ from transformer.training.schedule import cooldown, noam_lr
 from playground.view import View, to_page
 from playground.explanations import EXPLAIN, explained
 from playground.figures.schedule import noam_curves, training_curves
+from playground.i18n import _l
 
 PAPER_BASE = (512, 4000)  # d_model and warm-up of the paper's base model
 
@@ -56,11 +57,11 @@ class ScheduleView(View):
     def build(self) -> None:
         with gr.Row():
             # wide enough for their bounds ("16000") in presentation mode's larger text: the row wraps before
-            self.d_model = gr.Slider(64, 1024, value=512, step=32, label="d_model", min_width=300, scale=2)
-            self.warmup = gr.Slider(100, 16000, value=4000, step=100, label="warmup steps", min_width=300, scale=2)
+            self.d_model = gr.Slider(64, 1024, value=512, step=32, label=_l("d_model"), min_width=300, scale=2)
+            self.warmup = gr.Slider(100, 16000, value=4000, step=100, label=_l("warmup steps"), min_width=300, scale=2)
             with gr.Column(scale=1, min_width=160):
-                self.add = gr.Button("Add this curve")
-                self.clear = gr.Button("Clear")
+                self.add = gr.Button(_l("Add this curve"))
+                self.clear = gr.Button(_l("Clear"))
         self.noam = gr.Plot()
         self.training = gr.Plot()
         self.curves = gr.State([PAPER_BASE])  # per user: the (d_model, warmup) curves drawn

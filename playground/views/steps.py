@@ -11,6 +11,7 @@ from playground.view import PartlyDrawn, View, to_page, log
 from .common import need
 from playground.figures.commitment import strip
 from playground.figures.steps import step_detail, step_probabilities
+from playground.i18n import _l
 
 
 def step_view(result, index: int):
@@ -25,14 +26,14 @@ def step_view(result, index: int):
 class StepsView(View):
     def build(self) -> None:
         self.decided = gr.HTML(elem_id="steps-decided", padding=False)  # when each piece was decided
-        self.probs = gr.Plot(label="Top-5 at every step", elem_id="steps-probs")
-        self.index = gr.Slider(1, 2, value=1, step=1, label="Step")  # counted from 1, as everywhere
-        self.detail = gr.Plot(label="One step", elem_id="steps-detail")
+        self.probs = gr.Plot(label=_l("Top-5 at every step"), elem_id="steps-probs")
+        self.index = gr.Slider(1, 2, value=1, step=1, label=_l("Step"))  # counted from 1, as everywhere
+        self.detail = gr.Plot(label=_l("One step"), elem_id="steps-detail")
         # a teacher with a class: "which piece comes next?" at the step shown, its votes (classroom/panel.py)
         with gr.Row(equal_height=True, elem_id="steps-class"):
-            self.ask = gr.Button("Ask the class: which piece comes next?", size="sm", visible=False,
+            self.ask = gr.Button(_l("Ask the class: which piece comes next?"), size="sm", visible=False,
                                  elem_id="steps-ask")
-            self.reveal = gr.Button("Reveal to the class", size="sm", visible=False, elem_id="steps-reveal")
+            self.reveal = gr.Button(_l("Reveal to the class"), size="sm", visible=False, elem_id="steps-reveal")
         self.poll = gr.HTML(elem_id="steps-poll", padding=False)
         self.outputs = [self.decided, self.probs, self.index, self.detail]
 

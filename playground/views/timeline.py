@@ -15,6 +15,7 @@ from transformer.model import KINDS
 from playground.view import View, to_page
 from playground.explanations import EXPLAIN, explained
 from playground.figures.schedule import training_curves
+from playground.i18n import _l
 
 
 def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | None = None) -> str:
@@ -41,13 +42,13 @@ class TimelineView(View):
         return ""  # its numbers are the checkpoint's: filled in per pair
 
     def build(self) -> None:
-        self.epoch = gr.Slider(1, 2, value=1, step=1, label="after epoch")
+        self.epoch = gr.Slider(1, 2, value=1, step=1, label=_l("after epoch"))
         self.table = gr.HTML(elem_id="timeline-table")
         self.curves = gr.Plot()
         with gr.Row():
-            self.example = gr.Dropdown([], label="example", scale=3)
+            self.example = gr.Dropdown([], label=_l("example"), scale=3)
             self.kind = gr.Radio([(KIND_NAMES[kind], kind) for kind in KINDS], value="cross",
-                                 label="attention (last layer, heads averaged)")
+                                 label=_l("attention (last layer, heads averaged)"))
         self.forming = gr.Plot()
         self.pair_outputs = [self.about, self.epoch, self.example, self.table, self.curves, self.forming]
 

@@ -18,6 +18,7 @@ from transformer.interpret import analyses
 from playground.view import PartlyDrawn, View, copied, to_page, log, serialized
 from .common import need
 from playground.figures import used as figures
+from playground.i18n import _l
 
 
 def output_choices(result) -> list[tuple[str, int]]:
@@ -109,18 +110,18 @@ def deletion_table(d) -> str:
 class UsedView(View):
     def build(self) -> None:
         with gr.Row():
-            self.step = gr.Dropdown([], label="Output token", elem_id="used-step")
-            self.alternative = gr.Dropdown([("none", -1)], value=-1, label="…and not this one? (contrastive)",
+            self.step = gr.Dropdown([], label=_l("Output token"), elem_id="used-step")
+            self.alternative = gr.Dropdown([("none", -1)], value=-1, label=_l("…and not this one? (contrastive)"),
                                            elem_id="used-alternative")
             self.ig_steps = gr.Slider(IG_STEPS[0], IG_STEPS[1], value=64, step=1, elem_id="used-ig-steps",
-                                      label="Integrated-gradient steps (more: slower, closer to completeness)")
+                                      label=_l("Integrated-gradient steps (more: slower, closer to completeness)"))
         self.summary = gr.HTML(elem_id="used-summary")
-        self.attributions = gr.Plot(label="Attributions", elem_id="used-attributions")
+        self.attributions = gr.Plot(label=_l("Attributions"), elem_id="used-attributions")
         self.deletion = gr.HTML(elem_id="used-deletion")
-        self.shares = gr.Plot(label="Source share", elem_id="used-shares")
-        self.lens = gr.Plot(label="Logit lens", elem_id="used-lens")
-        self.training = gr.Plot(label="Logit lens over training", elem_id="used-lens-training")
-        self.download = gr.DownloadButton("Download every number (JSON)", visible=False)
+        self.shares = gr.Plot(label=_l("Source share"), elem_id="used-shares")
+        self.lens = gr.Plot(label=_l("Logit lens"), elem_id="used-lens")
+        self.training = gr.Plot(label=_l("Logit lens over training"), elem_id="used-lens-training")
+        self.download = gr.DownloadButton(_l("Download every number (JSON)"), visible=False)
         self.controls = [self.ig_steps]
         self.token_outputs = [self.step, self.alternative, self.summary, self.attributions, self.deletion, self.shares,
                               self.download]

@@ -1,0 +1,202 @@
+"""The page's languages: the catalogues against the code, the language of a request, the middleware that carries a
+visitor's choice, and the real page in German and French in Chromium."""
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+from babel.messages.extract import extract_from_dir
+from babel.messages.pofile import read_po
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.responses import HTMLResponse, JSONResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from conftest import CHROMIUM, ROOT
+from playground import i18n
+from playground.i18n import COOKIE, LANGUAGES, LanguageChoice, language_of
+
+KEYWORDS = {"_l": None, "N_": None, "Entry": (2,), "Group": (2,)}  # as babel.cfg and docs/translating.md extract
+
+
+def marked() -> set[str]:
+    """Every text the code marks for the catalogue, found as `pybabel extract` finds them."""
+    found = extract_from_dir(ROOT / "playground", method_map=[("**.py", "python")], keywords=KEYWORDS)
+    return {message for _, _, message, _, _ in found if isinstance(message, str)}
+
+
+def po(language: str):
+    with i18n.po_file(language).open("rb") as f:
+        return read_po(f)
+
+
+def test_every_marked_text_has_a_reviewed_german_and_french_translation_and_none_is_left_over():
+    texts = marked()
+    assert len(texts) > 100 and "Translate" in texts and "At a glance" in texts and "English → German" in texts
+    with (i18n.LOCALE / "playground.pot").open("rb") as f:
+        assert {m.id for m in read_po(f) if m.id} == texts, "the template is stale: run the extraction again"
+    for language in ("de", "fr"):
+        catalogue = po(language)
+        entries = {m.id: m for m in catalogue if m.id}
+        assert set(entries) == texts, f"{language}: missing {texts - set(entries)}, left over {set(entries) - texts}"
+        assert not [m.id for m in entries.values() if not m.string or m.fuzzy], f"{language}: untranslated or fuzzy"
+        assert len(i18n.catalogue(language)) == len(texts)
+
+
+def tags(text: str) -> list[str]:
+    return re.findall(r"</?[a-z0-9]+", text)
+
+
+@pytest.mark.parametrize("language", ["de", "fr"])
+def test_translations_keep_the_markup_the_arrows_and_the_notation_of_the_english(language):
+    for message in po(language):
+        if not message.id:
+            continue
+        assert tags(message.string) == tags(message.id), message.id  # the same HTML, in the same order
+        for kept in ("→", "▶", "◀", "(.zip)", "(JSON)", "d_model", "Top-k", "Top-p", "…"):
+            assert (kept in message.id) == (kept in message.string), (kept, message.id, message.string)
+        assert re.findall(r"\d+", message.id) == re.findall(r"\d+", message.string), message.id
+
+
+def test_gettext_translates_what_the_catalogue_has_and_leaves_the_rest_english():
+    assert i18n.gettext("de", "Translate") == "Übersetzen" and i18n.gettext("fr", "Translate") == "Traduire"
+    assert i18n.gettext("en", "Translate") == "Translate" and i18n.gettext("xx", "Translate") == "Translate"
+    assert i18n.gettext("de", "a text no one marked") == "a text no one marked"
+
+
+class Asked:
+    """A request's cookies and headers, as gr.Request and starlette's Request give them."""
+
+    def __init__(self, cookie: str | None = None, accept: str | None = None):
+        self.cookies = {COOKIE: cookie} if cookie is not None else {}
+        self.headers = {"accept-language": accept} if accept is not None else {}
+
+
+def test_the_language_of_a_request_is_the_pages_choice_then_the_browsers_then_english():
+    assert language_of(None) == "en" and language_of(Asked()) == "en"
+    assert language_of(Asked(accept="de-DE,de;q=0.9,en;q=0.8")) == "de"
+    assert language_of(Asked(accept="es-ES,es;q=0.9,fr;q=0.5,de;q=0.4")) == "fr"  # the first the page speaks
+    assert language_of(Asked(accept="en;q=0.2, fr-CA;q=0.7")) == "fr"  # by weight, not by order
+    assert language_of(Asked(accept="xx-YY,;q=abc,*")) == "en"  # nonsense: English
+    assert language_of(Asked(cookie="fr", accept="de-DE")) == "fr"  # the page's choice wins
+    assert language_of(Asked(cookie="de-AT")) == "de"
+    assert language_of(Asked(cookie="<script>", accept="de")) == "de"  # a cookie that names no language: ignored
+
+
+def choosing_app() -> TestClient:
+    async def page(request):
+        return HTMLResponse("<!doctype html><html><head><title>t</title></head><body>page</body></html>")
+
+    async def config(request):
+        return JSONResponse({"head": "<head>"})
+
+    app = Starlette(routes=[Route("/", page), Route("/config", config)], middleware=[Middleware(LanguageChoice)])
+    return TestClient(app)
+
+
+def test_a_link_with_lang_sets_the_choice_and_the_page_tells_gradio_before_its_scripts():
+    client = choosing_app()
+    plain = client.get("/")
+    assert "navigator" not in plain.text and COOKIE not in plain.headers.get("set-cookie", "")  # nothing chosen
+    chosen = client.get("/?lang=fr&text=A+dog")
+    assert chosen.status_code == 200 and f"{COOKIE}=fr" in chosen.headers["set-cookie"]
+    assert chosen.text.index("navigator") < chosen.text.index("<title>") and '"fr"' in chosen.text
+    assert int(chosen.headers["content-length"]) == len(chosen.content)
+    again = client.get("/")  # the cookie kept: the page opens in French again
+    assert '"fr"' in again.text and "set-cookie" not in again.headers
+    assert client.get("/config").json() == {"head": "<head>"}  # anything but the page's HTML passes untouched
+    odd = client.get("/?lang=<script>alert(1)</script>")  # not a language of the page: the choice stands
+    assert '"fr"' in odd.text and "alert" not in odd.text
+
+
+def test_the_page_links_every_language_and_gradio_gets_the_catalogue(translators):
+    import app
+
+    options = app.launch_options()
+    assert set(options["i18n"].translations_dict) == set(LANGUAGES)
+    assert options["i18n"].translations_dict["de"]["Translate"] == "Übersetzen"
+    config = app.build_demo(translators).get_config_file()
+    masthead = next(c for c in config["components"] if "masthead" in str(c["props"].get("value", "")))
+    for code in LANGUAGES:
+        assert f'href="?lang={code}"' in masthead["props"]["value"]
+
+
+# -----------------------------------------------------------------------------
+# The real page in Chromium, with the browser's language set
+
+
+VISIBLE_TEXT = """() => {
+    const seen = el => el.offsetParent !== null && getComputedStyle(el).visibility !== 'hidden';
+    const parts = ['#masthead p', '#panel label span', '#panel button', '#panel-extras button',
+                   '#panel-extras label span', '#panel-extras input:not([type=radio]):not([type=checkbox])',
+                   '[role=tab]', '#examples input',
+                   '#source-text textarea'];
+    const out = [];
+    for (const el of document.querySelectorAll(parts.join(','))) {
+        if (!seen(el)) continue;
+        const text = (el.value !== undefined && el.tagName !== 'BUTTON' ? el.value || el.placeholder : el.innerText);
+        const shown = (text || '').replace(/[▼▲◀]\s*$/, '').trim();  // an accordion's arrow is no word
+        if (shown) out.push(shown);
+    }
+    return {texts: out, lang: document.documentElement.lang};
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium (.ci/run installs it)")
+@pytest.mark.parametrize("locale,language", [("de-DE", "de"), ("fr-FR", "fr")])
+def test_in_german_and_french_no_english_label_is_left_on_the_panel_and_the_tabs(browser, server, locale, language):
+    """The browser's language alone: every label, button, tab and placeholder of the panel and the tab bars is in
+    the page's language; a text still equal to its English one fails, unless the language writes it the same (a
+    name: bertviz, d_model, Rollout...)."""
+    english = marked()
+    same = {m for m in english if i18n.gettext(language, m) == m}
+    samples = {"A man in a blue shirt is riding a bike down the street."}  # the example sentences stay English
+    context = browser.new_context(locale=locale, viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        page.goto(server)
+        page.wait_for_function("() => document.querySelector('#translation textarea')?.value.length > 0",
+                               timeout=60_000)
+        page.click("#decoding button")  # the folded settings open: their labels too
+        page.wait_for_timeout(500)
+        seen = page.evaluate(VISIBLE_TEXT)
+        assert seen["lang"] == language
+        texts = set(seen["texts"])
+        assert len(texts) > 20
+        left = {t for t in texts if t in english and t not in same}
+        assert not left, f"still English in {locale}: {sorted(left)}"
+        assert i18n.gettext(language, "Translate") in texts and i18n.gettext(language, "At a glance") in texts
+        translated = [re.sub(r"<[^>]+>", "\n", i18n.gettext(language, m)) for m in english]  # the words of each
+        unknown = {t for t in texts - samples if re.search(r"[a-z]{3}", t)
+                   and not any(t in words.split("\n") for words in translated)}
+        assert not unknown, f"texts that are not the catalogue's: {sorted(unknown)}"
+    finally:
+        context.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium (.ci/run installs it)")
+def test_a_language_chosen_in_the_page_stays_after_a_reload_and_keeps_the_address(browser, server):
+    context = browser.new_context(locale="de-DE", viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    ready = "() => document.querySelector('#translation textarea')?.value.length > 0"
+    try:
+        page.goto(server + "?text=A+dog+runs.")
+        page.wait_for_function(ready, timeout=60_000)
+        assert page.evaluate("document.documentElement.lang") == "de"
+        assert page.locator("#translate-button").inner_text() == "Übersetzen"
+        page.click('#languages a[hreflang="fr"]')
+        page.wait_for_url(re.compile(r"lang=fr"))
+        page.wait_for_function(ready, timeout=60_000)
+        assert "text=A+dog+runs." in page.url  # the rest of the address kept
+        assert page.locator("#translate-button").inner_text() == "Traduire"
+        assert page.locator("#source-text textarea").input_value() == "A dog runs."
+        page.goto(server)  # a reload without ?lang: the choice stays on this browser
+        page.wait_for_function(ready, timeout=60_000)
+        assert page.evaluate("document.documentElement.lang") == "fr"
+        assert page.locator("#translate-button").inner_text() == "Traduire"
+    finally:
+        context.close()
