@@ -20,7 +20,7 @@ from transformer.interpret import analyses
 from transformer.interpret.analyses import Inspection
 from transformer.translator import Translation, Translator
 
-from .i18n import N_, _l
+from .i18n import N_, _l, language_of
 from .uploads import Uploads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,6 +143,7 @@ class Session:
     shown: dict = field(default_factory=dict)  # view key -> {"pair": ..., "fill": result key}: what it shows now
     focus: tuple[str, dict] | None = None  # a link's (view key, part), drawn with its view
     panel_only: bool = False  # the panel and no views (a student's page in a class): no view drawn
+    language: str = "en"  # what the server writes for it is in this language (playground.i18n.language_of)
 
     def ask(self) -> int:
         """A new translate request: its number."""
@@ -181,7 +182,7 @@ class Sessions:
         """The session of `request` (gr.Request); outside a browser session (a direct call), a new one each time."""
         key = getattr(request, "session_hash", None)
         if key is None:
-            return Session(self.first)
+            return Session(self.first, language=language_of(request))
         with self.lock:
             session = self.sessions.get(key)
             if session is None:
@@ -189,6 +190,7 @@ class Sessions:
                 while len(self.sessions) > self.size:
                     self.sessions.popitem(last=False)
             self.sessions.move_to_end(key)
+            session.language = language_of(request)  # the browser's choice, as it is now
             return session
 
 

@@ -11,16 +11,21 @@ with Babel), the page's labels through Gradio's I18n built from it, and the lang
 from __future__ import annotations
 
 import functools
+import io
 import json
 import re
 from pathlib import Path
 
 from babel import Locale, UnknownLocaleError
+from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
+from babel.numbers import format_decimal, format_percent
+from babel.support import NullTranslations, Translations
 
 LANGUAGES = {"en": "English", "de": "Deutsch", "fr": "Français"}  # each in its own language: the page's choice
 DEFAULT = "en"
 COOKIE = "tp-language"
+LANGUAGE = "language"  # a view's values[LANGUAGE]: the language of the session it draws for
 LOCALE = Path(__file__).resolve().parent / "locale"
 DOMAIN = "playground"
 
@@ -30,13 +35,63 @@ def po_file(language: str) -> Path:
 
 
 @functools.cache
+def read(language: str):
+    """One language's catalogue (babel's Catalog)."""
+    with po_file(language).open("rb") as f:
+        return read_po(f, locale=language, domain=DOMAIN)
+
+
+@functools.cache
 def catalogue(language: str) -> dict[str, str]:
     """msgid -> msgstr of one language: the translated, reviewed entries (neither empty nor fuzzy)."""
     if language == DEFAULT:
         return {}
-    with po_file(language).open("rb") as f:
-        messages = read_po(f, locale=language, domain=DOMAIN)
-    return {m.id: m.string for m in messages if m.id and isinstance(m.id, str) and m.string and not m.fuzzy}
+    return {m.id: m.string for m in read(language) if m.id and isinstance(m.id, str) and m.string and not m.fuzzy}
+
+
+@functools.cache
+def translations(language: str) -> NullTranslations:
+    """One language's gettext translations (plurals by the catalogue's own rule), made from its .po in memory:
+    nothing to compile. Untranslated and fuzzy entries fall back to the English."""
+    if language not in LANGUAGES or language == DEFAULT:
+        return NullTranslations()
+    compiled = io.BytesIO()
+    write_mo(compiled, read(language), use_fuzzy=False)
+    compiled.seek(0)
+    return Translations(compiled, domain=DOMAIN)
+
+
+class Texts:
+    """The texts the server writes, in one language: `_("{n} pieces", n=3)`, `_.plural("{n} piece", "{n}
+    pieces", n)`, numbers as the language writes them (`_.number(0.5)`: "0.50", "0,50"). `pybabel extract` finds
+    `_(...)` and `.plural(...)` (docs/translating.md); the English text is the key."""
+
+    def __init__(self, language: str = DEFAULT):
+        self.language = language if language in LANGUAGES else DEFAULT
+
+    def __call__(self, msgid: str, **values) -> str:
+        text = translations(self.language).gettext(msgid)
+        return text.format(**values) if values else text
+
+    def plural(self, singular: str, plural: str, n: int, **values) -> str:
+        return translations(self.language).ngettext(singular, plural, n).format(n=n, **values)
+
+    def number(self, x: float, digits: int = 2) -> str:
+        """x with `digits` decimals and the language's separators: 1,234.50 / 1.234,50 / 1 234,50."""
+        return format_decimal(x, format="#,##0" + ("." + "0" * digits if digits else ""), locale=self.language)
+
+    def percent(self, x: float) -> str:
+        """A share as a percentage, as the language writes it: 42 % in German and French, 42% in English."""
+        return format_percent(x, locale=self.language)
+
+    def quoted(self, text: str) -> str:
+        """`text` in the language's quotation marks: “dog”, „Hund“, « chien »."""
+        opening, closing = QUOTES[self.language]
+        return f"{opening}{text}{closing}"
+
+
+QUOTES = {"en": ("“", "”"), "de": ("„", "“"), "fr": ("« ", " »")}
+ENGLISH = Texts(DEFAULT)
 
 
 @functools.cache

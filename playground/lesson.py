@@ -28,6 +28,7 @@ from .figures.beam_tree import beam_tree
 from .figures.positional import embedding_inputs
 from .figures.schedule import training_curves
 from .figures.steps import step_probabilities
+from .i18n import ENGLISH, N_, Texts
 
 STEPS = 10
 HEIGHT = 430  # the most a step's figure takes, so that a whole step fits a 1280 x 720 projector
@@ -53,16 +54,19 @@ def word(token: str) -> str:
     return piece_shown(token)
 
 
-def quoted(tokens: list[str], i: int) -> str:
+def quoted(tokens: list[str], i: int, _: Texts = ENGLISH) -> str:
     """Piece i of `tokens` in an answer: “Ich”, or the piece “-be” of “habe” (never a piece called a word)."""
-    return html.escape(named(tokens, i))
+    return html.escape(named(tokens, i, _))
 
 
-def changed(drop: float) -> str:
-    """A fall in probability said with its sign read right: 'lowers … by 0.30', 'raises … by 0.30'."""
+def changed(drop: float, _: Texts = ENGLISH) -> str:
+    """A fall in probability said with its sign read right: 'lowers … by 0.30', 'raises … by 0.30' ({} is the
+    piece)."""
     if abs(drop) < 0.005:
-        return "leaves the chance of {} as it was"
-    return f"{'lowers' if drop > 0 else 'raises'} the chance of {{}} by {abs(drop):.2f}"
+        return _("leaves the chance of {piece} as it was", piece="{}")
+    if drop > 0:
+        return _("lowers the chance of {piece} by {drop}", piece="{}", drop=_.number(abs(drop)))
+    return _("raises the chance of {piece} by {drop}", piece="{}", drop=_.number(abs(drop)))
 
 
 def is_word(token: str) -> bool:
@@ -123,14 +127,15 @@ def looked_at(result: Result) -> int:
     return max(candidates, key=lambda i: (len(word(src[i])), -i))
 
 
-def by_position(tokens: list[str], weights, k: int) -> tuple[list[str], int]:
+def by_position(tokens: list[str], weights, k: int, _: Texts = ENGLISH) -> tuple[list[str], int]:
     """A poll over pieces: the `weights`' four heaviest pieces (the heaviest, `k`, among them) named in the
     sentence's order, and where `k` landed."""
     top = sorted(set(sorted(range(len(tokens)), key=lambda i: -float(weights[i]))[:4]) | {k})
-    return [named(tokens, i) for i in top], top.index(k)
+    return [named(tokens, i, _) for i in top], top.index(k)
 
 
-YES_NO = ["Yes", "No"]
+def yes_no(_: Texts) -> list[str]:
+    return [_("Yes"), _("No")]
 
 
 def clearest_step(result: Result) -> int | None:
@@ -143,65 +148,73 @@ def clearest_step(result: Result) -> int | None:
 
 
 # -----------------------------------------------------------------------------
-# The ten steps, in the order a teacher explains the paper
+# The ten steps, in the order a teacher explains the paper; each in the language of `_` (playground.i18n.Texts)
 
 
-def pieces(translator, result: Result) -> LessonStep:
+def pieces(translator, result: Result, _: Texts) -> LessonStep:
     src = result.maps.source_tokens
-    ids, _ = translator.source_ids(result.text)
+    ids, _unknown = translator.source_ids(result.text)
     listed = " · ".join(f"{html.escape(shown_piece(t, first=n == 0))} ({i})" for n, (t, i) in enumerate(zip(src, ids)))
     picture = glance.figure(result)
     n, words = len(src), len(result.text.split())
     counts = sorted({n} | set([c for c in (words, n - 2, n + 2, n + 4, words + 1) if c > 0 and c != n][:3]))
     return LessonStep(
-        1, "Pieces", "The model does not read letters or whole words: it cuts the sentence into **pieces** from a "
-        f"list of {translator.cfg.vocab_size:,} it learned, and each piece becomes a number (its id). Frequent words "
-        "stay whole; rare words are cut into several pieces.",
-        "Into how many pieces will the model cut your sentence, counting the end mark?",
-        f"**{len(src)} pieces**: {listed}. A dash marks a piece that continues the word before it (in the picture, "
-        "the pieces of one word touch). The end mark, “end”, tells the encoder the sentence is over.",
+        1, _("Pieces"), _("The model does not read letters or whole words: it cuts the sentence into **pieces** from "
+                          "a list of {vocabulary} it learned, and each piece becomes a number (its id). Frequent words "
+                          "stay whole; rare words are cut into several pieces.",
+                          vocabulary=_.number(translator.cfg.vocab_size, 0)),
+        _("Into how many pieces will the model cut your sentence, counting the end mark?"),
+        _.plural("**{n} piece**: {listed}.", "**{n} pieces**: {listed}.", len(src), listed=listed) + " "
+        + _("A dash marks a piece that continues the word before it (in the picture, the pieces of one word touch). "
+            "The end mark, {end}, tells the encoder the sentence is over.", end=_.quoted(_("end"))),
         None, picture, "glance",  # the picture counts the pieces: it comes with the answer, not before
         [str(c) for c in counts], counts.index(n))
 
 
-def embeddings(translator, result: Result) -> LessonStep:
+def embeddings(translator, result: Result, _: Texts) -> LessonStep:
     ins, src = result.inspection, result.maps.source_tokens
-    scale = math.sqrt(translator.cfg.d_model)
+    d_model = translator.cfg.d_model
     fig = embedding_inputs(ins.source_embedded, ins.source_input, src,
-                                 "What the encoder's first layer received for your sentence")
+                           _("What the encoder's first layer received for your sentence"))
     word_size = float(ins.source_embedded[0].norm())  # (D,) the first piece's embedding x sqrt(d_model)
     position_size = float((ins.source_input[0] - ins.source_embedded[0]).norm())  # (D,) position 0's wave
-    bigger = "word vector" if word_size > position_size else "position wave"
-    ratio = max(word_size, position_size) / max(min(word_size, position_size), 1e-9)
-    answer = (f"For {quoted(src, 0)} the word vector is {word_size:.1f} long and the position wave "
-              f"{position_size:.1f}: the **{bigger}** is bigger ({ratio:.1f}×). "
-              "Both are added into one vector, so the layers above see the word and where it stands at once. "
-              "The three panels share one colour scale, so the bigger one is also the more colourful.")
+    word_bigger = word_size > position_size
+    bigger = _("the word vector") if word_bigger else _("the position wave")
+    ratio = _.number(max(word_size, position_size) / max(min(word_size, position_size), 1e-9), 1)
+    answer = _("For {piece} the word vector is {word} long and the position wave {position}: **{bigger}** is "
+               "bigger ({ratio}×). Both are added into one vector, so the layers above see the word and where it "
+               "stands at once. The three panels share one colour scale, so the bigger one is also the more "
+               "colourful.", piece=quoted(src, 0, _), word=_.number(word_size, 1),
+               position=_.number(position_size, 1), bigger=bigger, ratio=ratio)
     return LessonStep(
-        2, "Embeddings and positions", f"Each piece becomes a list of {translator.cfg.d_model} numbers (its "
-        f"**embedding**), multiplied by √{translator.cfg.d_model} ≈ {scale:.1f}. Attention alone cannot tell word "
-        "order, so a pattern of waves that says where the piece stands is added to it.",
-        f"For the first piece, {quoted(src, 0)}: which is bigger, its word vector or the position wave added to it?",
-        answer, fig, note(mark_panel(copy(fig), 0 if bigger == "word vector" else 1),
-                          f"the {bigger} is longer ({ratio:.1f}×): the orange panel"),
-        "positional", ["the word vector", "the position wave"], 0 if bigger == "word vector" else 1)
+        2, _("Embeddings and positions"),
+        _("Each piece becomes a list of {d_model} numbers (its **embedding**), multiplied by √{d_model} ≈ {scale}. "
+          "Attention alone cannot tell word order, so a pattern of waves that says where the piece stands is added "
+          "to it.", d_model=d_model, scale=_.number(math.sqrt(d_model), 1)),
+        _("For the first piece, {piece}: which is bigger, its word vector or the position wave added to it?",
+          piece=quoted(src, 0, _)),
+        answer, fig, note(mark_panel(copy(fig), 0 if word_bigger else 1),
+                          _("{bigger} is longer ({ratio}×): the orange panel", bigger=bigger, ratio=ratio)),
+        "positional", [_("the word vector"), _("the position wave")], 0 if word_bigger else 1)  # its bold words
 
 
-def one_head(translator, result: Result) -> LessonStep:
+def one_head(translator, result: Result, _: Texts) -> LessonStep:
     src, q = result.maps.source_tokens, looked_at(result)
     row = result.maps.encoder[0, 0, q]  # (S,): layer 0, head 0, the query's weights over every piece
     k = int(row.argmax())
     fig = attention_figure(result, "encoder", 0, "0", "single")
     return LessonStep(
-        3, "One head", "To update a piece, attention lets it ask a question (its **query**) of every piece, each "
-        "of which shows a label (its **key**). The better a label fits the question, the bigger that piece's "
-        "weight; the weights add up to 1 and decide how much of each piece's content (its **value**) is mixed in.",
-        f"In the encoder's first layer, head 1: which piece does {quoted(src, q)} look at most?",
-        f"**{quoted(src, k)}**, with weight {float(row[k]):.2f} of 1 (the orange square, row {quoted(src, q)}).",
-        fig, mark_cell(copy(fig), k, q), "inside", *by_position(src, row, k))
+        3, _("One head"), _("To update a piece, attention lets it ask a question (its **query**) of every piece, each "
+                            "of which shows a label (its **key**). The better a label fits the question, the bigger "
+                            "that piece's weight; the weights add up to 1 and decide how much of each piece's content "
+                            "(its **value**) is mixed in."),
+        _("In the encoder's first layer, head 1: which piece does {piece} look at most?", piece=quoted(src, q, _)),
+        _("**{piece}**, with weight {weight} of 1 (the orange square, row {query}).", piece=quoted(src, k, _),
+          weight=_.number(float(row[k])), query=quoted(src, q, _)),
+        fig, mark_cell(copy(fig), k, q), "inside", *by_position(src, row, k, _))
 
 
-def many_heads(translator, result: Result) -> LessonStep:
+def many_heads(translator, result: Result, _: Texts) -> LessonStep:
     src, q = result.maps.source_tokens, looked_at(result)
     rows = result.maps.encoder[0, :, q]  # (H, S): every head's weights for the query
     best = rows.argmax(-1).tolist()
@@ -211,124 +224,149 @@ def many_heads(translator, result: Result) -> LessonStep:
         mark_cell(marked, k, q, "" if h == 0 else str(h + 1))
     distinct = sorted(set(best))
     if len(distinct) == 1:
-        answer = f"**Yes**: all {len(best)} heads look most at {quoted(src, best[0])} this time."
+        answer = _("**Yes**: all {heads} heads look most at {piece} this time.", heads=len(best),
+                   piece=quoted(src, best[0], _))
     else:
-        answer = (f"**No**: {len(distinct)} different pieces among {len(best)} heads: "
-                  + "; ".join(f"head {h + 1} looks most at {quoted(src, k)}" for h, k in enumerate(best))
-                  + ". Each head has its own query, key and value maps, so each can look for something else.")
+        each = "; ".join(_("head {head} looks most at {piece}", head=h + 1, piece=quoted(src, k, _))
+                         for h, k in enumerate(best))
+        answer = _("**No**: {n} different pieces among {heads} heads: {each}. Each head has its own query, key and "
+                   "value maps, so each can look for something else.", n=len(distinct), heads=len(best), each=each)
     return LessonStep(
-        4, "Many heads", f"A layer has {len(best)} heads that attend side by side, each with its own questions and "
-        "labels. Their results are joined and mixed again, so one layer can follow several things at once.",
-        f"In the encoder's first layer, do all {len(best)} heads look at the same piece for {quoted(src, q)}?",
-        answer, fig, marked, "attention", YES_NO, 0 if len(distinct) == 1 else 1)
+        4, _("Many heads"), _("A layer has {heads} heads that attend side by side, each with its own questions and "
+                              "labels. Their results are joined and mixed again, so one layer can follow several "
+                              "things at once.", heads=len(best)),
+        _("In the encoder's first layer, do all {heads} heads look at the same piece for {piece}?", heads=len(best),
+          piece=quoted(src, q, _)),
+        answer, fig, marked, "attention", yes_no(_), 0 if len(distinct) == 1 else 1)
 
 
-def masks(translator, result: Result) -> LessonStep:
+def masks(translator, result: Result, _: Texts) -> LessonStep:
     out = result.translation.target_tokens
-    text = ("The encoder sees the whole sentence at once. The decoder writes one piece after another, so a piece may "
-            "look only at the pieces already written: a **mask** hides the later ones.")
+    text = _("The encoder sees the whole sentence at once. The decoder writes one piece after another, so a piece "
+             "may look only at the pieces already written: a **mask** hides the later ones.")
     if len(out) < 3:
-        return LessonStep(5, "Masks", text + " This translation is too short to show it (it needs three pieces): try a "
-                    "longer sentence.", deeper="families")
+        return LessonStep(5, _("Masks"), text + " " + _("This translation is too short to show it (it needs three "
+                                                         "pieces): try a longer sentence."), deeper="families")
     later = min(3, len(out) - 1)  # the decoder's inputs: <s>, then out[0], out[1], ...: out[j] sits at j + 1
     weight = float(result.maps.decoder[:, :, 1, later + 1].max())  # (L, H): every layer and head, out[0]'s row
     fig = families_figure(result)
-    seen = "no: every head of every layer gives it weight 0" if weight == 0 else f"yes, weight {weight:.3f}"
+    seen = (_("**No: every head of every layer gives it weight 0**") if weight == 0 else
+            _("**Yes, weight {weight}**", weight=_.number(weight, 3)))
     return LessonStep(
-        5, "Masks", text, f"While it works on {quoted(out, 0)}, may the decoder look at {quoted(out, later)}, which "
-        "it writes later?",
-        f"**{seen.capitalize()}** (the orange square in the decoder's panel, row {quoted(out, 0)}, in its grey "
-        "upper triangle). Cross-attention has no such mask: "
-        "every word may look at the whole English sentence.",
+        5, _("Masks"), text, _("While it works on {first}, may the decoder look at {later}, which it writes later?",
+                               first=quoted(out, 0, _), later=quoted(out, later, _)),
+        seen + " " + _("(the orange square in the decoder's panel, row {first}, in its grey upper triangle). "
+                       "Cross-attention has no such mask: every word may look at the whole English sentence.",
+                       first=quoted(out, 0, _)),
         fig, note(mark_panel(mark_cell(copy(fig), later + 1, 1, "2"), 1),
-                  f"the decoder (orange panel): {named(out, later)} is masked while it works on {named(out, 0)}"),
-        "families", YES_NO, 1 if weight == 0 else 0)
+                  _("the decoder (orange panel): {later} is masked while it works on {first}",
+                    later=named(out, later, _), first=named(out, 0, _))),
+        "families", yes_no(_), 1 if weight == 0 else 0)
 
 
-def cross(translator, result: Result) -> LessonStep:
+def cross(translator, result: Result, _: Texts) -> LessonStep:
     out, src = result.translation.target_tokens, result.maps.source_tokens
     t = clearest_step(result)
-    text = ("**Cross-attention** connects the two halves: as the decoder writes each piece, it looks back at the "
-            "English pieces. Words that translate each other often find each other here.")
+    text = _("**Cross-attention** connects the two halves: as the decoder writes each piece, it looks back at the "
+             "English pieces. Words that translate each other often find each other here.")
     if t is None:
-        return LessonStep(6, "Cross-attention", text + " This translation has no piece to ask about.",
-                    deeper="attention")
+        return LessonStep(6, _("Cross-attention"), text + " " + _("This translation has no piece to ask about."),
+                          deeper="attention")
     row = result.maps.cross[-1].mean(0)[t]  # (S,): the last layer, mean of heads, while it writes out[t]
     k = int(row.argmax())
     layers = result.maps.cross.size(0)
     fig = attention_figure(result, "cross", layers - 1, "average", "single")
     return LessonStep(
-        6, "Cross-attention", text,
-        f"Which English piece will the model look at most when it writes {quoted(out, t)}?",
-        f"**{quoted(src, k)}**, with {float(row[k]):.0%} of the last layer's attention (mean of heads). The orange "
-        f"square is on the row of the piece before it, {quoted(result.maps.target_tokens, t)}: the decoder's input "
-        "when it chose it.", fig, mark_cell(copy(fig), k, t), "attention", *by_position(src, row, k))
+        6, _("Cross-attention"), text,
+        _("Which English piece will the model look at most when it writes {piece}?", piece=quoted(out, t, _)),
+        _("**{piece}**, with {share} of the last layer's attention (mean of heads). The orange square is on the row "
+          "of the piece before it, {before}: the decoder's input when it chose it.", piece=quoted(src, k, _),
+          share=_.percent(float(row[k])), before=quoted(result.maps.target_tokens, t, _)),
+        fig, mark_cell(copy(fig), k, t), "attention", *by_position(src, row, k, _))
 
 
-def next_word(translator, result: Result) -> LessonStep:
+def next_word(translator, result: Result, _: Texts) -> LessonStep:
     steps = result.translation.steps
     first, p = steps[0].token, steps[0].prob
     hot = DecodeOptions(strategy="sample", temperature=2.0, seed=0, max_len=2)
     draws = [translator.translate(result.text, replace(hot, seed=s)).target_tokens[:1] for s in range(10)]
     same = sum(d == [first] for d in draws)
     fig = step_probabilities(steps)
-    rank = next((r for r, (tok, _) in enumerate(steps[0].alternatives[:5]) if tok == first), 0)
+    rank = next((r for r, (tok, _p) in enumerate(steps[0].alternatives[:5]) if tok == first), 0)
     others = sorted({word(d[0]) for d in draws if d and d != [first]})
+    answer = _("**{same} of 10**.", same=same)
+    if others:
+        answer += " " + _("The others started with {others}.",
+                          others=", ".join(_.quoted(html.escape(o)) for o in others))
+    answer += " " + _("At temperature 1 the model's own chances are used; at 2 they are flattened: the top piece "
+                      "keeps the largest share, but the thousands of unlikely pieces together gain far more, so a "
+                      "draw often lands on one of them. Each step reads only the newest piece: the keys and values of "
+                      "the pieces before it are kept (the decoder's **cache**, {size} KB by this translation's last "
+                      "step).", size=_.number(result.cache.nbytes[-1] / 1024, 0))
     return LessonStep(
-        7, "Choosing the next piece", "At every step the model gives each piece it knows a probability. **Greedy** "
-        "decoding takes the most likely one; **sampling** draws one at random, and a **temperature** above 1 "
-        "flattens the chances, so less likely pieces are drawn more often.",
-        f"The first piece it writes is {quoted(result.translation.target_tokens, 0)}, with probability {p:.2f}. If we "
-        "sample ten times with temperature 2 (seeds 0 to 9), how many of the ten start with it?",
-        f"**{same} of 10**." + (f" The others started with {', '.join('“' + html.escape(o) + '”' for o in others)}."
-                                if others else "") + " At temperature 1 the model's own chances are used; at 2 "
-        "they are flattened: the top piece keeps the largest share, but the thousands of unlikely pieces together "
-        "gain far more, so a draw often lands on one of them. Each step reads only the newest piece: the keys and "
-        "values of the pieces before it are kept (the decoder's **cache**, "
-        f"{result.cache.nbytes[-1] / 1024:,.0f} KB by this translation's last step).", fig,
-        mark_cell(copy(fig), rank, 0), "steps", list(TENS), next(i for i, (low, high) in enumerate(TENS.values()) if low <= same <= high), also="cache")
+        7, _("Choosing the next piece"), _("At every step the model gives each piece it knows a probability. "
+                                           "**Greedy** decoding takes the most likely one; **sampling** draws one at "
+                                           "random, and a **temperature** above 1 flattens the chances, so less likely "
+                                           "pieces are drawn more often."),
+        _("The first piece it writes is {piece}, with probability {p}. If we sample ten times with temperature 2 "
+          "(seeds 0 to 9), how many of the ten start with it?", piece=quoted(result.translation.target_tokens, 0, _),
+          p=_.number(p)),
+        answer, fig, mark_cell(copy(fig), rank, 0), "steps", [tens(_, low, high) for low, high in TENS.values()],
+        next(i for i, (low, high) in enumerate(TENS.values()) if low <= same <= high), also="cache")
 
 
 TENS = {"0 to 2": (0, 2), "3 to 5": (3, 5), "6 to 8": (6, 8), "9 or 10": (9, 10)}  # step 7's poll
 
 
-def beam(translator, result: Result) -> LessonStep:
+def tens(_: Texts, low: int, high: int) -> str:
+    """One of step 7's choices: "0 to 2", "9 or 10"."""
+    return _("{low} or {high}", low=low, high=high) if high == low + 1 else _("{low} to {high}", low=low, high=high)
+
+
+def beam(translator, result: Result, _: Texts) -> LessonStep:
     greedy = context.run(translator, result.pair, result.text, DecodeOptions())
     searched = context.run(translator, result.pair, result.text, DecodeOptions(strategy="beam", beam_size=4))
     fig = beam_tree(searched.translation.beam_tree, translator.tokenizer.pieces)
     same = searched.translation.text == greedy.translation.text
-    answer = (f"**Yes**: both write “{html.escape(greedy.translation.text)}”." if same else
-              f"**No**: greedy writes “{html.escape(greedy.translation.text)}”; beam search "
-              f"“{html.escape(searched.translation.text)}”.")
+    answer = (_("**Yes**: both write {text}.", text=_.quoted(html.escape(greedy.translation.text))) if same else
+              _("**No**: greedy writes {greedy}; beam search {beam}.",
+                greedy=_.quoted(html.escape(greedy.translation.text)),
+                beam=_.quoted(html.escape(searched.translation.text))))
     return LessonStep(
-        8, "Beam search", "Greedy decoding never changes its mind. **Beam search** keeps the 4 best beginnings at "
-        "every step and picks the best whole sentence at the end; the tree shows every beginning it tried.",
-        "Will beam search with 4 beams write the same translation as greedy decoding?",
-        answer + " The orange path in the tree is the one it kept.", fig,
-        note(copy(fig), "same as greedy" if same else "different from greedy"), "steps", YES_NO, 0 if same else 1)
+        8, _("Beam search"), _("Greedy decoding never changes its mind. **Beam search** keeps the 4 best beginnings "
+                               "at every step and picks the best whole sentence at the end; the tree shows every "
+                               "beginning it tried."),
+        _("Will beam search with 4 beams write the same translation as greedy decoding?"),
+        answer + " " + _("The orange path in the tree is the one it kept."), fig,
+        note(copy(fig), _("same as greedy") if same else _("different from greedy")), "steps", yes_no(_),
+        0 if same else 1)
 
 
-def learned(translator, result: Result) -> LessonStep:
+def learned(translator, result: Result, _: Texts) -> LessonStep:
     epochs = timeline.snapshots(translator)
-    text = ("The model began knowing nothing: its numbers were random. It learned by translating the training "
-            "sentences again and again (each pass is an **epoch**) and nudging its numbers after every mistake.")
+    text = _("The model began knowing nothing: its numbers were random. It learned by translating the training "
+             "sentences again and again (each pass is an **epoch**) and nudging its numbers after every mistake.")
     if not epochs:
-        return LessonStep(9, "How it learned", text + " This model keeps no snapshots of its training (an imported model, "
-                    "or one trained without a timeline), so this step cannot show it.",
-                    deeper="timeline")
+        return LessonStep(9, _("How it learned"), text + " " + _("This model keeps no snapshots of its training (an "
+                                                                 "imported model, or one trained without a "
+                                                                 "timeline), so this step cannot show it."),
+                          deeper="timeline")
     picked = sorted({epochs[0], next((e for e in epochs if e >= 4), epochs[-1])})
     said = [(e, timeline.snapshot(translator, e).translate(result.text, result.options).text) for e in picked]
     fig = training_curves(translator.metrics)
+    answer = "; ".join(_("after epoch {epoch}: {text}", epoch=e, text=_.quoted(html.escape(t))) for e, t in said)
+    answer += "; " + _("at the end (the model you are using): {text}.",
+                       text=_.quoted(html.escape(result.translation.text)))
     return LessonStep(
-        9, "How it learned", text, f"After epoch {picked[0]}, what does the model say for your sentence?",
-        "; ".join(f"after epoch {e}: “{html.escape(t)}”" for e, t in said)
-        + f"; at the end (the model you are using): “{html.escape(result.translation.text)}”.",
-        fig, training_curves(translator.metrics, mark_epoch=picked[0]), "timeline", list(EARLY),
-        early_kind(said[0][1], result.translation.text))
+        9, _("How it learned"), text, _("After epoch {epoch}, what does the model say for your sentence?",
+                                        epoch=picked[0]),
+        answer, fig, training_curves(translator.metrics, mark_epoch=picked[0]), "timeline",
+        [_(kind) for kind in EARLY], early_kind(said[0][1], result.translation.text))
 
 
 # step 9's poll: what an early model writes, described rather than shown (its garbled words would give it away)
-EARLY = ["one word over and over", "words of the language, not yet your sentence", "nearly the translation already"]
+EARLY = [N_("one word over and over"), N_("words of the language, not yet your sentence"),
+         N_("nearly the translation already")]
 
 
 def early_kind(early: str, final: str) -> int:
@@ -340,60 +378,70 @@ def early_kind(early: str, final: str) -> int:
     return 2 if len(set(said) & wanted) >= 0.6 * max(1, len(wanted)) else 1
 
 
-def not_attention(translator, result: Result) -> LessonStep:
+def not_attention(translator, result: Result, _: Texts) -> LessonStep:
     out, src = result.translation.target_tokens, result.maps.source_tokens
     t = clearest_step(result)
-    text = ("Attention shows where the model looks, not what it uses. One test: hide a piece from the model and "
-            "see how much less sure it gets of the piece it writes.")
+    text = _("Attention shows where the model looks, not what it uses. One test: hide a piece from the model and see "
+             "how much less sure it gets of the piece it writes.")
     if t is None or sum(is_word(s) for s in src) < 2:
-        return LessonStep(10, "What attention does not tell you", text + " Your sentence needs at least two words for "
-                    "this test.", deeper="used")
+        return LessonStep(10, _("What attention does not tell you"),
+                          text + " " + _("Your sentence needs at least two words for this test."), deeper="used")
     expl = explanation(translator, result, t, ig_steps=16)
     fig = attribution_figure(expl)
     top = {m: int(expl.methods[m].source.argmax()) for m in ("attention", "alti_plus")}
     drop = {m: expl.deletion.drops[m][0] for m in top}
-    verdict = deletion_verdict(top, drop)
-    answer = (f"Hiding attention's top piece ({quoted(src, top['attention'])}) "
-              + changed(drop["attention"]).format(quoted(out, t)) + f"; hiding ALTI+'s ({quoted(src, top['alti_plus'])}) "
-              + changed(drop["alti_plus"]).format("it") + "; hiding a random piece "
-              + changed(expl.deletion.random[0]).format("it") + " on average. "
-              f"**{verdict[0].upper() + verdict[1:]}.** The orange squares are each method's top piece.")
+    outcome = deletion_outcome(top, drop)
+    verdict, it = deletion_verdict(top, drop, _), _("it")  # "it": the piece just named
+    answer = _("Hiding attention's top piece ({top}) {effect}; hiding ALTI+'s ({alti}) {alti_effect}; hiding a random "
+               "piece {random_effect} on average. **{verdict}.** The orange squares are each method's top piece.",
+               top=quoted(src, top["attention"], _), effect=changed(drop["attention"], _).format(quoted(out, t, _)),
+               alti=quoted(src, top["alti_plus"], _), alti_effect=changed(drop["alti_plus"], _).format(it),
+               random_effect=changed(expl.deletion.random[0], _).format(it),
+               verdict=verdict[0].upper() + verdict[1:])
     marked = note(copy(fig), verdict)
     rows = list(trace_on(fig).y)
     for method, k in top.items():
         mark_cell(marked, k, rows.index(html.escape(METHOD_NAMES[method])))
+    either = _("either: the same piece, or it hurts about the same")
     return LessonStep(
-        10, "What attention does not tell you", text,
-        f"To make the model unsure of {quoted(out, t)}, which should we hide: the English piece attention looks at "
-        "most, or the one ALTI+ (a measure of what each piece adds) points at?",
+        10, _("What attention does not tell you"), text,
+        _("To make the model unsure of {piece}, which should we hide: the English piece attention looks at most, or "
+          "the one ALTI+ (a measure of what each piece adds) points at?", piece=quoted(out, t, _)),
         answer, fig, marked, "used",
         # the pieces named only when they differ (the same piece twice would give the answer away)
-        [f"attention's top piece, {named(src, top['attention'])}", f"ALTI+'s top piece, {named(src, top['alti_plus'])}",
-         "either: the same piece, or it hurts about the same"] if top["attention"] != top["alti_plus"] else
-        ["attention's top piece", "ALTI+'s top piece", "either: the same piece, or it hurts about the same"],
-        2 if verdict.startswith(("they point", "hiding either")) else 0 if "attention" in verdict else 1)
+        [_("attention's top piece, {piece}", piece=named(src, top["attention"], _)),
+         _("ALTI+'s top piece, {piece}", piece=named(src, top["alti_plus"], _)), either]
+        if top["attention"] != top["alti_plus"] else [_("attention's top piece"), _("ALTI+'s top piece"), either],
+        {"same": 2, "tie": 2, "attention": 0, "alti_plus": 1}[outcome])
 
 
 TIE = 0.01  # two drops closer than this are called a tie
 
 
-def deletion_verdict(top: dict[str, int], drop: dict[str, float]) -> str:
-    """Step 10's one comparison, for its words and its label alike."""
+def deletion_outcome(top: dict[str, int], drop: dict[str, float]) -> str:
+    """Step 10's one comparison: "same" (one piece), "tie", or the method whose top piece hurts more when hidden."""
     if top["attention"] == top["alti_plus"]:
-        return "they point at the same piece this time"
+        return "same"
     if abs(drop["attention"] - drop["alti_plus"]) < TIE:
-        return "hiding either hurts about the same"
-    worse = "attention's top piece" if drop["attention"] > drop["alti_plus"] else "ALTI+'s top piece"
-    return f"hiding {worse} hurts more"
+        return "tie"
+    return "attention" if drop["attention"] > drop["alti_plus"] else "alti_plus"
+
+
+def deletion_verdict(top: dict[str, int], drop: dict[str, float], _: Texts = ENGLISH) -> str:
+    """Step 10's comparison in words, for its answer and its label alike."""
+    return {"same": _("they point at the same piece this time"), "tie": _("hiding either hurts about the same"),
+            "attention": _("hiding attention's top piece hurts more"),
+            "alti_plus": _("hiding ALTI+'s top piece hurts more")}[deletion_outcome(top, drop)]
 
 
 LESSON = [pieces, embeddings, one_head, many_heads, masks, cross, next_word, beam, learned, not_attention]
 assert len(LESSON) == STEPS
 
 
-def step(translator, result: Result, number: int) -> LessonStep:
-    """Step `number` (1 to STEPS, clamped) for this translation, its figures at most HEIGHT px tall."""
-    made = LESSON[min(max(int(number), 1), STEPS) - 1](translator, result)
+def step(translator, result: Result, number: int, language: str = "en") -> LessonStep:
+    """Step `number` (1 to STEPS, clamped) for this translation in `language` (playground.i18n.LANGUAGES), its
+    figures at most HEIGHT px tall."""
+    made = LESSON[min(max(int(number), 1), STEPS) - 1](translator, result, Texts(language))
     for fig in (made.figure, made.marked):
         if isinstance(fig, go.Figure):
             fig.update_layout(height=min(fig.layout.height or HEIGHT, HEIGHT))

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from . import downloads
 from .figures import glance
 from .context import Result
+from .i18n import Texts
 
 ROOT = Path(__file__).resolve().parents[1]
 STYLE = """body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 24px auto; color: #222; }
@@ -42,25 +43,30 @@ def figure_html(figure) -> str:
     return figure or ""
 
 
-def document(result: Result, steps: list) -> str:
+def document(result: Result, steps: list, language: str = "en") -> str:
+    _ = Texts(language)
     sentence = html.escape(result.text)
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Lesson: {sentence}</title>"
+    parts = [f"<!doctype html><html lang='{_.language}'><head><meta charset='utf-8'><title>"
+             + html.escape(_("Lesson: {sentence}", sentence=result.text)) + "</title>"
              f"<style>{STYLE}{(ROOT / 'assets' / 'style.css').read_text(encoding='utf-8')}</style>{plotly_script()}"
              "</head><body>",
-             f"<h1>A lesson in ten steps</h1><p>The sentence: <b>{sentence}</b><br>Its translation "
-             f"({html.escape(result.pair)}): <b>{html.escape(result.translation.text)}</b></p>"]
+             "<h1>" + _("A lesson in ten steps") + "</h1><p>"
+             + _("The sentence: {sentence}", sentence=f"<b>{sentence}</b>") + "<br>"
+             + _("Its translation ({pair}): {translation}", pair=html.escape(result.pair),
+                 translation=f"<b>{html.escape(result.translation.text)}</b>") + "</p>"]
     for step in steps:
-        parts.append(f"<section><h2>Step {step.number}: {html.escape(step.title)}</h2>"
-                     f"<p>{inline_markdown(step.text)}</p>")
+        parts.append("<section><h2>" + _("Step {number}: {title}", number=step.number, title=html.escape(step.title))
+                     + f"</h2><p>{inline_markdown(step.text)}</p>")
         if step.question:
-            parts.append(f"<p class='question'>Question: {inline_markdown(step.question)}</p>"
-                         f"<p class='answer'>Answer: {inline_markdown(step.answer)}</p>")
+            parts.append("<p class='question'>" + _("Question:") + f" {inline_markdown(step.question)}</p>"
+                         "<p class='answer'>" + _("Answer:") + f" {inline_markdown(step.answer)}</p>")
         # the glance (the lesson's one HTML figure) as paper shows it: no word to click
         figure = glance.figure(result, printed=True) if isinstance(step.marked, str) else step.marked
         parts.append(figure_html(figure) + "</section>")
     return "".join(parts) + "</body></html>"
 
 
-def write(folder, result: Result, steps: list):
-    """The notes as a file in the page's download folder (pruned like every download); returns its path."""
-    return downloads.write(folder, "lesson-notes", document(result, steps), suffix=".html")
+def write(folder, result: Result, steps: list, language: str = "en"):
+    """The notes as a file in the page's download folder (pruned like every download), in `language`; returns its
+    path."""
+    return downloads.write(folder, "lesson-notes", document(result, steps, language), suffix=".html")

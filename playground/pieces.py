@@ -11,6 +11,8 @@ import html
 
 from transformer.tokenizer import BYTE_PIECE
 
+from playground.i18n import ENGLISH, Texts
+
 # The three kinds of attention (transformer.model.ATTENTION_KINDS) in the page's words: a title, a button's label
 KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
               "cross": "cross-attention (decoder -> encoder)"}
@@ -65,16 +67,18 @@ def word_of(tokens: list[str], i: int) -> str:
     return "".join(t.replace("▁", "") for t in tokens[start:end])
 
 
-def named(tokens: list[str], i: int) -> str:
+def named(tokens: list[str], i: int, _: Texts = ENGLISH) -> str:
     """Piece i as a sentence names it: “Ich” when it is a whole word, else the piece “-be” of “habe” (never a
-    piece called a word: a class reads "be" as the English word). Punctuation and start/end are named as they are."""
+    piece called a word: a class reads "be" as the English word). Punctuation and start/end are named as they are.
+    `_`: the language it is said in (playground.i18n.Texts)."""
     token = tokens[i]
     if token in SPECIAL or (token != "▁" and not _spelled(token)):
-        return f"“{piece(token)}”"
+        return _.quoted(piece(token))
     whole = word_of(tokens, i)
     if whole == token.replace("▁", ""):
-        return f"“{whole}”"
-    return f"the piece “{shown(token, first=word_span(tokens, i)[0] == i)}” of “{whole}”"
+        return _.quoted(whole)
+    return _("the piece {piece} of {word}", piece=_.quoted(shown(token, first=word_span(tokens, i)[0] == i)),
+             word=_.quoted(whole))
 
 
 def labels(tokens: list[str], escaped: bool = True, symbols: bool = False) -> list[str]:

@@ -24,6 +24,7 @@ from .context import TICKETS, Context, Session, Sessions
 from .view import beside, to_page, key_of, serialized, shared, values_set
 from .panel import TranslatePanel
 from .tabs import Tabs
+from .i18n import LANGUAGE
 
 EMPTY = "(Type an English sentence in the box above, then press Enter or Translate.)"
 
@@ -46,7 +47,7 @@ class Page:
         """(updates, marks): what tab `tab` needs that it does not show yet, each of its views' part for the chosen
         pair and for `result` (View.show), and what each view then shows (committed by the caller once the updates
         are sure to be sent)."""
-        out, marks = {}, {}
+        out, marks, values = {}, {}, values | {LANGUAGE: session.language}
         for view in (self.views[key] for key in registry.tabs()[tab]):
             drawn, marks[view.name] = view.show(values[self.panel.pair], result, values, session.shown.get(view.name, {}))
             out, values = out | drawn, values | values_set(drawn)  # a view reads what one drawn before it set

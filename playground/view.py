@@ -18,7 +18,7 @@ from transformer.errors import InputError
 
 from .context import ROOT, Context, Result
 from .explanations import EXPLAIN, explained
-from .i18n import _l
+from .i18n import LANGUAGE, _l
 
 
 # -----------------------------------------------------------------------------
@@ -219,14 +219,14 @@ class View:
         views, translator = self.ctx.caches.views, self.ctx.translator(pair)
         new_pair = shown.get("pair") != pair
         if self.pair_outputs and new_pair:
-            key = (self.name, pair, key_of(values, self.pair_inputs))
+            key = (self.name, pair, key_of(values, self.pair_inputs), values.get(LANGUAGE))
             out, problem = self.guarded(lambda: shared(views, key, lambda: self.on_pair(translator, pair, values),
                                                        f"{self.name} {pair}"),
                                         translator)
             values = values | values_set(out)  # the fill reads what its pair's part set
             problems, shown["pair"], drew = [problem] if problem else [], None if problem else pair, True
         if self.outputs and result is not None and shown.get("fill") != result.key:
-            key = (self.name, result.key, key_of(values, self.controls))
+            key = (self.name, result.key, key_of(values, self.controls), values.get(LANGUAGE))
             drawn, problem = self.guarded(lambda: shared(views, key, lambda: self.fill(result, values),
                                                          f"{self.name} {result.text}"),
                                           self.ctx.translator(result.pair))

@@ -18,13 +18,20 @@ from conftest import CHROMIUM, ROOT
 from playground import i18n
 from playground.i18n import COOKIE, LANGUAGES, LanguageChoice, language_of
 
-KEYWORDS = {"_l": None, "N_": None, "Entry": (2,), "Group": (2,)}  # as babel.cfg and docs/translating.md extract
+# as docs/translating.md extracts them: a label (_l), a text the server writes (_, and .plural's two), a name in a
+# table (N_), a tab's label (Entry, Group)
+KEYWORDS = {"_l": None, "_": None, "N_": None, "plural": (1, 2), "Entry": (2,), "Group": (2,)}
 
 
-def marked() -> set[str]:
-    """Every text the code marks for the catalogue, found as `pybabel extract` finds them."""
+def marked() -> set:
+    """Every text the code marks for the catalogue, found as `pybabel extract` finds them (a plural as the tuple of
+    its two English forms)."""
     found = extract_from_dir(ROOT / "playground", method_map=[("**.py", "python")], keywords=KEYWORDS)
-    return {message for _, _, message, _, _ in found if isinstance(message, str)}
+    return {message for _, _, message, _, _ in found if message}
+
+
+def translated(message) -> bool:
+    return all(message.string) if isinstance(message.string, tuple) else bool(message.string)
 
 
 def po(language: str):
@@ -34,15 +41,16 @@ def po(language: str):
 
 def test_every_marked_text_has_a_reviewed_german_and_french_translation_and_none_is_left_over():
     texts = marked()
-    assert len(texts) > 100 and "Translate" in texts and "At a glance" in texts and "English → German" in texts
+    assert len(texts) > 200 and {"Translate", "At a glance", "English → German", "Pieces"} <= texts
+    assert ("**{n} piece**: {listed}.", "**{n} pieces**: {listed}.") in texts  # a plural, with its two forms
     with (i18n.LOCALE / "playground.pot").open("rb") as f:
         assert {m.id for m in read_po(f) if m.id} == texts, "the template is stale: run the extraction again"
     for language in ("de", "fr"):
         catalogue = po(language)
         entries = {m.id: m for m in catalogue if m.id}
         assert set(entries) == texts, f"{language}: missing {texts - set(entries)}, left over {set(entries) - texts}"
-        assert not [m.id for m in entries.values() if not m.string or m.fuzzy], f"{language}: untranslated or fuzzy"
-        assert len(i18n.catalogue(language)) == len(texts)
+        assert not [m.id for m in entries.values() if not translated(m) or m.fuzzy], f"{language}: untranslated"
+        assert len(i18n.catalogue(language)) == len([t for t in texts if isinstance(t, str)])
 
 
 def tags(text: str) -> list[str]:
@@ -54,16 +62,32 @@ def test_translations_keep_the_markup_the_arrows_and_the_notation_of_the_english
     for message in po(language):
         if not message.id:
             continue
-        assert tags(message.string) == tags(message.id), message.id  # the same HTML, in the same order
-        for kept in ("→", "▶", "◀", "(.zip)", "(JSON)", "d_model", "Top-k", "Top-p", "…"):
-            assert (kept in message.id) == (kept in message.string), (kept, message.id, message.string)
-        assert re.findall(r"\d+", message.id) == re.findall(r"\d+", message.string), message.id
+        english = message.id[-1] if isinstance(message.id, tuple) else message.id
+        for string in message.string if isinstance(message.string, tuple) else [message.string]:
+            assert tags(string) == tags(english), english  # the same HTML, in the same order
+            assert sorted(re.findall(r"{\w+}", string)) == sorted(re.findall(r"{\w+}", english)), english
+            for kept in ("→", "▶", "◀", "(.zip)", "(JSON)", "d_model", "Top-k", "Top-p", "…", "**", "√", "×"):
+                assert english.count(kept) == string.count(kept), (kept, english, string)
+            assert re.findall(r"\d+", english) == re.findall(r"\d+", string), english
 
 
 def test_gettext_translates_what_the_catalogue_has_and_leaves_the_rest_english():
     assert i18n.gettext("de", "Translate") == "Übersetzen" and i18n.gettext("fr", "Translate") == "Traduire"
     assert i18n.gettext("en", "Translate") == "Translate" and i18n.gettext("xx", "Translate") == "Translate"
     assert i18n.gettext("de", "a text no one marked") == "a text no one marked"
+
+
+def test_texts_fill_in_numbers_plurals_and_quotes_as_each_language_writes_them():
+    en, de, fr = i18n.Texts("en"), i18n.Texts("de"), i18n.Texts("fr")
+    assert [t.number(1234.5) for t in (en, de, fr)] == ["1,234.50", "1.234,50", "1\u202f234,50"]
+    assert [t.percent(0.42) for t in (en, de, fr)] == ["42%", "42\xa0%", "42\xa0%"]
+    assert [t.quoted("Hund") for t in (en, de, fr)] == ["“Hund”", "„Hund“", "« Hund »"]
+    one, many = "**{n} piece**: {listed}.", "**{n} pieces**: {listed}."
+    assert en.plural(one, many, 1, listed="x") == "**1 piece**: x." and en.plural(one, many, 3, listed="x") == "**3 pieces**: x."
+    assert de.plural(one, many, 1, listed="x") == "**1 Wortstück**: x." and de.plural(one, many, 2, listed="x").startswith("**2 Wortstücke")
+    assert fr.plural(one, many, 0, listed="x").startswith("**0 morceau**") and fr.plural(one, many, 2, listed="x").startswith("**2 morceaux")
+    assert de("Step {number} of {steps}: {title}", number=3, steps=10, title="Ein Kopf") == "Schritt 3 von 10: Ein Kopf"
+    assert i18n.Texts("xx")("Yes") == "Yes"  # a language the page does not speak: English
 
 
 class Asked:
@@ -127,7 +151,7 @@ def test_the_page_links_every_language_and_gradio_gets_the_catalogue(translators
 # The real page in Chromium, with the browser's language set
 
 
-VISIBLE_TEXT = """() => {
+VISIBLE_TEXT = r"""() => {
     const seen = el => el.offsetParent !== null && getComputedStyle(el).visibility !== 'hidden';
     const parts = ['#masthead p', '#panel label span', '#panel button', '#panel-extras button',
                    '#panel-extras label span', '#panel-extras input:not([type=radio]):not([type=checkbox])',

@@ -39,12 +39,12 @@ def check_every_answer(translator, result):
 
     ins = result.inspection  # step 2: which is longer, the first piece's word vector or its position wave
     word, wave = ins.source_embedded[0].norm(), (ins.source_input[0] - ins.source_embedded[0]).norm()
-    assert bold(made[1].answer) == ("word vector" if word > wave else "position wave")
+    assert bold(made[1].answer) == ("the word vector" if word > wave else "the position wave")
     framed = [a.text for a in made[1].marked.layout.annotations if a.font.color == lesson.ORANGE]
     ratio = float(max(word, wave) / min(word, wave))
     assert len(framed) == 1 and framed[0].startswith("word vector" if word > wave else "+ position wave")
     label = made[1].marked.layout.title.text  # the label and the words give the same comparison
-    assert f"the {bold(made[1].answer)} is longer ({ratio:.1f}×)" in label and f"({ratio:.1f}×)" in made[1].answer
+    assert f"{bold(made[1].answer)} is longer ({ratio:.1f}×)" in label and f"({ratio:.1f}×)" in made[1].answer
     scales = {(t.zmin, t.zmax) for t in made[1].figure.data}
     assert len(scales) == 1, scales  # the panels compared share one colour scale
     labels = pieces.labels
@@ -98,7 +98,7 @@ def check_polls(made: list) -> None:
             assert len(s.choices) >= 2 and len(set(s.choices)) == len(s.choices) and 0 <= s.right < len(s.choices)
     right = [html.unescape(s.choices[s.right]) if s.choices else None for s in made]
     assert right[0] == bold(made[0].answer).split()[0]  # the number of pieces
-    assert right[1] == "the " + bold(made[1].answer)
+    assert right[1] == bold(made[1].answer)
     assert right[2] == html.unescape(bold(made[2].answer)) and right[3] == bold(made[3].answer)
     if made[4].choices:
         assert right[4] == ("No" if made[4].answer.startswith("**No") else "Yes")  # may it look at a later piece?
@@ -203,3 +203,26 @@ def test_step_nines_poll_describes_what_an_early_model_writes():
     assert lesson.early_kind("Ein Ein Ein Ein .", "Ich habe einen Hund .") == 0
     assert lesson.early_kind("Ein Mann steht auf der Straße .", "Ich habe einen Hund .") == 1
     assert lesson.early_kind("Ich habe ein Hund .", "Ich habe einen Hund .") == 2
+
+
+@pytest.mark.parametrize("language", ["de", "fr"])
+def test_the_lesson_in_german_and_french_is_the_same_lesson_in_other_words(translator, tmp_path, language):
+    """The same steps, answers and marks, every sentence in the language (its numbers written its way); only the
+    sentence's own pieces, the figures' numbers and names stay as they are."""
+    result = context.run(translator, "tiny", "a b c d e f g")
+    english = [lesson.step(translator, result, n) for n in range(1, lesson.STEPS + 1)]
+    other = [lesson.step(translator, result, n, language) for n in range(1, lesson.STEPS + 1)]
+    for e, o in zip(english, other):
+        assert (o.number, o.deeper, o.also, o.right, len(o.choices)) == (e.number, e.deeper, e.also, e.right,
+                                                                         len(e.choices))
+        assert o.title != e.title and o.text != e.text
+        if e.question:
+            assert o.question != e.question and o.answer != e.answer
+        words = [(c, d) for c, d in zip(e.choices, o.choices) if re.search(r"[a-z]{3}", c)]
+        assert all(c != d for c, d in words), words  # a number stays a number; a word is translated
+        marks = lambda fig: lesson.marked_cells(fig) if isinstance(fig, go.Figure) else fig  # noqa: E731
+        assert marks(o.marked) == marks(e.marked)  # the answer marked on the same cells
+    quote = {"de": "„", "fr": "« "}[language]
+    assert quote in other[2].question and "”" not in other[2].question  # the language's own quotation marks
+    page = notes.write(tmp_path, result, other, language).read_text(encoding="utf-8")
+    assert f"lang='{language}'" in page and {"de": "Schritt 1:", "fr": "Étape 1 :"}[language] in page

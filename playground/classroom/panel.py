@@ -33,7 +33,7 @@ from ..panel import TranslatePanel
 from ..view import to_page, log
 from . import pages
 from .store import ClassError, Poll, Store, normal_code, shown_code
-from playground.i18n import _l
+from playground.i18n import _l, language_of
 
 ACT_JS = "tp.wall(element, trigger, 'act')"  # the wall's and the list's buttons fire their "act" event (assets/page.js)
 # a phone's choice buttons fire the question's "vote" event; a student's own translation its "send" event (tp.sent)
@@ -273,7 +273,8 @@ class ClassPanel:
             class_id = self.teaching_class(values)
         except ClassError:  # ended elsewhere, or expired
             return self.teacher_gone() | {self.said: "The class has ended."}
-        self.write_shown(memory, class_id, values, self.page.sessions.of(request).open)
+        session = self.page.sessions.of(request)
+        self.write_shown(memory, class_id, values, session.open, session.language)
         version = self.store.version(class_id)
         if version is None or version == memory.seen:
             return {}
@@ -295,7 +296,8 @@ class ClassPanel:
             out[self.join_fold] = gr.Accordion(label=out[self.join_fold])
         return out
 
-    def write_shown(self, memory: ClassMemory, class_id: int, values: dict, open_view: str) -> None:
+    def write_shown(self, memory: ClassMemory, class_id: int, values: dict, open_view: str,
+                    language: str = "en") -> None:
         result, page = values.get(self.page.result), self.page
         if result is None:
             return
@@ -304,7 +306,7 @@ class ClassPanel:
         shown = (result.pair, result.text, number if on_lesson else None)
         if memory.shown == shown:
             return
-        step = page.views["lesson"].made_step(result, number) if on_lesson else None
+        step = page.views["lesson"].made_step(result, number, language) if on_lesson else None
         self.store.show(class_id, result.pair, result.text, values.get(self.panel.translation) or
                         result.translation.text, shown[2], step.title if step else "", plain(step.question) if step
                         else "")
@@ -323,11 +325,13 @@ class ClassPanel:
                            self.ctx.caches.translations, self.ctx.batcher)
 
     @to_page
-    def ask_lesson(self, values: dict) -> dict:
-        """The Lesson step's question as a poll, its choices computed from the model for the teacher's sentence."""
+    def ask_lesson(self, values: dict, request: gr.Request | None = None) -> dict:
+        """The Lesson step's question as a poll, its choices computed from the model for the teacher's sentence, in
+        the teacher's language."""
         class_id = self.teaching_class(values)
         result = self.shown_result(class_id, values)
-        step = self.page.views["lesson"].made_step(result, int(values[self.page.views["lesson"].number] or 1))
+        step = self.page.views["lesson"].made_step(result, int(values[self.page.views["lesson"].number] or 1),
+                                                   language_of(request))
         if not step.question or len(step.choices) < 2:
             raise ClassError(f"Step {step.number} has no question to vote on for this sentence.")
         explained = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", phone_words(step.answer))  # Markdown's bold; the rest is

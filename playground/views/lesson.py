@@ -11,7 +11,14 @@ from playground import lesson, notes, registry
 
 from playground.view import LINKED, View, to_page
 from .common import need
-from playground.i18n import _l
+from playground.i18n import DEFAULT, LANGUAGE, Texts, _l, language_of
+
+
+def view_title(key: str, _: Texts) -> str:
+    """A view's name in the language of `_`: "Attention: Three families", or "Step by step" at the top level."""
+    entry = registry.entry(key)
+    group = registry.GROUP_LABELS.get(entry.group)
+    return _("{group}: {view}", group=_(group), view=_(entry.label)) if group else _(entry.label)
 
 
 class LessonView(View):
@@ -59,19 +66,23 @@ class LessonView(View):
             return min(max(number, 1), lesson.STEPS), f"lesson={raw!r} is not a step: there are {lesson.STEPS}"
         return number, ""
 
-    def made_step(self, result, number: int) -> lesson.LessonStep:
+    def made_step(self, result, number: int, language: str = DEFAULT) -> lesson.LessonStep:
         translator = self.ctx.translator(result.pair)
-        return result.derived(f"lesson step {int(number)}", lambda: lesson.step(translator, result, number))
+        return result.derived(f"lesson step {int(number)} {language}",
+                              lambda: lesson.step(translator, result, number, language))
 
-    def display(self, step: lesson.LessonStep, revealed: bool = False) -> dict:
+    def display(self, step: lesson.LessonStep, revealed: bool = False, language: str = DEFAULT) -> dict:
+        _ = Texts(language)
         figure = step.marked if revealed else step.figure
         is_plot = isinstance(figure, go.Figure)
-        deeper = " ".join(f'<a href="#" class="deeper" data-open="{html.escape(key)}">Go deeper: '
-                          f'{html.escape(registry.title(key))} →</a>' for key in (step.deeper, step.also) if key)
-        return {self.where: f"**Step {step.number} of {lesson.STEPS}: {step.title}**",
+        deeper = " ".join(f'<a href="#" class="deeper" data-open="{html.escape(key)}">'
+                          + html.escape(_("Go deeper: {view}", view=view_title(key, _))) + " →</a>"
+                          for key in (step.deeper, step.also) if key)
+        return {self.where: "**" + _("Step {number} of {steps}: {title}", number=step.number, steps=lesson.STEPS,
+                                     title=step.title) + "**",
                 self.text: step.text,
-                self.question: f"**Question:** {step.question}" if step.question else "",
-                self.answer: f"**Answer:** {step.answer}" if revealed and step.answer else "",
+                self.question: "**" + _("Question:") + "** " + step.question if step.question else "",
+                self.answer: "**" + _("Answer:") + "** " + step.answer if revealed and step.answer else "",
                 self.reveal: gr.update(visible=bool(step.question), interactive=not revealed),
                 self.plot: gr.update(value=figure if is_plot else None, visible=is_plot),
                 self.side: gr.update(visible=is_plot),
@@ -79,29 +90,37 @@ class LessonView(View):
                 self.deeper: deeper}
 
     def fill(self, result, values: dict) -> dict:
-        return self.display(self.made_step(result, values[self.number]))
+        language = values.get(LANGUAGE, DEFAULT)
+        return self.display(self.made_step(result, values[self.number], language), language=language)
 
     @to_page
-    def go(self, result, number, delta: int) -> dict:
-        number = min(max(int(number or 1) + delta, 1), lesson.STEPS)
-        return self.display(self.made_step(need(result), number)) | {self.number: number}
+    def go(self, result, number, delta: int, request: gr.Request | None = None) -> dict:
+        number, language = min(max(int(number or 1) + delta, 1), lesson.STEPS), language_of(request)
+        return self.display(self.made_step(need(result), number, language), language=language) | {self.number: number}
+
+    def back_one(self, result, number, request: gr.Request):
+        return self.go(result, number, -1, request)
+
+    def next_one(self, result, number, request: gr.Request):
+        return self.go(result, number, +1, request)
 
     @to_page
-    def show_answer(self, result, number) -> dict:
-        return self.display(self.made_step(need(result), number), revealed=True)
+    def show_answer(self, result, number, request: gr.Request | None = None) -> dict:
+        language = language_of(request)
+        return self.display(self.made_step(need(result), number, language), revealed=True, language=language)
 
     @to_page
-    def write_notes(self, result) -> dict:
-        result = need(result)
-        steps = [self.made_step(result, n) for n in range(1, lesson.STEPS + 1)]
-        path = notes.write(self.ctx.downloads, result, steps)
+    def write_notes(self, result, request: gr.Request | None = None) -> dict:
+        result, language = need(result), language_of(request)
+        steps = [self.made_step(result, n, language) for n in range(1, lesson.STEPS + 1)]
+        path = notes.write(self.ctx.downloads, result, steps, language)
         return {self.file: gr.update(value=str(path))}
 
     def wire(self, result: gr.State) -> None:
         outputs = self.outputs + [self.number]
         common = dict(api_visibility="private", show_progress="minimal")
-        for button, delta in ((self.back, -1), (self.next, +1)):  # the new step's top at the window's: a whole slide
-            button.click(lambda r, n, d=delta: self.go(r, n, d), [result, self.number], outputs, **common).then(
+        for button, move in ((self.back, self.back_one), (self.next, self.next_one)):  # the new step's top at the
+            button.click(move, [result, self.number], outputs, **common).then(  # window's: a whole slide
                 None, js="() => tp.toStep()")
         self.reveal.click(self.show_answer, [result, self.number], self.outputs, **common)
         self.notes.click(self.write_notes, result, self.file, **common).success(
