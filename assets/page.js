@@ -56,6 +56,7 @@
         trigger('vote', {choice: button.dataset.choice, poll: button.closest('.question').dataset.poll});
       }
     });
+    tp.answers(element, trigger);
     let seen = null;
     new MutationObserver(() => {
       const poll = element.querySelector('.question[data-state="open"]')?.dataset.poll || null;
@@ -66,6 +67,16 @@
       if (poll) seen = poll;
     }).observe(element, {childList: true, subtree: true});
   };
+
+  // A quiz's choice buttons (a phone's in a class, or a student's alone on the Lesson's tab): a tap fires the
+  // element's "answer" event with the quiz, the question and the choice
+  tp.answers = (element, trigger) => element.addEventListener('click', (event) => {
+    const button = event.target.closest('button[data-answer]');
+    if (button && !button.disabled) {
+      trigger('answer', {quiz: button.closest('.quiz').dataset.quiz, question: button.dataset.question,
+                         choice: button.dataset.answer});
+    }
+  });
 
   // After a user's own Translate or Enter (the page chains it with .success): a page in a class (a student's: its
   // class part is shown) asks the server to send the sentence to the wall; any other page sends no request at all,

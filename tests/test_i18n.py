@@ -30,6 +30,19 @@ def marked() -> set:
     return {message for _, _, message, _, _ in found if message}
 
 
+def test_no_text_is_marked_inside_an_f_string_where_the_extraction_cannot_see_it():
+    """Python 3.11 reads an f-string as one token: a _("...") inside it would never reach the catalogue."""
+    import tokenize
+
+    call = re.compile(r"(?<![\w.])(_|_l|N_)\(['\"]|\.plural\(['\"]")
+    hidden = []
+    for path in (ROOT / "playground").rglob("*.py"):
+        with path.open("rb") as f:
+            hidden += [f"{path.name}:{t.start[0]}" for t in tokenize.tokenize(f.readline)
+                       if t.type == tokenize.STRING and re.match(r"[rbuRBU]*[fF]", t.string) and call.search(t.string)]
+    assert not hidden, hidden
+
+
 def translated(message) -> bool:
     return all(message.string) if isinstance(message.string, tuple) else bool(message.string)
 

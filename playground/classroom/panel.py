@@ -32,18 +32,20 @@ from ..doubts import words_with_doubts
 from ..panel import TranslatePanel
 from ..view import to_page, log
 from . import pages
-from .store import ClassError, Poll, Store, normal_code, shown_code
-from playground.i18n import _l, language_of
+from .store import ClassError, Poll, Quiz, Store, normal_code, shown_code
+from playground import quiz
+from playground.i18n import Texts, _l, language_of
 
 ACT_JS = "tp.wall(element, trigger, 'act')"  # the wall's and the list's buttons fire their "act" event (assets/page.js)
 # a phone's choice buttons fire the question's "vote" event; a student's own translation its "send" event (tp.sent)
-VOTE_JS = "tp.question(element, trigger, 'vote', 'send')"
+VOTE_JS = "tp.question(element, trigger, 'vote', 'send', 'answer')"  # and a quiz's buttons its "answer" event
 TEACHER_TICK_S, STUDENT_TICK_S = 1.0, 2.0  # how often a page asks whether its class changed
 # The rate limits, counted in the store for every replica: (events, per seconds)
 NEW_STUDENTS = (150, 600)  # per client address: a lecture hall may share one router; a script flooding a class
 # is stopped here, and seen and shut out by the teacher (the list of students, "Close to new students")
 WRONG_CODES = (30, 60)  # per client address: codes that were wrong (a code is not found by trying)
 SENDS = (12, 60)  # per student: sentences sent to the wall, and votes changed
+ANSWERS = (60, 60)  # per student: a quiz's answers (six questions, changed as a student thinks again)
 STARTS = (10, 600)  # per client address: classes started
 
 
@@ -95,6 +97,7 @@ class ClassMemory:
     seen: int | None = None  # the class's version the page last drew
     drawn: dict = field(default_factory=dict)  # id(component) -> the value last sent to it
     poll: Poll | None = None  # the question a phone shows, as last read
+    quiz: Quiz | None = None  # the quiz a phone shows (the class's open one), as last read
     shown: tuple | None = None  # what the teacher's page last wrote as shown to the class: (pair, text, step)
     sent: tuple | None = None  # a student's last sentence sent to the wall: (pair, text)
 
@@ -202,7 +205,7 @@ class ClassPanel:
         lesson, steps = self.page.views["lesson"], self.page.views["steps"]
         return [self.teaching, self.join_fold, self.card, self.roster, self.wall_fold, self.wall,
                 self.teacher_tick, self.entry_column, self.present_start, self.present_end, lesson.ask, lesson.poll,
-                steps.ask, steps.reveal, steps.poll]
+                steps.ask, steps.reveal, steps.poll, lesson.quiz]
 
     @property
     def student_view(self) -> list:
@@ -241,11 +244,13 @@ class ClassPanel:
         address = links.shared_address(values[self.address] or "", self.ctx.public_url)
         teacher = {"code": code, "secret": secret, "link": pages.join_link(address, code)}
         memory = self.memory(request, fresh=True)
+        _ = Texts(language_of(request))
         return ({self.teacher: teacher, self.entry: gr.Accordion(open=False),
-                 self.said: f"Class **{shown_code(code)}** started: the class joins with the QR code or the link."}
-                | self.teacher_shows(memory, teacher))
+                 self.said: _("Class {code} started: the class joins with the QR code or the link.",
+                              code=f"**{shown_code(code)}**")}
+                | self.teacher_shows(memory, teacher, _))
 
-    def teacher_shows(self, memory: ClassMemory, teacher: dict) -> dict:
+    def teacher_shows(self, memory: ClassMemory, teacher: dict, _: Texts) -> dict:
         """The teacher's part of the page, shown (no Start while it runs); the class drawn at its next tick."""
         memory.seen, memory.drawn = None, {}
         lesson, steps = self.page.views["lesson"], self.page.views["steps"]
@@ -254,7 +259,7 @@ class ClassPanel:
                 self.present_start: gr.Button(visible=False), self.present_end: gr.Button(visible=True),
                 lesson.ask: gr.Button(visible=True), steps.ask: gr.Button(visible=True),
                 steps.reveal: gr.Button(visible=True),
-                self.card: pages.join_card(teacher["link"], teacher["code"], 0)}
+                self.card: pages.join_card(teacher["link"], teacher["code"], 0, _=_)}
 
     def teacher_gone(self) -> dict:
         lesson, steps = self.page.views["lesson"], self.page.views["steps"]
@@ -262,6 +267,7 @@ class ClassPanel:
                 self.teacher_tick: gr.Timer(active=False), self.teacher: {},
                 self.entry_column: gr.Column(visible=True), self.present_start: gr.Button(visible=True),
                 self.present_end: gr.Button(visible=False), lesson.ask: gr.Button(visible=False), lesson.poll: "",
+                lesson.quiz: "",
                 steps.ask: gr.Button(visible=False), steps.reveal: gr.Button(visible=False), steps.poll: ""}
 
     @quiet
@@ -272,8 +278,9 @@ class ClassPanel:
         try:
             class_id = self.teaching_class(values)
         except ClassError:  # ended elsewhere, or expired
-            return self.teacher_gone() | {self.said: "The class has ended."}
+            return self.teacher_gone() | {self.said: Texts(language_of(request))("The class has ended.")}
         session = self.page.sessions.of(request)
+        _ = Texts(session.language)
         self.write_shown(memory, class_id, values, session.open, session.language)
         version = self.store.version(class_id)
         if version is None or version == memory.seen:
@@ -283,14 +290,15 @@ class ClassPanel:
         teacher = values[self.teacher]
         poll = state.poll
         lesson, steps = self.page.views["lesson"], self.page.views["steps"]
-        drawn = {self.join_fold: f"Class {shown_code(state.code)} · {pages.joined(state.students, state.locked)}: "
-                                 "the QR code, the link and the code",
-                 self.card: pages.join_card(teacher["link"], state.code, state.students, state.locked),
-                 self.roster: pages.roster_html(state),
+        drawn = {self.join_fold: _("Class {code} · {joined}: the QR code, the link and the code",
+                                   code=shown_code(state.code), joined=pages.joined(state.students, state.locked, _)),
+                 self.card: pages.join_card(teacher["link"], state.code, state.students, state.locked, _),
+                 self.roster: pages.roster_html(state, _),
                  # beside the Lesson's own question its words are not said again; Step by step's question is said
-                 lesson.poll: pages.poll_html(poll, show_counts=True, said=False) if poll and poll.step else "",
-                 steps.poll: pages.poll_html(poll, show_counts=True) if poll and not poll.step else "",
-                 self.wall: pages.wall_html(state, teacher=True)}
+                 lesson.poll: pages.poll_html(poll, show_counts=True, said=False, _=_) if poll and poll.step else "",
+                 steps.poll: pages.poll_html(poll, show_counts=True, _=_) if poll and not poll.step else "",
+                 self.wall: pages.wall_html(state, teacher=True, _=_),
+                 lesson.quiz: quiz.chart_html(state.quizzes, _)}
         out = memory.changed(drawn)
         if self.join_fold in out:  # its label, which says the class and its count
             out[self.join_fold] = gr.Accordion(label=out[self.join_fold])
@@ -338,24 +346,26 @@ class ClassPanel:
         # escaped
         self.store.ask(class_id, plain(step.question), step.choices, step.right, explained, pair=result.pair,
                        text=result.text, step=step.number)
-        return {self.said: "The question is on the class's phones: their votes come in beside it."}
+        return {self.said: Texts(language_of(request))("The question is on the class's phones: their votes come in "
+                                                       "beside it.")}
 
     @to_page
-    def ask_steps(self, values: dict) -> dict:
+    def ask_steps(self, values: dict, request: gr.Request | None = None) -> dict:
         """Step by step's question: which piece comes next at the step shown, its choices the model's top pieces."""
-        class_id = self.teaching_class(values)
+        class_id, _ = self.teaching_class(values), Texts(language_of(request))
         result = self.shown_result(class_id, values)
-        question, choices, right, explained = pages.next_piece_poll(result, int(values[self.page.views["steps"].index]) - 1)
+        question, choices, right, explained = pages.next_piece_poll(
+            result, int(values[self.page.views["steps"].index]) - 1, _)
         self.store.ask(class_id, question, choices, right, explained, pair=result.pair, text=result.text)
-        return {self.said: "The question is on the class's phones: their votes come in beside it."}
+        return {self.said: _("The question is on the class's phones: their votes come in beside it.")}
 
     @to_page
-    def reveal_class(self, values: dict) -> dict:
+    def reveal_class(self, values: dict, request: gr.Request | None = None) -> dict:
         self.store.reveal(self.teaching_class(values))
-        return {self.said: "Revealed on every phone."}
+        return {self.said: Texts(language_of(request))("Revealed on every phone.")}
 
     @quiet
-    def reveal_with_lesson(self, values: dict) -> dict:
+    def reveal_with_lesson(self, values: dict, request: gr.Request | None = None) -> dict:
         """The Lesson's own Reveal, on a teacher's page whose class has this step's question open: the class sees
         the answer too (one Reveal for the projector and the phones). Nothing on any other page."""
         teacher = values.get(self.teacher) or {}
@@ -369,31 +379,32 @@ class ClassPanel:
         if poll is None or poll.revealed or poll.step != int(values[self.page.views["lesson"].number] or 1):
             return {}
         self.store.reveal(class_id)
-        return {self.said: "Revealed here and on every phone."}
+        return {self.said: Texts(language_of(request))("Revealed here and on every phone.")}
 
     @to_page
-    def toggle_lock(self, values: dict) -> dict:
-        class_id = self.teaching_class(values)
+    def toggle_lock(self, values: dict, request: gr.Request | None = None) -> dict:
+        class_id, _ = self.teaching_class(values), Texts(language_of(request))
         locked = not self.store.state(class_id, wall=0).locked
         self.store.lock(class_id, locked)
-        return {self.said: "The class is closed: no new student can join (those in it can come back)." if locked
-                else "The class is open to new students again."}
+        return {self.said: _("The class is closed: no new student can join (those in it can come back).") if locked
+                else _("The class is open to new students again.")}
 
     @to_page
-    def finish(self, values: dict) -> dict:
+    def finish(self, values: dict, request: gr.Request | None = None) -> dict:
         """The class's summary written for download, then the class deleted (and the model it shared unshared)."""
-        class_id = self.teaching_class(values)
+        class_id, _ = self.teaching_class(values), Texts(language_of(request))
         state = self.store.end(class_id)
-        labels = {pair: self.ctx.label(pair) for pair in self.ctx.pairs}
+        labels = {pair: _(self.ctx.label(pair)) for pair in self.ctx.pairs}
         with self.lock:
             shared = self.models.pop(class_id, None)
         if shared is not None:
             labels[shared[0]] = self.ctx.label(shared[0]) if self.ctx.uploads.translator(shared[0]) else "its model"
-        path = downloads.write(self.ctx.downloads, f"class-{state.code.lower()}", pages.summary(state, labels),
+        path = downloads.write(self.ctx.downloads, f"class-{state.code.lower()}", pages.summary(state, labels, _),
                                suffix=".html")
         return self.teacher_gone() | {
             self.summary: gr.update(value=str(path)),
-            self.said: f"Class {shown_code(state.code)} ended: its summary is downloading, and its data is deleted."}
+            self.said: _("Class {code} ended: its summary is downloading, and its data is deleted.",
+                         code=shown_code(state.code))}
 
     @to_page
     def act(self, values: dict, clicked: gr.EventData) -> dict:
@@ -450,8 +461,9 @@ class ClassPanel:
                 self.entry_column: gr.Column(visible=False), self.present_start: gr.Button(visible=False),
                 self.page.tabs.top: gr.Tabs(visible=False), self.question: "",
                 self.nickname: nickname, self.send: member["send"], self.follow: member["follow"],
-                self.said: f"You are in class **{shown_code(code)}**. What you translate goes to the "
-                           "class's wall unless you switch it off below."}
+                self.said: Texts(language_of(request))(
+                    "You are in class {code}. What you translate goes to the class's wall unless you switch it off "
+                    "below.", code=f"**{shown_code(code)}**")}
 
     @to_page
     def join_typed(self, values: dict, request: gr.Request) -> dict:
@@ -463,23 +475,23 @@ class ClassPanel:
 
     @quiet
     def tick_student(self, values: dict, request: gr.Request) -> dict:
-        memory = self.memory(request)
+        memory, _ = self.memory(request), Texts(language_of(request))
         try:
             class_id, member = self.membership(values)  # each time: a student taken out is told at once
         except ClassError as e:
-            return self.left(request) | {self.said: "The class has ended." if "No class" in str(e) else str(e)}
+            return self.left(request) | {self.said: _("The class has ended.") if "No class" in str(e) else str(e)}
         memory.class_id = class_id
         version = self.store.version(class_id)
         if version is None:
-            return self.left(request) | {self.said: "The class has ended."}
+            return self.left(request) | {self.said: _("The class has ended.")}
         if version == memory.seen:
             return {}
         state = self.store.state(class_id, wall=4 * pages.PHONE_WALL)
-        memory.seen, memory.poll = state.version, state.poll
+        memory.seen, memory.poll, memory.quiz = state.version, state.poll, state.quiz
         mine = self.store.vote_of(state.poll.id, member["token"]) if state.poll else None
-        drawn = {self.followed: pages.followed_html(state) if member.get("follow", True) else "",
-                 self.question: pages.question_html(state.poll, mine),
-                 self.class_wall: pages.wall_html(state, teacher=False, limit=pages.PHONE_WALL),
+        drawn = {self.followed: pages.followed_html(state, _) if member.get("follow", True) else "",
+                 self.question: pages.question_html(state.poll, mine, _) + self.phone_quiz(memory, member, _),
+                 self.class_wall: pages.wall_html(state, teacher=False, limit=pages.PHONE_WALL, _=_),
                  self.page.panel.pair: self.menu(class_id, values.get(self.page.panel.pair))}
         return memory.changed(drawn)
 
@@ -488,7 +500,7 @@ class ClassPanel:
         what the phone had chosen stays chosen while the menu has it."""
         key = self.models.get(class_id, (None, None))[0]
         shared = key is not None and self.ctx.uploads.translator(key) is not None
-        choices = self.ctx.menu([(f"{self.ctx.label(key)} (the teacher's)", key)] if shared else [])
+        choices = self.ctx.menu([(f"{self.ctx.label(key)} (the teacher's)", key)] if shared else [])  # its name
         keys = [k for _, k in choices]
         return gr.update(choices=choices, value=chosen if chosen in keys else next(iter(keys), None))
 
@@ -542,7 +554,63 @@ class ClassPanel:
             raise ClassError("Too many changes: wait a moment before you vote again.")
         self.store.vote(class_id, member["token"], poll_id, choice)
         poll = memory.poll if memory.poll is not None and memory.poll.id == poll_id else None
-        return memory.changed({self.question: pages.question_html(poll, choice)}) if poll else {}
+        _ = Texts(language_of(request))
+        return memory.changed({self.question: pages.question_html(poll, choice, _)
+                               + self.phone_quiz(memory, member, _)}) if poll else {}
+
+    def phone_quiz(self, memory: ClassMemory, member: dict, _: Texts) -> str:
+        """The class's open quiz on a phone, this student's answers marked (under the question, when both are open)."""
+        if memory.quiz is None:
+            return ""
+        mine = self.store.quiz_answers_of(memory.quiz.id, member["token"])
+        return quiz.questions_html(str(memory.quiz.id), memory.quiz.phase, memory.quiz.questions, mine, _)
+
+    @to_page
+    def answer(self, values: dict, request: gr.Request, clicked: gr.EventData) -> dict:
+        """A phone's answer to one question of the class's quiz, drawn at once with the answer marked."""
+        class_id, member = self.membership(values)
+        memory, _ = self.memory(request), Texts(language_of(request))
+        try:
+            quiz_id, question = int(getattr(clicked, "quiz", "")), int(getattr(clicked, "question", ""))
+            choice = int(getattr(clicked, "choice", ""))
+        except (TypeError, ValueError):
+            raise ClassError("That is not one of the choices.") from None
+        if not self.limited("answer", member["token"], ANSWERS):
+            raise ClassError("Too many changes: wait a moment before you answer again.")
+        self.store.answer_quiz(class_id, member["token"], quiz_id, question, choice)
+        if memory.quiz is None or memory.quiz.id != quiz_id:
+            return {}
+        mine = self.store.vote_of(memory.poll.id, member["token"]) if memory.poll else None
+        return memory.changed({self.question: pages.question_html(memory.poll, mine, _)
+                               + self.phone_quiz(memory, member, _)})
+
+    # -------------------------------------------------------------------------
+    # The quiz: a teacher's class on its phones, or a student alone on the Lesson's tab
+
+    def start_quiz(self, values: dict, request: gr.Request | None, phase: str) -> dict:
+        """On a teacher's page the class's quiz (asked on the sentence the class was shown, in the teacher's
+        language; the projector shows its chart); on any other page, the student's own."""
+        lesson = self.page.views["lesson"]
+        if not (values.get(self.teacher) or {}).get("code"):
+            return lesson.own_quiz(values.get(self.page.result), phase, values.get(lesson.rounds), request)
+        class_id, _ = self.teaching_class(values), Texts(language_of(request))
+        result = self.shown_result(class_id, values)
+        if not quiz.usable(result):
+            raise ClassError(_("The quiz needs a sentence of two words or more and a translation: translate "
+                               "another first."))
+        asked = [q.to_dict() for q in quiz.questions(result, _.language)]
+        self.store.start_quiz(class_id, phase, asked, pair=result.pair, text=result.text)
+        return {self.said: _("{title} is on the class's phones: the chart below fills in as they answer.",
+                             title=quiz.title(phase, _)),
+                lesson.quiz: quiz.chart_html(self.store.state(class_id, wall=0).quizzes, _)}
+
+    @to_page
+    def quiz_before(self, values: dict, request: gr.Request) -> dict:
+        return self.start_quiz(values, request, "before")
+
+    @to_page
+    def quiz_after(self, values: dict, request: gr.Request) -> dict:
+        return self.start_quiz(values, request, "after")
 
     @to_page
     def settings(self, values: dict, request: gr.Request) -> dict:
@@ -662,6 +730,10 @@ class ClassPanel:
             event(brought.success, self.share_brought, [], [self.teacher], [self.said], **common)
         page.demo.unload(self.forget)
         event(self.question.vote, self.cast, [], [self.member], [self.question], **common)
+        event(self.question.answer, self.answer, [], [self.member], [self.question], **common)
+        for button, start in ((lesson.quiz_before, self.quiz_before), (lesson.quiz_after, self.quiz_after)):
+            event([button.click], start, [], [self.teacher, lesson.rounds], [self.said, lesson.quiz, lesson.rounds],
+                  **common)
         event([self.nickname.blur, self.nickname.submit, self.send.input, self.follow.input], self.settings, [],
               [self.member, self.nickname, self.send, self.follow], [self.member, self.followed, self.nickname,
                                                                      self.said], **common)

@@ -28,7 +28,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from transformer.errors import InputError
 
-SCHEMA = 2  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
+SCHEMA = 3  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
 LIFETIME_S = 12 * 3600  # a class not ended is deleted this long after it started
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector and typed on a phone
 CODE_LENGTH = 8  # 32^8 = 2^40 codes: with joins rate-limited, not found by trying
@@ -88,6 +88,19 @@ votes = Table("votes", metadata,
               Column("poll_id", Integer, ForeignKey("polls.id"), primary_key=True),
               Column("student", String(64), primary_key=True),  # one vote per student per poll, changeable
               Column("choice", Integer, nullable=False))
+quizzes = Table("quizzes", metadata,  # a quiz before or after the Lesson (playground/quiz.py)
+                Column("id", Integer, primary_key=True, autoincrement=True),
+                Column("class_id", Integer, ForeignKey("classes.id"), nullable=False, index=True),
+                Column("phase", String(8), nullable=False),  # "before" or "after"
+                Column("questions", Text, nullable=False),  # JSON: [{objective, text, choices, right}]
+                Column("open", Boolean, nullable=False, default=True),
+                Column("started", Float, nullable=False),
+                Column("pair", String(40)), Column("text", Text))  # the sentence it was asked on
+quiz_answers = Table("quiz_answers", metadata,  # one answer per student per question, changeable while open
+                     Column("quiz_id", Integer, ForeignKey("quizzes.id"), primary_key=True),
+                     Column("student", String(64), primary_key=True),  # hash of the student's token, as in votes
+                     Column("question", Integer, primary_key=True),
+                     Column("choice", Integer, nullable=False))
 hits = Table("hits", metadata,  # the rate limits' events, for every replica to count (Store.limit)
              Column("id", Integer, primary_key=True, autoincrement=True),
              Column("key", String(120), nullable=False, index=True),
@@ -99,6 +112,7 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE students ADD COLUMN removed BOOLEAN NOT NULL DEFAULT FALSE",
         "ALTER TABLE polls ADD COLUMN pair VARCHAR(40)", "ALTER TABLE polls ADD COLUMN text TEXT",
         "ALTER TABLE polls ADD COLUMN step INTEGER"],
+    3: [],  # the quizzes' two tables: made by create_all
 }
 
 
@@ -175,6 +189,20 @@ class Poll:
 
 
 @dataclass
+class Quiz:
+    """One quiz of a class: its phase, questions and, per question, (right, answered) over its students."""
+
+    id: int
+    phase: str
+    questions: list[dict]
+    open: bool
+    shares: list[tuple[int, int]] = field(default_factory=list)
+    students: int = 0  # how many answered at least one question
+    text: str = ""
+    pair: str = ""
+
+
+@dataclass
 class Student:
     """One student of a class, as the teacher's list shows them."""
 
@@ -200,6 +228,12 @@ class ClassState:
     locked: bool = False  # no new student may join
     polls: list[Poll] = field(default_factory=list)  # every poll of the class (filled as it ends, for its summary)
     roster: list[Student] = field(default_factory=list)  # every student (filled for the teacher and the summary)
+    quizzes: list[Quiz] = field(default_factory=list)  # the newest quiz of each phase, in the order started
+
+    @property
+    def quiz(self) -> Quiz | None:
+        """The quiz open now, if any."""
+        return next((q for q in self.quizzes if q.open), None)
 
 
 class Store:
@@ -408,6 +442,9 @@ class Store:
             return
         poll_ids = select(polls.c.id).where(polls.c.class_id.in_(ids))
         db.execute(delete(votes).where(votes.c.poll_id.in_(poll_ids)))
+        quiz_ids = select(quizzes.c.id).where(quizzes.c.class_id.in_(ids))
+        db.execute(delete(quiz_answers).where(quiz_answers.c.quiz_id.in_(quiz_ids)))
+        db.execute(delete(quizzes).where(quizzes.c.class_id.in_(ids)))
         for table in (polls, sentences, students):
             db.execute(delete(table).where(table.c.class_id.in_(ids)))
         db.execute(delete(classes).where(classes.c.id.in_(ids)))
@@ -471,6 +508,70 @@ class Store:
         return sentence_id
 
     @lasting
+    def start_quiz(self, class_id: int, phase: str, questions: list[dict], pair: str = "", text: str = "") -> int:
+        """A quiz for the class's phones (phase "before" or "after" the Lesson), replacing an earlier one of the same
+        phase and closing any other; its id."""
+        if phase not in ("before", "after"):
+            raise ClassError(f"a quiz is taken before or after the Lesson, not {phase!r}")
+        with self.engine.begin() as db:
+            earlier = [r.id for r in db.execute(select(quizzes.c.id).where(quizzes.c.class_id == class_id,
+                                                                            quizzes.c.phase == phase))]
+            if earlier:
+                db.execute(delete(quiz_answers).where(quiz_answers.c.quiz_id.in_(earlier)))
+                db.execute(delete(quizzes).where(quizzes.c.id.in_(earlier)))
+            db.execute(update(quizzes).where(quizzes.c.class_id == class_id).values(open=False))
+            quiz_id = db.execute(insert(quizzes).values(class_id=class_id, phase=phase, questions=json.dumps(questions),
+                                                        open=True, started=time.time(), pair=pair, text=text)
+                                 ).inserted_primary_key[0]
+            self._bump(db, class_id)
+        return quiz_id
+
+    @lasting
+    def close_quiz(self, class_id: int) -> None:
+        with self.engine.begin() as db:
+            db.execute(update(quizzes).where(quizzes.c.class_id == class_id).values(open=False))
+            self._bump(db, class_id)
+
+    @lasting
+    def answer_quiz(self, class_id: int, token: str, quiz_id: int, question: int, choice: int) -> None:
+        """A student's answer to one question of the open quiz, replacing an earlier one; refused once it closed."""
+        with self.engine.begin() as db:
+            quiz = db.execute(select(quizzes).where(quizzes.c.id == quiz_id, quizzes.c.class_id == class_id)).first()
+            if quiz is None or not quiz.open:
+                raise ClassError("That quiz is closed.")
+            asked = json.loads(quiz.questions)
+            if not 0 <= question < len(asked) or not 0 <= choice < len(asked[question]["choices"]):
+                raise ClassError("That is not one of the choices.")
+            db.execute(self._insert(quiz_answers).values(quiz_id=quiz_id, student=hashed(token), question=question,
+                                                         choice=choice)
+                       .on_conflict_do_update(index_elements=["quiz_id", "student", "question"],
+                                              set_=dict(choice=choice)))
+            self._bump(db, class_id)
+
+    @lasting
+    def quiz_answers_of(self, quiz_id: int, token: str) -> dict[int, int]:
+        """This student's answers to a quiz: question -> choice."""
+        with self.engine.begin() as db:
+            return dict(db.execute(select(quiz_answers.c.question, quiz_answers.c.choice).where(
+                quiz_answers.c.quiz_id == quiz_id, quiz_answers.c.student == hashed(token))).all())
+
+    @staticmethod
+    def _quizzes(db, class_id: int) -> list[Quiz]:
+        """The class's quizzes with their shares right, its removed students' answers left out."""
+        from ..quiz import shares
+
+        kept = select(students.c.student).where(students.c.class_id == class_id, students.c.removed.is_(False))
+        out = []
+        for row in db.execute(select(quizzes).where(quizzes.c.class_id == class_id).order_by(quizzes.c.id)):
+            asked = json.loads(row.questions)
+            answers = [dict(r._mapping) for r in db.execute(
+                select(quiz_answers.c.student, quiz_answers.c.question, quiz_answers.c.choice).where(
+                    quiz_answers.c.quiz_id == row.id, quiz_answers.c.student.in_(kept)))]
+            out.append(Quiz(row.id, row.phase, asked, bool(row.open), shares(asked, answers),
+                            len({a["student"] for a in answers}), row.text or "", row.pair or ""))
+        return out
+
+    @lasting
     def vote(self, class_id: int, token: str, poll_id: int, choice: int) -> None:
         """A student's vote on the current poll, replacing their earlier one; refused once it is revealed."""
         with self.engine.begin() as db:
@@ -512,9 +613,10 @@ class Store:
             sent = [dict(r._mapping) for r in db.execute(query.order_by(sentences.c.id.desc()).limit(wall))]
             poll = self._poll(db, row.poll_id) if row.poll_id is not None else None
             listed = self._roster(db, class_id) if roster else []
+            asked = self._quizzes(db, class_id)
         teacher = {k: getattr(row, k) for k in ("pair", "text", "translation", "step", "step_title", "question")}
         return ClassState(row.id, row.code, row.version, count, teacher, sent, poll, bool(row.locked),
-                          roster=listed)
+                          roster=listed, quizzes=asked)
 
     @lasting
     def vote_of(self, poll_id: int, token: str) -> int | None:

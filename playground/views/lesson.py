@@ -7,7 +7,8 @@ import html
 import gradio as gr
 import plotly.graph_objects as go
 
-from playground import lesson, notes, registry
+from playground import lesson, notes, quiz, registry
+from transformer.errors import InputError
 
 from playground.view import LINKED, View, to_page
 from .common import need
@@ -19,6 +20,9 @@ def view_title(key: str, _: Texts) -> str:
     entry = registry.entry(key)
     group = registry.GROUP_LABELS.get(entry.group)
     return _("{group}: {view}", group=_(group), view=_(entry.label)) if group else _(entry.label)
+
+
+ANSWER_JS = "tp.answers(element, trigger, 'answer')"  # a quiz's choice buttons fire the box's "answer" event
 
 
 class LessonView(View):
@@ -50,6 +54,14 @@ class LessonView(View):
             # hidden: the browser clicks it once the notes are written, so one click downloads them
             self.file = gr.DownloadButton(_l("Download the notes"), size="sm", scale=0, min_width=200,
                                           visible="hidden", elem_id="lesson-file")
+            # six questions, one per learning objective, before and after the Lesson (playground/quiz.py): a student
+            # alone takes them here; a teacher's class on its phones, and this box shows the class's chart
+            self.quiz_before = gr.Button(_l("Quiz before the Lesson"), size="sm", scale=0, min_width=160,
+                                         elem_id="quiz-before")
+            self.quiz_after = gr.Button(_l("Quiz after the Lesson"), size="sm", scale=0, min_width=160,
+                                        elem_id="quiz-after")
+        self.quiz = gr.HTML(elem_id="quiz", js_on_load=ANSWER_JS, padding=False)
+        self.rounds = gr.State({})  # per user alone: phase -> {"questions": [...], "answers": {question: choice}}
         self.controls = [self.number]
         self.outputs = [self.where, self.text, self.question, self.answer, self.plot, self.side, self.html,
                         self.deeper, self.reveal]
@@ -116,6 +128,30 @@ class LessonView(View):
         path = notes.write(self.ctx.downloads, result, steps, language)
         return {self.file: gr.update(value=str(path))}
 
+    def own_quiz(self, result, phase: str, rounds: dict, request: gr.Request | None = None) -> dict:
+        """A student alone starts a quiz round on the sentence shown, in their language (an earlier round of the
+        same phase taken again)."""
+        result, language = need(result), language_of(request)
+        asked = [q.to_dict() for q in quiz.questions(result, language)]
+        rounds = {k: v for k, v in (rounds or {}).items() if k != phase} | {phase: {"questions": asked, "answers": {}}}
+        return {self.rounds: rounds, self.quiz: quiz.own_html(rounds, Texts(language))}
+
+    @to_page
+    def answer_own(self, rounds: dict, request: gr.Request, clicked: gr.EventData) -> dict:
+        """A student alone answers one question of their open round; once all six are answered, their results."""
+        phase = str(getattr(clicked, "quiz", ""))
+        if phase not in (rounds or {}):
+            return {}
+        try:
+            question, choice = int(getattr(clicked, "question", "")), int(getattr(clicked, "choice", ""))
+        except (TypeError, ValueError):
+            raise InputError("That is not one of the choices.") from None
+        asked = rounds[phase]["questions"]
+        if not 0 <= question < len(asked) or not 0 <= choice < len(asked[question]["choices"]):
+            raise InputError("That is not one of the choices.")
+        rounds = rounds | {phase: {"questions": asked, "answers": rounds[phase]["answers"] | {question: choice}}}
+        return {self.rounds: rounds, self.quiz: quiz.own_html(rounds, Texts(language_of(request)))}
+
     def wire(self, result: gr.State) -> None:
         outputs = self.outputs + [self.number]
         common = dict(api_visibility="private", show_progress="minimal")
@@ -125,3 +161,4 @@ class LessonView(View):
         self.reveal.click(self.show_answer, [result, self.number], self.outputs, **common)
         self.notes.click(self.write_notes, result, self.file, **common).success(
             None, js="() => tp.download()")
+        self.quiz.answer(self.answer_own, self.rounds, [self.rounds, self.quiz], **common)
