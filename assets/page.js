@@ -57,9 +57,11 @@
       }
     });
     tp.answers(element, trigger);
-    let seen = null;
+    let seen = null;  // the open question or quiz last rung for: a new one rings and scrolls to the top
     new MutationObserver(() => {
-      const poll = element.querySelector('.question[data-state="open"]')?.dataset.poll || null;
+      const open = element.querySelector('.question[data-state="open"]')?.dataset.poll
+        || element.querySelector('.quiz[data-state="open"]')?.dataset.quiz;
+      const poll = open ? `${element.querySelector('.question[data-state="open"]') ? 'poll' : 'quiz'} ${open}` : null;
       if (poll && poll !== seen) {
         navigator.vibrate?.([120, 60, 120]);
         window.scrollTo({top: 0, behavior: 'smooth'});

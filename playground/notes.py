@@ -51,9 +51,9 @@ def document(result: Result, steps: list, language: str = "en") -> str:
              f"<style>{STYLE}{(ROOT / 'assets' / 'style.css').read_text(encoding='utf-8')}</style>{plotly_script()}"
              "</head><body>",
              "<h1>" + _("A lesson in ten steps") + "</h1><p>"
-             + _("The sentence: {sentence}", sentence=f"<b>{sentence}</b>") + "<br>"
+             + _("The sentence: {sentence}", sentence="<b>" + sentence + "</b>") + "<br>"
              + _("Its translation ({pair}): {translation}", pair=html.escape(result.pair),
-                 translation=f"<b>{html.escape(result.translation.text)}</b>") + "</p>"]
+                 translation="<b>" + html.escape(result.translation.text) + "</b>") + "</p>"]
     for step in steps:
         parts.append("<section><h2>" + _("Step {number}: {title}", number=step.number, title=html.escape(step.title))
                      + f"</h2><p>{inline_markdown(step.text)}</p>")

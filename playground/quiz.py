@@ -34,15 +34,11 @@ class Question:
         return asdict(self)
 
 
-def shuffled(text: str, choices: list[str]) -> tuple[list[str], int]:
-    """The choices (the right one first) in an order fixed by their words, and where the right one went."""
-    order = sorted(range(len(choices)), key=lambda i: hashlib.sha256(f"{text}\n{choices[i]}".encode()).hexdigest())
+def shuffled(key: str, choices: list[str]) -> tuple[list[str], int]:
+    """The choices (the right one first) in an order fixed by `key` (the question and the sentence, not its words:
+    the same order in every language), and where the right one went."""
+    order = sorted(range(len(choices)), key=lambda i: hashlib.sha256(f"{key}\n{i}".encode()).hexdigest())
     return [choices[i] for i in order], order.index(0)
-
-
-def asked(objective: int, text: str, right: str, *wrong: str) -> Question:
-    choices, index = shuffled(text, [right, *wrong])
-    return Question(objective, text, choices, index)
 
 
 def questions(result: Result, language: str = "en") -> list[Question]:
@@ -61,6 +57,11 @@ def questions(result: Result, language: str = "en") -> list[Question]:
     later = named(out, min(2, len(out) - 1), _) if len(out) > 1 else _("the pieces it writes later")
     weight = _.number(float(row[k]))
     looker, looked = named(src, q, _), named(src, k, _)
+
+    def asked(objective: int, text: str, right: str, *wrong: str) -> Question:
+        choices, index = shuffled(f"{objective}\n{result.text}", [right, *wrong])
+        return Question(objective, text, choices, index)
+
     return [
         asked(0, _("In the encoder's first layer, head 1 gives {looked} the weight {weight} when it updates "
                    "{looker}. What does that number say?", looked=looked, weight=weight, looker=looker),

@@ -18,7 +18,7 @@ from transformer.errors import InputError
 
 from .context import ROOT, Context, Result
 from .explanations import EXPLAIN, explained
-from .i18n import LANGUAGE, _l
+from .i18n import LANGUAGE, _l, gettext, language_of
 
 
 # -----------------------------------------------------------------------------
@@ -33,11 +33,13 @@ def to_page(fn):
     (InputError, raised on purpose) becomes its plain message in the page (gr.Error), never a traceback; anything
     else is a bug: logged with its traceback on the server and reported in one sentence. Works on generators
     (streamed updates) too."""
-    def failed(e: Exception) -> gr.Error:
+    def failed(e: Exception, args: tuple, kwargs: dict) -> gr.Error:
         if isinstance(e, gr.Error):
             return e
-        if isinstance(e, InputError):  # the user's input: said in the page, no traceback in the server's log
-            return gr.Error(str(e), print_exception=False)
+        if isinstance(e, InputError):  # the user's input: said in the page (in its language where the catalogue
+            # has the sentence), no traceback in the server's log
+            request = next((a for a in (*args, *kwargs.values()) if isinstance(a, gr.Request)), None)
+            return gr.Error(gettext(language_of(request), str(e)), print_exception=False)
         log.exception("%s failed", fn.__qualname__)  # keep the server up, say so in words
         return gr.Error(f"Something went wrong ({type(e).__name__}); please try other settings.")
 
@@ -48,7 +50,7 @@ def to_page(fn):
                 for update in fn(*args, **kwargs):
                     yield serialized(update, file_name(args))
             except Exception as e:
-                raise failed(e) from None
+                raise failed(e, args, kwargs) from None
         return streamed
 
     @functools.wraps(fn)
@@ -56,7 +58,7 @@ def to_page(fn):
         try:
             return serialized(fn(*args, **kwargs), file_name(args))
         except Exception as e:
-            raise failed(e) from None
+            raise failed(e, args, kwargs) from None
     return wrapper
 
 

@@ -22,11 +22,11 @@ pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium (.ci/run installs it)")]
 
 
-def open_page(browser, url: str, size: tuple[int, int] = (1400, 1000)):
-    """A fresh page on `url` (a window of `size`) in which every request that leaves this machine is refused and
-    recorded; returned once the page has made its opening translation (the load event), so no later click races
-    with it."""
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+def open_page(browser, url: str, size: tuple[int, int] = (1400, 1000), locale: str | None = None):
+    """A fresh page on `url` (a window of `size`, the browser's language `locale`) in which every request that
+    leaves this machine is refused and recorded; returned once the page has made its opening translation (the load
+    event), so no later click races with it."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, locale=locale)
     page = context.new_page()
     page.blocked, page.dialogs = [], []
 

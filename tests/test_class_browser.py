@@ -340,3 +340,54 @@ def test_the_app_restarted_mid_lesson_brings_the_teacher_and_every_phone_back_to
             p.context.close()
     finally:
         demo.close()
+
+
+def test_the_quiz_before_and_after_with_a_projector_and_three_phones_in_german(browser, server, translators):
+    """The browsers' language German: the teacher starts the quiz before the Lesson, three phones answer it, the
+    projector's chart shows each question's share right as they voted; then after the Lesson, and the summary
+    keeps both. The right answers are the model's own, computed here as the server does (the same sentence)."""
+    from playground import context, quiz
+
+    teacher = open_page(browser, server, (1280, 720), locale="de-DE")
+    sentence = teacher.input_value("#source-text textarea")
+    questions = quiz.questions(context.run(translators["en-de"], "en-de", sentence), "de")
+    teacher.click("#class-entry button >> nth=0")
+    teacher.click("#class-start")
+    teacher.wait_for_selector("#class-card .join-link a", timeout=20_000)
+    link = teacher.inner_text("#class-card .join-link a")
+    students = [open_page(browser, link, (390, 844), locale="de-DE") for _ in range(3)]
+    for s in students:
+        s.wait_for_selector("#class-student", state="visible", timeout=20_000)
+    teacher.click("button[role=tab]:has-text('Lektion')")
+    expected = {}
+    for phase, label, picks in (("before", "Quiz vor der Lektion", lambda who, q: who % len(q.choices)),
+                                ("after", "Quiz nach der Lektion", lambda who, q: q.right)):
+        teacher.click(f"#quiz-{phase}")
+        teacher.wait_for_selector(f"#quiz .quiz-chart:has-text('{label}')", timeout=20_000)
+        for who, s in enumerate(students):
+            s.wait_for_selector(f"#class-question .quiz[data-state=open]:has-text('{label}')", timeout=30_000)
+            s.wait_for_function("() => { const top = document.querySelector('#class-question .quiz')"
+                                ".getBoundingClientRect().top; return top >= 0 && top < 844; }",
+                                timeout=5_000)  # the phone scrolls to it: it arrives in the first screen
+            for i, q in enumerate(questions):
+                assert s.locator(f"#class-question button[data-question='{i}']").all_inner_texts() == q.choices
+                s.locator(f"#class-question button[data-question='{i}'][data-answer='{picks(who, q)}']").click()
+                if i < len(questions) - 1:  # the last answer folds the quiz into one line
+                    s.wait_for_selector(f"#class-question button[data-question='{i}'].chosen", timeout=20_000)
+            s.wait_for_selector("#class-question .quiz[data-state=done]:has-text('alle sechs beantwortet')",
+                                timeout=20_000)
+        expected[phase] = [f"{sum(picks(w, q) == q.right for w in range(3))}/3" for q in questions]
+        teacher.wait_for_function("() => document.querySelector('#quiz').innerText.includes('3 haben "
+                                  f"{'vorher' if phase == 'before' else 'nachher'} geantwortet')", timeout=30_000)
+    shown = re.findall(r"\((\d+/\d+)\)", teacher.inner_text("#quiz"))
+    assert shown == [s for pair in zip(expected["before"], expected["after"]) for s in pair]
+    assert "Aufmerksamkeitsgewicht" in teacher.inner_text("#quiz")  # the objectives, in German
+    teacher.screenshot(path=str(ARTIFACTS / "quiz-projector-de.png"), full_page=True)
+    students[0].screenshot(path=str(ARTIFACTS / "quiz-phone-de.png"))
+    with teacher.expect_download(timeout=30_000) as download:
+        teacher.click("#class-end")
+    summary = Path(download.value.path()).read_text(encoding="utf-8")
+    assert "<h2>Quiz</h2>" in summary and re.findall(r"\((\d+/\d+)\)", summary)[:12] == shown
+    for p in [teacher, *students]:
+        assert not p.errors, p.errors
+        p.context.close()

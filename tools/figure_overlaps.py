@@ -1,7 +1,7 @@
 """Text on text inside the page's figures: every view and every Lesson step at the four sizes a class meets.
 
     python tools/figure_overlaps.py [--sizes present 1280x720 1440x900 390x844] [--only TEXT] [--shots DIR]
-                                    [--json out.json]
+                                    [--json out.json] [--language de]
 
 Starts `python app.py` on this machine, opens the page in Debian's chromium (Playwright, never a downloaded
 browser), opens every view (the registry's tabs) and walks the Lesson's ten steps, and on each screen checks every
@@ -9,7 +9,8 @@ visible plotly figure: no two of its texts (titles, tick labels, axis titles, le
 annotations) cover each other, and none is cut by the figure's edge. A text is compared as drawn: its box turned
 with it (a tick label at -45° is a slanted box, not the upright box around it), 1 px of tolerance. Prints each
 collision and the count per screen; exits 1 when any is found. --shots keeps each screen's screenshot and each visible
-figure alone (a figure with a collision named so); --only checks the screens whose name holds one of its texts.
+figure alone (a figure with a collision named so); --only checks the screens whose name holds one of its texts;
+--language opens the page as a browser of that language does (German and French words are longer).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from playground import registry  # noqa: E402
+from playground.i18n import Texts  # noqa: E402
 from tools.classroom import free_port, serve  # noqa: E402
 
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -81,11 +83,14 @@ def collisions(page, patience_ms: int = 2000) -> list:
     return found
 
 
-def screens(page):
-    """(name, open it) of every view's tab, then the Lesson's ten steps."""
+def screens(page, language: str = "en"):
+    """(name, open it) of every view's tab, then the Lesson's ten steps (the tabs found by their labels in
+    `language`)."""
+    _ = Texts(language)
+
     def view(labels):
         def go():
-            for level, label in enumerate(labels):
+            for level, label in enumerate(_(label) for label in labels):
                 tab = page.get_by_role("tab", name=label, exact=True)
                 beyond = page.locator(".overflow-dropdown:visible").get_by_role("button", name=label, exact=True)
                 if tab.count() and tab.first.is_visible():
@@ -104,11 +109,13 @@ def screens(page):
             yield " / ".join(labels), view(labels)
     yield "Lesson step 1", view(("Lesson",))
     for n in range(2, 11):
-        yield f"Lesson step {n}", lambda n=n: (page.click("#lesson-next"), page.wait_for_function(
-            f"() => document.querySelector('#lesson-where').textContent.includes('Step {n} of')", timeout=60_000))
+        where = _("Step {number} of {steps}: {title}", number=n, steps=10, title="").split(":")[0]
+        yield f"Lesson step {n}", lambda n=n, where=where: (page.click("#lesson-next"), page.wait_for_function(
+            "(w) => document.querySelector('#lesson-where').textContent.includes(w)", arg=where, timeout=60_000))
 
 
-def check(url: str, sizes: list[str], shots: Path | None, only: list[str] | None = None) -> dict[str, list]:
+def check(url: str, sizes: list[str], shots: Path | None, only: list[str] | None = None,
+          language: str = "en") -> dict[str, list]:
     from playwright.sync_api import sync_playwright
 
     report = {}
@@ -116,10 +123,10 @@ def check(url: str, sizes: list[str], shots: Path | None, only: list[str] | None
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
         for size in sizes:
             width, height, present = SIZES[size]
-            page = browser.new_page(viewport={"width": width, "height": height})
+            page = browser.new_page(viewport={"width": width, "height": height}, locale=language)
             page.goto(url + ("?present=1" if present else ""))
             page.wait_for_selector(".glance svg", timeout=60_000)
-            for name, go in screens(page):
+            for name, go in screens(page, language):
                 if only and not any(o in name for o in only) and not name.startswith("Lesson step"):
                     continue
                 go()
@@ -148,13 +155,14 @@ def main() -> None:
     parser.add_argument("--shots", type=Path, help="a folder for each screen's screenshot")
     parser.add_argument("--json", type=Path, help="also write every collision here")
     parser.add_argument("--only", nargs="+", help="only the screens whose name holds one of these texts")
+    parser.add_argument("--language", default="en", choices=["en", "de", "fr"], help="the browser's language")
     args = parser.parse_args()
     if args.shots:
         args.shots.mkdir(parents=True, exist_ok=True)
     port = free_port()
     app = serve(port)
     try:
-        report = check(f"http://127.0.0.1:{port}/", args.sizes, args.shots, args.only)
+        report = check(f"http://127.0.0.1:{port}/", args.sizes, args.shots, args.only, args.language)
     finally:
         os.killpg(app.pid, signal.SIGTERM)
         app.wait(timeout=60)

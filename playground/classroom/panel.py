@@ -34,7 +34,7 @@ from ..view import to_page, log
 from . import pages
 from .store import ClassError, Poll, Quiz, Store, normal_code, shown_code
 from playground import quiz
-from playground.i18n import Texts, _l, language_of
+from playground.i18n import N_, Texts, _l, gettext, language_of
 
 ACT_JS = "tp.wall(element, trigger, 'act')"  # the wall's and the list's buttons fire their "act" event (assets/page.js)
 # a phone's choice buttons fire the question's "vote" event; a student's own translation its "send" event (tp.sent)
@@ -47,6 +47,11 @@ WRONG_CODES = (30, 60)  # per client address: codes that were wrong (a code is n
 SENDS = (12, 60)  # per student: sentences sent to the wall, and votes changed
 ANSWERS = (60, 60)  # per student: a quiz's answers (six questions, changed as a student thinks again)
 STARTS = (10, 600)  # per client address: classes started
+
+
+def bold(text: str) -> str:
+    """Markdown's bold."""
+    return "**" + text + "**"
 
 
 def plain(text: str) -> str:
@@ -233,9 +238,10 @@ class ClassPanel:
         if running.get("code"):
             try:
                 self.teaching_class(values)
-                return self.teacher_shows(self.memory(request), running) | {
-                    self.said: f"Class **{shown_code(running['code'])}** is still running in this browser: end it "
-                               "first (its summary downloads), then start another."}
+                _ = Texts(language_of(request))
+                return self.teacher_shows(self.memory(request), running, _) | {
+                    self.said: _("Class {code} is still running in this browser: end it first (its summary "
+                                 "downloads), then start another.", code=bold(shown_code(running["code"])))}
             except ClassError:
                 pass  # ended elsewhere, or expired: a new one may start
         if not self.limited("start", client_address(request, self.trusted), STARTS):
@@ -247,7 +253,7 @@ class ClassPanel:
         _ = Texts(language_of(request))
         return ({self.teacher: teacher, self.entry: gr.Accordion(open=False),
                  self.said: _("Class {code} started: the class joins with the QR code or the link.",
-                              code=f"**{shown_code(code)}**")}
+                              code=bold(shown_code(code)))}
                 | self.teacher_shows(memory, teacher, _))
 
     def teacher_shows(self, memory: ClassMemory, teacher: dict, _: Texts) -> dict:
@@ -278,7 +284,8 @@ class ClassPanel:
         try:
             class_id = self.teaching_class(values)
         except ClassError:  # ended elsewhere, or expired
-            return self.teacher_gone() | {self.said: Texts(language_of(request))("The class has ended.")}
+            _ = Texts(language_of(request))
+            return self.teacher_gone() | {self.said: _("The class has ended.")}
         session = self.page.sessions.of(request)
         _ = Texts(session.language)
         self.write_shown(memory, class_id, values, session.open, session.language)
@@ -328,7 +335,7 @@ class ClassPanel:
             return result
         shown = self.store.state(class_id, wall=0).teacher
         if not shown.get("text") or shown.get("pair") not in self.ctx.pairs:
-            raise ClassError("Translate a sentence first: the question is about it.")
+            raise ClassError(N_("Translate a sentence first: the question is about it."))
         return context.run(self.ctx.translator(shown["pair"]), shown["pair"], shown["text"], DecodeOptions(),
                            self.ctx.caches.translations, self.ctx.batcher)
 
@@ -346,8 +353,8 @@ class ClassPanel:
         # escaped
         self.store.ask(class_id, plain(step.question), step.choices, step.right, explained, pair=result.pair,
                        text=result.text, step=step.number)
-        return {self.said: Texts(language_of(request))("The question is on the class's phones: their votes come in "
-                                                       "beside it.")}
+        _ = Texts(language_of(request))
+        return {self.said: _("The question is on the class's phones: their votes come in beside it.")}
 
     @to_page
     def ask_steps(self, values: dict, request: gr.Request | None = None) -> dict:
@@ -362,7 +369,8 @@ class ClassPanel:
     @to_page
     def reveal_class(self, values: dict, request: gr.Request | None = None) -> dict:
         self.store.reveal(self.teaching_class(values))
-        return {self.said: Texts(language_of(request))("Revealed on every phone.")}
+        _ = Texts(language_of(request))
+        return {self.said: _("Revealed on every phone.")}
 
     @quiet
     def reveal_with_lesson(self, values: dict, request: gr.Request | None = None) -> dict:
@@ -379,7 +387,8 @@ class ClassPanel:
         if poll is None or poll.revealed or poll.step != int(values[self.page.views["lesson"].number] or 1):
             return {}
         self.store.reveal(class_id)
-        return {self.said: Texts(language_of(request))("Revealed here and on every phone.")}
+        _ = Texts(language_of(request))
+        return {self.said: _("Revealed here and on every phone.")}
 
     @to_page
     def toggle_lock(self, values: dict, request: gr.Request | None = None) -> dict:
@@ -417,7 +426,7 @@ class ClassPanel:
             return self.toggle_lock(values)
         if what in ("remove", "hide-all", "show-all"):
             if not re.fullmatch(r"[0-9a-f]{64}", str(which)):
-                raise ClassError("That is not a student of this class.")
+                raise ClassError(N_("That is not a student of this class."))
             if what == "remove":
                 self.store.remove(class_id, which)
                 return {self.said: "Taken out of the class: their sentences are hidden and they cannot come back."}
@@ -426,13 +435,13 @@ class ClassPanel:
         try:
             sentence_id = int(which)
         except (TypeError, ValueError):
-            raise ClassError("That is not a sentence of the wall.") from None
+            raise ClassError(N_("That is not a sentence of the wall.")) from None
         if what == "hide":
             self.store.hide(class_id, sentence_id)
             return {self.said: "Hidden on every screen."}
         found = self.store.sentence(class_id, sentence_id)
         if found["pair"] not in self.ctx.pairs:
-            raise ClassError("That sentence's language pair is not loaded here.")
+            raise ClassError(N_("That sentence's language pair is not loaded here."))
         return {self.panel.pair: found["pair"], self.panel.text: found["text"]}
 
     # -------------------------------------------------------------------------
@@ -441,7 +450,7 @@ class ClassPanel:
     def enrol(self, code: str, member: dict, request: gr.Request) -> dict:
         """This page in the class with `code` (as the store writes it: normal_code), its token kept when this
         browser had joined it before (one student per browser)."""
-        address = client_address(request, self.trusted)
+        address, _ = client_address(request, self.trusted), Texts(language_of(request))
         same = member.get("code") == code and member.get("token")
         token = member["token"] if same else secrets.token_urlsafe(18)
         nickname = member.get("nickname", "") if same else ""
@@ -450,7 +459,7 @@ class ClassPanel:
                             allow_new=lambda: self.limited("join", address, NEW_STUDENTS))
         except ClassError as e:
             if "No class has this code" in str(e) and not self.limited("miss", address, WRONG_CODES):
-                raise ClassError("Too many wrong codes from here: wait a minute.") from None
+                raise ClassError(N_("Too many wrong codes from here: wait a minute.")) from None
             raise
         kept = member if same else {}  # the switches of a page that had joined this class before
         member = {"code": code, "token": token, "nickname": nickname, "send": kept.get("send", True),
@@ -461,9 +470,8 @@ class ClassPanel:
                 self.entry_column: gr.Column(visible=False), self.present_start: gr.Button(visible=False),
                 self.page.tabs.top: gr.Tabs(visible=False), self.question: "",
                 self.nickname: nickname, self.send: member["send"], self.follow: member["follow"],
-                self.said: Texts(language_of(request))(
-                    "You are in class {code}. What you translate goes to the class's wall unless you switch it off "
-                    "below.", code=f"**{shown_code(code)}**")}
+                self.said: _("You are in class {code}. What you translate goes to the class's wall unless you "
+                             "switch it off below.", code=bold(shown_code(code)))}
 
     @to_page
     def join_typed(self, values: dict, request: gr.Request) -> dict:
@@ -479,7 +487,7 @@ class ClassPanel:
         try:
             class_id, member = self.membership(values)  # each time: a student taken out is told at once
         except ClassError as e:
-            return self.left(request) | {self.said: _("The class has ended.") if "No class" in str(e) else str(e)}
+            return self.left(request) | {self.said: _("The class has ended.") if "No class" in str(e) else _(str(e))}
         memory.class_id = class_id
         version = self.store.version(class_id)
         if version is None:
@@ -549,9 +557,9 @@ class ClassPanel:
         try:
             choice, poll_id = int(getattr(clicked, "choice", "")), int(getattr(clicked, "poll", ""))
         except (TypeError, ValueError):
-            raise ClassError("That is not one of the choices.") from None
+            raise ClassError(N_("That is not one of the choices.")) from None
         if not self.limited("vote", member["token"], SENDS):
-            raise ClassError("Too many changes: wait a moment before you vote again.")
+            raise ClassError(N_("Too many changes: wait a moment before you vote again."))
         self.store.vote(class_id, member["token"], poll_id, choice)
         poll = memory.poll if memory.poll is not None and memory.poll.id == poll_id else None
         _ = Texts(language_of(request))
@@ -574,9 +582,9 @@ class ClassPanel:
             quiz_id, question = int(getattr(clicked, "quiz", "")), int(getattr(clicked, "question", ""))
             choice = int(getattr(clicked, "choice", ""))
         except (TypeError, ValueError):
-            raise ClassError("That is not one of the choices.") from None
+            raise ClassError(N_("That is not one of the choices.")) from None
         if not self.limited("answer", member["token"], ANSWERS):
-            raise ClassError("Too many changes: wait a moment before you answer again.")
+            raise ClassError(N_("Too many changes: wait a moment before you answer again."))
         self.store.answer_quiz(class_id, member["token"], quiz_id, question, choice)
         if memory.quiz is None or memory.quiz.id != quiz_id:
             return {}
@@ -629,7 +637,7 @@ class ClassPanel:
                 self.store.join(member["code"], member["token"], nickname)
                 said = {self.said: f"Your nickname in the class: **{html.escape(nickname)}**." if nickname else ""}
             except ClassError as e:  # taken, or posing as the teacher: the old one stays
-                nickname, said = member.get("nickname", ""), {self.said: str(e)}
+                nickname, said = member.get("nickname", ""), {self.said: gettext(language_of(request), str(e))}
         member |= {"nickname": nickname, "send": bool(values[self.send]), "follow": bool(values[self.follow])}
         return {self.member: member, self.nickname: nickname} | said | ({} if member["follow"] else {self.followed: ""})
 
@@ -675,18 +683,19 @@ class ClassPanel:
             try:
                 return self.enrol(normal_code(query["class"]), member, request)
             except ClassError as e:
-                return {self.said: str(e), self.entry: gr.Accordion(open=True)}
+                return {self.said: gettext(language_of(request), str(e)), self.entry: gr.Accordion(open=True)}
         if teacher.get("code"):
             try:
                 self.teaching_class(values)
-                return self.teacher_shows(self.memory(request), teacher)
+                return self.teacher_shows(self.memory(request), teacher, Texts(language_of(request)))
             except ClassError:
                 return {self.teacher: {}}
         if member.get("code"):
             try:
                 return self.enrol(member["code"], member, request)
             except ClassError as e:
-                return {self.member: {}, self.said: str(e) if "took you out" in str(e) else ""}
+                return {self.member: {}, self.said: gettext(language_of(request), str(e)) if "took you out" in str(e)
+                        else ""}
         return {}
 
     # -------------------------------------------------------------------------

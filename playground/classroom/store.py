@@ -28,6 +28,8 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from transformer.errors import InputError
 
+from ..i18n import N_
+
 SCHEMA = 3  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
 LIFETIME_S = 12 * 3600  # a class not ended is deleted this long after it started
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector and typed on a phone
@@ -141,7 +143,7 @@ def checked_nickname(nickname: str) -> str:
     """A nickname as the class keeps it; ClassError for one that poses as the teacher."""
     nickname = " ".join(nickname.split())[:NICKNAME_MAX]
     if TEACHERLY.search(nickname):
-        raise ClassError("Choose another nickname: only the teacher speaks as the teacher.")
+        raise ClassError(N_("Choose another nickname: only the teacher speaks as the teacher."))
     return nickname
 
 
@@ -315,7 +317,7 @@ class Store:
         """The class id when `secret` is its teacher's; else ClassError."""
         row = self._living(code)
         if not secret or not secrets.compare_digest(row.secret_hash, hashed(secret)):
-            raise ClassError("Only the class's teacher can do that.")
+            raise ClassError(N_("Only the class's teacher can do that."))
         return row.id
 
     @lasting
@@ -333,7 +335,7 @@ class Store:
             found = db.execute(update(sentences).where(sentences.c.id == sentence_id,
                                                        sentences.c.class_id == class_id).values(hidden=True)).rowcount
             if not found:
-                raise ClassError("That sentence is not in this class.")
+                raise ClassError(N_("That sentence is not in this class."))
             self._bump(db, class_id)
 
     @lasting
@@ -342,7 +344,7 @@ class Store:
             row = db.execute(select(sentences).where(sentences.c.id == sentence_id,
                                                      sentences.c.class_id == class_id)).first()
         if row is None:
-            raise ClassError("That sentence is not in this class.")
+            raise ClassError(N_("That sentence is not in this class."))
         return dict(row._mapping)
 
     @lasting
@@ -366,7 +368,7 @@ class Store:
         with self.engine.begin() as db:
             poll_id = db.execute(select(classes.c.poll_id).where(classes.c.id == class_id)).scalar()
             if poll_id is None:
-                raise ClassError("There is no question to reveal: ask the class one first.")
+                raise ClassError(N_("There is no question to reveal: ask the class one first."))
             changed = db.execute(update(polls).where(polls.c.id == poll_id, polls.c.revealed.is_(False))
                                  .values(revealed=True)).rowcount
             if changed:
@@ -388,7 +390,7 @@ class Store:
             found = db.execute(update(students).where(students.c.class_id == class_id, students.c.student == key)
                                .values(removed=True)).rowcount
             if not found:
-                raise ClassError("That student is not in this class.")
+                raise ClassError(N_("That student is not in this class."))
             db.execute(update(sentences).where(sentences.c.class_id == class_id, sentences.c.student == key)
                        .values(hidden=True))
             db.execute(delete(votes).where(votes.c.student == key, votes.c.poll_id.in_(
@@ -464,9 +466,9 @@ class Store:
             known = db.execute(select(students.c.removed, students.c.nickname).where(
                 students.c.class_id == row.id, students.c.student == key)).first()
             if known is not None and known.removed:
-                raise ClassError("The teacher took you out of this class.")
+                raise ClassError(N_("The teacher took you out of this class."))
             if known is None and row.locked:
-                raise ClassError("This class is closed to new students: ask your teacher to open it.")
+                raise ClassError(N_("This class is closed to new students: ask your teacher to open it."))
             if nickname and (known is None or nickname.lower() != known.nickname.lower()):
                 taken = db.execute(select(students.c.student).where(
                     students.c.class_id == row.id, students.c.student != key, students.c.removed.is_(False),
@@ -474,7 +476,7 @@ class Store:
                 if taken is not None:
                     raise ClassError(f"Someone in this class is already called “{nickname}”: choose another nickname.")
             if known is None and not allow_new():
-                raise ClassError("Too many new students from this network just now: wait a minute, then try again.")
+                raise ClassError(N_("Too many new students from this network just now: wait a minute, then try again."))
             if known is None or known.nickname != nickname:
                 db.execute(self._insert(students).values(
                     class_id=row.id, student=key, nickname=nickname, removed=False,
@@ -491,9 +493,9 @@ class Store:
             found = db.execute(select(students.c.removed).where(students.c.class_id == row.id,
                                                                 students.c.student == hashed(token))).first()
         if found is None:
-            raise ClassError("Join the class first.")
+            raise ClassError(N_("Join the class first."))
         if found.removed:
-            raise ClassError("The teacher took you out of this class.")
+            raise ClassError(N_("The teacher took you out of this class."))
         return row.id
 
     @lasting
@@ -538,10 +540,10 @@ class Store:
         with self.engine.begin() as db:
             quiz = db.execute(select(quizzes).where(quizzes.c.id == quiz_id, quizzes.c.class_id == class_id)).first()
             if quiz is None or not quiz.open:
-                raise ClassError("That quiz is closed.")
+                raise ClassError(N_("That quiz is closed."))
             asked = json.loads(quiz.questions)
             if not 0 <= question < len(asked) or not 0 <= choice < len(asked[question]["choices"]):
-                raise ClassError("That is not one of the choices.")
+                raise ClassError(N_("That is not one of the choices."))
             db.execute(self._insert(quiz_answers).values(quiz_id=quiz_id, student=hashed(token), question=question,
                                                          choice=choice)
                        .on_conflict_do_update(index_elements=["quiz_id", "student", "question"],
@@ -578,11 +580,11 @@ class Store:
             poll = db.execute(select(polls).where(polls.c.id == poll_id, polls.c.class_id == class_id)).first()
             current = db.execute(select(classes.c.poll_id).where(classes.c.id == class_id)).scalar()
             if poll is None or poll_id != current:
-                raise ClassError("That question is closed: the teacher has asked another.")
+                raise ClassError(N_("That question is closed: the teacher has asked another."))
             if poll.revealed:
-                raise ClassError("The answer is out: votes on this question are closed.")
+                raise ClassError(N_("The answer is out: votes on this question are closed."))
             if not 0 <= choice < len(json.loads(poll.choices)):
-                raise ClassError("That is not one of the choices.")
+                raise ClassError(N_("That is not one of the choices."))
             db.execute(self._insert(votes).values(poll_id=poll_id, student=hashed(token), choice=choice)
                        .on_conflict_do_update(index_elements=["poll_id", "student"], set_=dict(choice=choice)))
             self._bump(db, class_id)
@@ -604,7 +606,7 @@ class Store:
         with self.engine.begin() as db:
             row = db.execute(select(classes).where(classes.c.id == class_id)).first()
             if row is None:
-                raise ClassError("This class has ended.")
+                raise ClassError(N_("This class has ended."))
             count = db.execute(select(func.count()).select_from(students).where(
                 students.c.class_id == class_id, students.c.removed.is_(False))).scalar_one()
             query = select(sentences).where(sentences.c.class_id == class_id)
@@ -654,7 +656,7 @@ class Store:
         with self.engine.begin() as db:
             row = db.execute(select(classes).where(classes.c.code == normal_code(code))).first()
         if row is None or row.expires < now:
-            raise ClassError("No class has this code now: check it with your teacher (a class that ended is closed).")
+            raise ClassError(N_("No class has this code now: check it with your teacher (a class that ended is closed)."))
         return row
 
     @lasting
