@@ -8,6 +8,10 @@ import functools
 import html
 import re
 
+from babel import Locale
+
+from .i18n import ENGLISH, N_, Texts
+
 
 def words_with_doubts(translations) -> list[tuple[str, bool]]:
     """The translations' words, each with whether it holds a piece the model was unsure of (Translation.unsure).
@@ -25,15 +29,15 @@ def words_with_doubts(translations) -> list[tuple[str, bool]]:
     return [(w, u) for w, u in said if w]
 
 
-def marked(translations) -> str:
-    """The translations' words, those the model was unsure of marked, and the legend; "" when it was sure of every
-    piece."""
+def marked(translations, _: Texts = ENGLISH) -> str:
+    """The translations' words, those the model was unsure of marked, and the legend (in the language of `_`); ""
+    when it was sure of every piece."""
     said = words_with_doubts(translations)
-    if not any(u for _, u in said):
+    if not any(u for u in (u for _w, u in said)):
         return ""
     line = " ".join(f'<mark class="unsure">{html.escape(w)}</mark>' if u else html.escape(w) for w, u in said)
-    return (f'<p class="unsure-line">{line}</p>'
-            '<p class="unsure-legend"><mark class="unsure">word</mark> the model was unsure here</p>')
+    return (f'<p class="unsure-line">{line}</p><p class="unsure-legend"><mark class="unsure">' + _("word")
+            + "</mark> " + _("the model was unsure here") + "</p>")
 
 
 def marked_words(translation: str, unsure: list[str]) -> str:
@@ -56,7 +60,7 @@ LANGUAGES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish", "
              "pt": "Portuguese", "pl": "Polish", "tr": "Turkish", "sv": "Swedish", "da": "Danish", "ru": "Russian",
              "uk": "Ukrainian", "ar": "Arabic", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "el": "Greek"}
 SURE = 0.8  # the language identifier's probability above which a source is called another language
-CUT = "The text was longer than the model's positions and was cut to fit."
+CUT = N_("The text was longer than the model's positions and was cut to fit.")
 # Capitalised words a translation rightly changes (Monday -> Montag, Germany -> Deutschland): never called names
 TRANSLATED = set("""Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July
 August September October November December Christmas Easter Halloween God English German French Spanish Italian
@@ -84,15 +88,26 @@ def language(text: str) -> tuple[str, float]:
     return code, float(prob)
 
 
-def not_english(text: str) -> str:
-    """A sentence when `text` is surely not English (two words or more), else ""."""
+def foreign_language(text: str) -> str | None:
+    """The code of the language `text` is surely written in when it is not English (two words or more), else None."""
     if len(re.findall(r"\w+", text)) < 2:
-        return ""
+        return None
     code, prob = language(text)
-    if code == "en" or prob < SURE:
+    return None if code == "en" or prob < SURE else code
+
+
+def language_name(code: str, _: Texts) -> str:
+    """A language's name in the page's language: German, Deutsch, allemand."""
+    return Locale.parse(code).get_display_name(_.language) if _.language != "en" else LANGUAGES[code]
+
+
+def not_english(text: str, _: Texts = ENGLISH) -> str:
+    """A sentence when `text` is surely not English (two words or more), else ""."""
+    code = foreign_language(text)
+    if code is None:
         return ""
-    return (f"This looks like {LANGUAGES[code]}, not English: the model reads English only, so its translation "
-            "will make little sense.")
+    return _("This looks like {language}, not English: the model reads English only, so its translation will make "
+             "little sense.", language=language_name(code, _))
 
 
 def digits(number: str) -> str:
@@ -149,9 +164,9 @@ def findings(translator, source: str, translation: str) -> dict[str, list]:
     """What the checks found in one translated sentence, by kind: "foreign" (the source is not English: said
     instead of the names and words, which would name the source's own), "numbers", "names", "left" (in English),
     "made" (made up), "misfits" (articles), "slips" (French elisions)."""
-    foreign = not_english(source)
+    foreign = foreign_language(source)
     words = translator.words
-    return {"foreign": [foreign] if foreign else [],
+    return {"foreign": [foreign] if foreign else [],  # its language's code
             "numbers": changed_numbers(source, translation),
             "names": [] if foreign else lost_names(source, translation, translator.tokenizer),
             "left": words.left_in_english(source, translation) if words and not foreign else [],
@@ -160,34 +175,40 @@ def findings(translator, source: str, translation: str) -> dict[str, list]:
             "slips": missed_elisions(translator, translation)}
 
 
-def say(translator, found: dict[str, list]) -> list[str]:
-    """findings in plain words, one sentence a kind (several sentences' findings merged: each kind said once)."""
-    def it(items, one="it", many="them"):
-        return one if len(items) == 1 else many
-
-    said = list(found["foreign"])
+def say(translator, found: dict[str, list], _: Texts = ENGLISH) -> list[str]:
+    """findings in plain words (in the language of `_`), one sentence a kind (several sentences' findings merged:
+    each kind said once)."""
+    said = [_("This looks like {language}, not English: the model reads English only, so its translation will make "
+              "little sense.", language=language_name(code, _)) for code in found["foreign"]]
+    listed = {kind: ", ".join(items) for kind, items in found.items() if kind not in ("foreign", "slips")}
     if found["numbers"]:
-        said.append(f"Check the numbers: {', '.join(found['numbers'])} did not come out as typed.")
+        said.append(_("Check the numbers: {numbers} did not come out as typed.", numbers=listed["numbers"]))
     if found["names"]:
-        said.append(f"Check the names: {', '.join(found['names'])} did not come out as typed (the model may not know "
-                    f"{it(found['names'])}).")
+        said.append(_.plural("Check the names: {names} did not come out as typed (the model may not know it).",
+                             "Check the names: {names} did not come out as typed (the model may not know them).",
+                             len(found["names"]), names=listed["names"]))
     if found["left"]:
-        said.append(f"Check the words: {', '.join(found['left'])} came out in English (the model may not know "
-                    f"{it(found['left'])}, and copied {it(found['left'])}).")
+        said.append(_.plural("Check the words: {words} came out in English (the model may not know it, and copied "
+                             "it).", "Check the words: {words} came out in English (the model may not know them, and "
+                             "copied them).", len(found["left"]), words=listed["left"]))
+    target = translator.words.language if translator.words else None
+    named = language_name(target, _) if target in LANGUAGES else ""  # the translation's language
     if found["made"]:
-        language = LANGUAGES.get(translator.words.language)
-        dictionary = f"{language} dictionary" if language else "dictionary"
-        said.append(f"Check the words: {', '.join(found['made'])} {it(found['made'], 'is', 'are')} in no {dictionary} "
-                    f"and in none of the translations the model learned from (it may have made {it(found['made'])} up "
-                    "from pieces).")
+        said.append(_.plural("Check the words: {words} is in no {language} dictionary and in none of the "
+                             "translations the model learned from (it may have made it up from pieces).",
+                             "Check the words: {words} are in no {language} dictionary and in none of the "
+                             "translations the model learned from (it may have made them up from pieces).",
+                             len(found["made"]), words=listed["made"], language=named))
     if found["misfits"]:
-        said.append(f"Check the {LANGUAGES.get(translator.words.language, 'translation')}: "
-                    + ", ".join(f"“{m}”" for m in found["misfits"])
-                    + f": the article does not fit {it(found['misfits'], 'its noun', 'their nouns')}"
-                    " (the model slipped here).")
+        misfits, language = ", ".join(_.quoted(m) for m in found["misfits"]), named or _("translation")
+        said.append(_.plural("Check the {language}: {words}: the article does not fit its noun (the model slipped "
+                             "here).", "Check the {language}: {words}: the article does not fit their nouns (the "
+                             "model slipped here).", len(found["misfits"]),
+                             language=language, words=misfits))
     if found["slips"]:
-        said.append("Check the French: " + ", ".join(f"“{a}” is written “{b}”" for a, b in found["slips"])
-                    + " (the model slipped here).")
+        said.append(_("Check the French: {slips} (the model slipped here).",
+                      slips=", ".join(_("{typed} is written {right}", typed=_.quoted(a), right=_.quoted(b))
+                                      for a, b in found["slips"])))
     return said
 
 
@@ -196,38 +217,40 @@ def warnings(translator, source: str, translation: str) -> list[str]:
     return say(translator, findings(translator, source, translation))
 
 
-def warnings_under(translator, sources: str | list[str], translations) -> list[str]:
-    """What the page says under a translation (a Translation of `source`, or each sentence's of a text): the symbols
-    carried over, text far from what the model knows, and every warning, each kind said once for all the sentences
-    ("Check the words: Garik, Sämchen ..."); empty when there is nothing to say."""
+def warnings_under(translator, sources: str | list[str], translations, _: Texts = ENGLISH) -> list[str]:
+    """What the page says under a translation (a Translation of `source`, or each sentence's of a text), in the
+    language of `_`: the symbols carried over, text far from what the model knows, and every warning, each kind said
+    once for all the sentences ("Check the words: Garik, Sämchen ..."); empty when there is nothing to say."""
     if isinstance(sources, str):
         sources, translations = [sources], [translations]
-    said = [s for source, t in zip(sources, translations) for s in (carried(t), unfamiliar(translator, source)) if s]
+    said = [s for source, t in zip(sources, translations) for s in (carried(t, _), unfamiliar(translator, source, _))
+            if s]
     found: dict[str, list] = {}
     for source, t in zip(sources, translations):
         for kind, items in findings(translator, source, t.text).items():
             found[kind] = list(dict.fromkeys(found.get(kind, []) + items))  # a word named once
-    return list(dict.fromkeys(said + say(translator, found)))
+    return list(dict.fromkeys(said + say(translator, found, _)))
 
 
-def carried(translation) -> str:
+def carried(translation, _: Texts = ENGLISH) -> str:
     """A sentence naming the symbols set aside from the source and put back as typed (Translation.carried), else ""."""
     if not translation.carried:
         return ""
-    them = "it" if len(translation.carried) == 1 and len(translation.carried[0]) == 1 else "them"
-    return (f"Carried over as typed: {' '.join(translation.carried)} (the model has no pieces for {them}, so it "
-            f"translated the words around {them}).")
+    one = len(translation.carried) == 1 and len(translation.carried[0]) == 1
+    return _.plural("Carried over as typed: {symbols} (the model has no pieces for it, so it translated the words "
+                    "around it).", "Carried over as typed: {symbols} (the model has no pieces for them, so it "
+                    "translated the words around them).", 1 if one else 2, symbols=" ".join(translation.carried))
 
 
-def unfamiliar(translator, text: str) -> str:
+def unfamiliar(translator, text: str, _: Texts = ENGLISH) -> str:
     """A plain sentence when `text` lies far outside what the model was trained on, else "" (Translator.familiarity)."""
     seen = translator.familiarity(text)
     if seen.unknown:
-        return ("This text has characters the model has never seen (its vocabulary spells them byte by byte, or "
-                "reads each run of them as one <unk>): it was trained on English picture captions and everyday "
-                "sentences, so expect a poor translation.")
+        return _("This text has characters the model has never seen (its vocabulary spells them byte by byte, or "
+                 "reads each run of them as one <unk>): it was trained on English picture captions and everyday "
+                 "sentences, so expect a poor translation.")
     if seen.far:
-        return (f"The model splits these words into many small pieces ({seen.pieces_per_word:.1f} per word): they "
-                "are far from the picture captions and everyday sentences it was trained on, so expect a poor "
-                "translation.")
+        return _("The model splits these words into many small pieces ({n} per word): they are far from the picture "
+                 "captions and everyday sentences it was trained on, so expect a poor translation.",
+                 n=_.number(seen.pieces_per_word, 1))
     return ""

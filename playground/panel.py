@@ -15,7 +15,7 @@ from playground.context import ROOT, Context
 from playground.doubts import CUT, marked, warnings_under
 from playground.view import to_page
 from playground.views.common import cards
-from playground.i18n import _l
+from playground.i18n import DEFAULT, LANGUAGE, Texts, _l
 
 EXAMPLES = json.loads((ROOT / "assets" / "examples.json").read_text(encoding="utf-8"))
 PICK = _l("Pick an example sentence")  # the menu's first line: choosing a sentence translates it at once
@@ -128,9 +128,9 @@ class TranslatePanel:
         """The translation, notices when the source was cut, lies far from what the model knows, is not English, or
         has a number or a name the translation changed, a word it left in English or made up or an article that
         does not fit its noun, and more samples side by side when asked for."""
-        translator = self.ctx.translator(result.pair)
-        notices = [CUT] if result.translation.truncated else []
-        notices += warnings_under(translator, result.text, result.translation)
+        translator, _ = self.ctx.translator(result.pair), Texts(values.get(LANGUAGE, DEFAULT))
+        notices = [_(CUT)] if result.translation.truncated else []
+        notices += warnings_under(translator, result.text, result.translation, _)
         notice = html.escape(" ".join(notices).strip())
         samples = ""
         n = int(values[self.n_samples] or 1)
@@ -139,10 +139,10 @@ class TranslatePanel:
             more = translator.translate_batch([result.text] * (n - 1), replace(result.options, seed=seed + 1)) if n > 1 else []
             names = [f"sample 1 of {n} (seed {seed}): the translation above"] + [f"sample {i}" for i in range(2, n + 1)]
             samples = cards(list(zip(names, [result.translation.text] + [s.text for s in more])))
-        return {self.translation: result.translation.text, self.unsure: marked([result.translation]),
+        return {self.translation: result.translation.text, self.unsure: marked([result.translation], _),
                 self.notice: notice, self.samples: samples}
 
-    def joined(self, translator, result, parts: list[str], which: int = 0) -> dict:
+    def joined(self, translator, result, parts: list[str], which: int = 0, language: str = DEFAULT) -> dict:
         """With several sentences, the box holds each one's translation (sentence `which`'s is `result`'s, the one
         the views show), joined, and the notice says so, with what the checks found in every sentence (each kind
         said once); at most MAX_SENTENCES of them. Nothing to change for one sentence."""
@@ -151,12 +151,15 @@ class TranslatePanel:
         kept = parts[:MAX_SENTENCES]
         others = translator.translate_batch(kept[:which] + kept[which + 1:], result.options)
         every = others[:which] + [result.translation] + others[which:]
-        left = f"; the {len(parts) - len(kept)} after the first {len(kept)} were left out" if len(parts) > len(kept) else ""
-        note = (f"Translated as {len(parts)} sentences, one at a time (the model learned single sentences){left}; "
-                f"the views below show sentence {which + 1}, “{shortened(result.text)}” (choose another just below).")
-        cut = [CUT] if any(t.truncated for t in every) else []
-        notice = html.escape(" ".join([note] + cut + warnings_under(translator, kept, every)))
-        return {self.translation: " ".join(t.text for t in every), self.unsure: marked(every), self.notice: notice}
+        _ = Texts(language)
+        left = (_("; the {n} after the first {kept} were left out", n=len(parts) - len(kept), kept=len(kept))
+                if len(parts) > len(kept) else "")
+        note = _("Translated as {n} sentences, one at a time (the model learned single sentences){left}; the views "
+                 "below show sentence {which}, {sentence} (choose another just below).", n=len(parts), left=left,
+                 which=which + 1, sentence=_.quoted(shortened(result.text)))
+        cut = [_(CUT)] if any(t.truncated for t in every) else []
+        notice = html.escape(" ".join([note] + cut + warnings_under(translator, kept, every, _)))
+        return {self.translation: " ".join(t.text for t in every), self.unsure: marked(every, _), self.notice: notice}
 
     def strategy_controls(self, strategy: str) -> dict:
         sampling, beam = strategy == "sample", strategy == "beam"

@@ -24,9 +24,9 @@ from .context import TICKETS, Context, Session, Sessions
 from .view import beside, to_page, key_of, serialized, shared, values_set
 from .panel import TranslatePanel
 from .tabs import Tabs
-from .i18n import LANGUAGE
+from .i18n import LANGUAGE, N_, Texts
 
-EMPTY = "(Type an English sentence in the box above, then press Enter or Translate.)"
+EMPTY = N_("(Type an English sentence in the box above, then press Enter or Translate.)")
 
 
 @dataclass
@@ -61,11 +61,12 @@ class Page:
         session = self.sessions.of(request)
         ticket = session.ask()
         panel = self.panel
+        _ = Texts(session.language)
         if not values[panel.text].strip():  # said where the translation goes; the views keep what they show, and say so
             previous = values.get(self.result)
-            kept = (f"The box is empty: the pictures below still show the last sentence translated, "
-                    f"“{html.escape(previous.text)}”." if previous is not None else "")
-            return {panel.translation: EMPTY, panel.notice: kept, panel.samples: "",
+            kept = (_("The box is empty: the pictures below still show the last sentence translated, {sentence}.",
+                      sentence=_.quoted(html.escape(previous.text))) if previous is not None else "")
+            return {panel.translation: _(EMPTY), panel.notice: kept, panel.samples: "",
                     panel.which: gr.update(visible=False)}
         pair = values[panel.pair]
         translator = self.ctx.translator(pair)
@@ -74,12 +75,13 @@ class Page:
         try:
             result = context.run(translator, pair, parts[shown], panel.options(values), self.ctx.caches.translations,
                                  self.ctx.batcher)
-            key = ("panel", result.key, key_of(values, [panel.n_samples]))
-            out = shared(self.ctx.caches.views, key, lambda: panel.fill(result, values)) | {self.result: result}
-            out |= panel.joined(translator, result, parts, shown)  # the views show one sentence: `shown`
+            key = ("panel", result.key, key_of(values, [panel.n_samples]), session.language)
+            out = shared(self.ctx.caches.views, key, lambda: panel.fill(result, values | {LANGUAGE: session.language}))
+            out |= {self.result: result} | panel.joined(translator, result, parts, shown,  # the views show one
+                                                        session.language)  # sentence: `shown`
             out |= panel.sentence_menu(parts, shown, not session.panel_only)
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
-            return {panel.translation: "", panel.notice: html.escape(str(e)), panel.samples: "",
+            return {panel.translation: "", panel.notice: html.escape(_(str(e))), panel.samples: "",
                     panel.which: gr.update(visible=False)}
         drawn, marks = {self.tabs.signal: ticket}, {}
         if session.panel_only:  # e.g. a student's page in a class
