@@ -1,21 +1,34 @@
-"""Each view's words (assets/explanations.json): its plain words first, how it works and references folded."""
+"""Each view's words (assets/explanations.json): its plain words first (in the page's language), how it works and
+references folded (English: the fold says so)."""
 from __future__ import annotations
 
 import json
 
 from .context import ROOT
+from .i18n import ENGLISH, Texts
 
 EXPLAIN = json.loads((ROOT / "assets" / "explanations.json").read_text(encoding="utf-8"))
 
 
-def folded(entry: dict) -> str:
+def extract(fileobj, keywords, comment_tags, options):
+    """Babel's extractor for the explanations (babel.cfg): each view's plain words are a text of the catalogue;
+    how it works and its references stay English."""
+    for key, entry in json.load(fileobj).items():
+        if entry.get("plain"):
+            yield 1, None, entry["plain"], [f"the plain words of the view {key!r} (assets/explanations.json)"]
+
+
+def folded(entry: dict, _: Texts = ENGLISH) -> str:
     """A view's mechanism and references, folded until asked for (HTML's own <details>: no component of their own,
-    so the page stays as light as before)."""
-    parts = [("How it works", entry.get("how", "")), ("References", entry.get("refs", ""))]
-    return "\n".join(f"<details><summary>{title}</summary>\n\n{text}\n\n</details>" for title, text in parts if text)
+    so the page stays as light as before); in another language the fold says that its text is English."""
+    parts = [(_("How it works"), entry.get("how", "")), (_("References"), entry.get("refs", ""))]
+    said = "" if _.language == "en" else "\n\n" + _("(in English)")
+    return "\n".join(f"<details><summary>{title}</summary>{said}\n\n{text}\n\n</details>" for title, text in parts
+                     if text)
 
 
-def explained(entry: dict, plain: str | None = None) -> str:
-    """What a view says first (its plain words, or `plain` when they carry the checkpoint's numbers), then the
-    rest, folded."""
-    return (entry["plain"] if plain is None else plain) + "\n\n" + folded(entry)
+def explained(entry: dict, plain: str | None = None, _: Texts = ENGLISH, **values) -> str:
+    """What a view says first (its plain words, or `plain` when they carry the checkpoint's numbers; `values` fill
+    the words' {names}), in the language of `_`, then the rest, folded."""
+    words = _(entry["plain"]) if plain is None else plain
+    return (words.format(**values) if values else words) + "\n\n" + folded(entry, _)

@@ -18,7 +18,7 @@ from transformer.errors import InputError
 
 from .context import ROOT, Context, Result
 from .explanations import EXPLAIN, explained
-from .i18n import LANGUAGE, _l, gettext, language_of
+from .i18n import DEFAULT, ENGLISH, LANGUAGE, Texts, _l, gettext, language_of
 
 
 # -----------------------------------------------------------------------------
@@ -165,7 +165,8 @@ class View:
         if entry.inside is None:
             self.tab = gr.Tab(_l(entry.label), id=entry.key, elem_id=f"{entry.key}-tab")
         with self.tab if entry.inside is None else contextlib.nullcontext():
-            self.heading = f"### {entry.label}\n" if entry.inside else ""
+            self.inside = entry.inside
+            self.heading = self.heading_in(ENGLISH)
             self.introduced = self.introduction()
             # its words and, when a part fails, its notice above them: above the view, or (explained_below) made now
             # and placed under it
@@ -175,16 +176,20 @@ class View:
             if self.explained_below:
                 self.about.render()
 
-    def introduction(self) -> str | None:
-        """What the view says first: its plain words, then the rest folded. "" for a view whose words carry the
-        checkpoint's numbers (it overrides `explanation` and lists `self.about` in its pair_outputs); None for a view with
-        no words of its own."""
-        entry = EXPLAIN.get(self.name)
-        return explained(entry) if entry else None
+    def heading_in(self, _: Texts) -> str:
+        """A view drawn inside another's tab is headed by its name."""
+        return "### " + _(self.label) + "\n" if self.inside else ""
 
-    def explanation(self, translator: Translator) -> str:
+    def introduction(self, _: Texts = ENGLISH) -> str | None:
+        """What the view says first, in the language of `_`: its plain words, then the rest folded. "" for a view
+        whose words carry the checkpoint's numbers (it overrides `explanation` and lists `self.about` in its
+        pair_outputs); None for a view with no words of its own."""
+        entry = EXPLAIN.get(self.name)
+        return explained(entry, _=_) if entry else None
+
+    def explanation(self, translator: Translator, _: Texts = ENGLISH) -> str:
         """Its words for this checkpoint: the same for every checkpoint, unless a view overrides this."""
-        return self.introduced or ""
+        return (self.introduced if _.language == DEFAULT else self.introduction(_)) or ""
 
     def build(self) -> None:
         """The view's own components, inside its tab, under its words and notice."""
@@ -238,10 +243,13 @@ class View:
             shown["fill"], drew = None if problem else result.key, True
         if not drew:
             return {}, shown
-        # its words, with the notice above them, sent only when they change: a fold the user opened stays open
-        if problems or shown.get("notice") or (new_pair and self.about in self.pair_outputs):
-            out[self.about] = self.notice(problems, translator)
-        shown["notice"] = bool(problems)
+        # its words, with the notice above them, sent only when they change (a fold the user opened stays open): a
+        # failure, a new pair's numbers, or the first drawing in another language than the page was built in
+        language = values.get(LANGUAGE, DEFAULT)
+        if (problems or shown.get("notice") or (new_pair and self.about in self.pair_outputs)
+                or shown.get("language", DEFAULT) != language):
+            out[self.about] = self.notice(problems, translator, Texts(language))
+        shown["notice"], shown["language"] = bool(problems), language
         return out, shown
 
     def guarded(self, make, translator: Translator | None = None) -> tuple[dict, str]:
@@ -267,13 +275,13 @@ class View:
             return ""
         return restore_hint(getattr(translator, "path", None))
 
-    def notice(self, problems: list[str], translator: Translator) -> dict:
-        """Its words for this checkpoint, under a notice of every part's failure (both of on_pair and fill) when
-        one failed."""
-        words, problem = self.guarded(lambda: self.explanation(translator), translator)  # words from a broken file
+    def notice(self, problems: list[str], translator: Translator, _: Texts = ENGLISH) -> dict:
+        """Its words for this checkpoint (in the language of `_`), under a notice of every part's failure (both of
+        on_pair and fill) when one failed."""
+        words, problem = self.guarded(lambda: self.explanation(translator, _), translator)  # a broken file's words
         problems = problems + [problem] if problem and problem not in problems else problems
         notice = f'<div class="problem">\n\n{" ".join(problems)}\n\n</div>\n\n' if problems else ""
-        text = notice + self.heading + (words or "")
+        text = notice + self.heading_in(_) + (words or "")
         return gr.update(value=text, visible=bool(text))
 
 

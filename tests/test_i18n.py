@@ -26,7 +26,9 @@ KEYWORDS = {"_l": None, "_": None, "N_": None, "plural": (1, 2), "Entry": (2,), 
 def marked() -> set:
     """Every text the code marks for the catalogue, found as `pybabel extract` finds them (a plural as the tuple of
     its two English forms)."""
-    found = extract_from_dir(ROOT / "playground", method_map=[("**.py", "python")], keywords=KEYWORDS)
+    found = extract_from_dir(ROOT, method_map=[("playground/**.py", "python"),
+                                               ("assets/explanations.json", "playground.explanations:extract")],
+                             keywords=KEYWORDS)
     return {message for _, _, message, _, _ in found if message}
 
 

@@ -11,16 +11,16 @@ from transformer.errors import InputError
 
 from playground.view import View, to_page
 from playground.explanations import EXPLAIN, explained
-from playground.i18n import _l
+from playground.i18n import ENGLISH, Texts, _l
 
 
 PAUSE_S = 0.002  # after every training step: a class's translations get the interpreter (about 10 % longer runs)
 
 
 class LiveView(View):
-    def introduction(self) -> str:
+    def introduction(self, _: Texts = ENGLISH) -> str:
         parameters = count_parameters(Transformer(live.ToySettings().model_config()))
-        return explained(EXPLAIN["live"], EXPLAIN["live"]["plain"].format(parameters=parameters))
+        return explained(EXPLAIN["live"], _=_, parameters=_.number(parameters, 0))
 
     def build(self) -> None:
         defaults = live.ToySettings()

@@ -9,7 +9,7 @@ from transformer.training.schedule import cooldown, noam_lr
 from playground.view import View, to_page
 from playground.explanations import EXPLAIN, explained
 from playground.figures.schedule import noam_curves, training_curves
-from playground.i18n import _l
+from playground.i18n import ENGLISH, Texts, _l
 
 PAPER_BASE = (512, 4000)  # d_model and warm-up of the paper's base model
 
@@ -51,7 +51,7 @@ def schedule_text(metrics) -> str:
 class ScheduleView(View):
     explained_below = True  # the curve first, then one sentence true of it
 
-    def introduction(self) -> str:
+    def introduction(self, _: Texts = ENGLISH) -> str:
         return ""  # names the checkpoint's own schedule: filled in per pair
 
     def build(self) -> None:
@@ -71,9 +71,8 @@ class ScheduleView(View):
     def noam_figure(self, pair: str, curves: list):
         return noam_curves([tuple(c) for c in curves], (f"this checkpoint ({pair})", self.ctx.translator(pair).metrics))
 
-    def explanation(self, translator) -> str:
-        return explained(EXPLAIN["schedule"], EXPLAIN["schedule"]["plain"].format(
-            schedule=schedule_text(translator.metrics)))
+    def explanation(self, translator, _: Texts = ENGLISH) -> str:
+        return explained(EXPLAIN["schedule"], _=_, schedule=schedule_text(translator.metrics))  # its stages: English
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         return {self.noam: self.noam_figure(pair, values[self.curves]), self.training: training_curves(translator.metrics)}

@@ -15,7 +15,7 @@ from transformer.model import KINDS
 from playground.view import View, to_page
 from playground.explanations import EXPLAIN, explained
 from playground.figures.schedule import training_curves
-from playground.i18n import _l
+from playground.i18n import ENGLISH, Texts, _l
 
 
 def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | None = None) -> str:
@@ -28,17 +28,17 @@ def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | N
     return f"<table class='timeline'>{head}{body}</table>"
 
 
-def timeline_text(translator, template: str) -> str:
-    """The view's opening text, its numbers read from the checkpoint."""
+def timeline_values(translator, _: Texts = ENGLISH) -> dict:
+    """The numbers of the view's opening text, read from the checkpoint."""
     recorded = timeline.recorded_epochs(translator.metrics)
     snapshots = timeline.snapshots(translator)
-    return template.format(examples=len(translator.metrics.timeline_sources), recorded=listed(recorded),
-                           snapshots=(f"epoch{'s' if len(snapshots) > 1 else ''} {listed(snapshots)}" if snapshots
-                                      else "no epoch"))
+    return dict(examples=len(translator.metrics.timeline_sources), recorded=listed(recorded),
+                snapshots=_.plural("epoch {epochs}", "epochs {epochs}", len(snapshots), epochs=listed(snapshots))
+                if snapshots else _("no epoch"))
 
 
 class TimelineView(View):
-    def introduction(self) -> str:
+    def introduction(self, _: Texts = ENGLISH) -> str:
         return ""  # its numbers are the checkpoint's: filled in per pair
 
     def build(self) -> None:
@@ -52,10 +52,10 @@ class TimelineView(View):
         self.forming = gr.Plot()
         self.pair_outputs = [self.about, self.epoch, self.example, self.table, self.curves, self.forming]
 
-    def explanation(self, translator) -> str:
+    def explanation(self, translator, _: Texts = ENGLISH) -> str:
         if not timeline.recorded_epochs(translator.metrics):
             return ""
-        return explained(EXPLAIN["timeline"], timeline_text(translator, EXPLAIN["timeline"]["plain"]))
+        return explained(EXPLAIN["timeline"], _=_, **timeline_values(translator, _))
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         epochs = timeline.recorded_epochs(translator.metrics)
