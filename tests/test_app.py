@@ -378,7 +378,8 @@ def test_one_parts_failure_stays_visible_when_the_other_part_draws(page, monkeyp
     out = open_tab(page, "attention", after(values, translated), user)
     assert attention.plot in out  # the map drew
     assert "the layer list is broken" in notice(out, attention)
-    assert page.sessions.of(user).shown["attention"] == {"pair": None, "fill": translated[page.result].key, "notice": True}
+    assert page.sessions.of(user).shown["attention"] == {"pair": None, "fill": translated[page.result].key, "notice": True,
+                                                         "language": "en"}
 
 
 def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
