@@ -246,3 +246,63 @@ def test_a_language_chosen_in_the_page_stays_after_a_reload_and_keeps_the_addres
         assert page.locator("#translate-button").inner_text() == "Traduire"
     finally:
         context.close()
+
+
+LEAF_TEXTS = r"""(scope) => [...document.querySelectorAll(scope)].flatMap(root => [...root.querySelectorAll('*')])
+    .filter(e => e.checkVisibility() && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+    .map(e => [...e.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join(' ').trim())
+    .filter(t => /[a-zA-Z]{3}/.test(t))"""
+
+
+def lesson_step(page) -> dict:
+    return {part: page.inner_text(f"#lesson-{part}").strip() for part in ("where", "text", "question")}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium (.ci/run installs it)")
+@pytest.mark.parametrize("locale,language", [("de-DE", "de"), ("fr-FR", "fr")])
+def test_in_german_and_french_the_lesson_and_the_class_pages_say_nothing_in_english(browser, server, locale,
+                                                                                    language):
+    """The Lesson's step and its answer differ from the English page's, part by part; on the projector and a phone
+    in a class, no visible text is an English text of the catalogue that the language writes otherwise."""
+    from test_browser import open_page
+
+    english_texts = {m for m in marked() if isinstance(m, str) and "{" not in m and i18n.gettext(language, m) != m}
+    pages = {lang: open_page(browser, server, (1280, 720), locale=loc) for lang, loc in (("en", "en-US"),
+                                                                                          (language, locale))}
+    try:
+        steps = {}
+        for lang, page in pages.items():
+            page.click("#lesson-tab-button")
+            page.wait_for_function("() => document.querySelector('#lesson-question').innerText.trim().length > 0",
+                                   timeout=30_000)
+            steps[lang] = lesson_step(page)
+            page.click("#lesson-reveal")
+            page.wait_for_function("() => document.querySelector('#lesson-answer').innerText.trim().length > 0",
+                                   timeout=30_000)
+            steps[lang]["answer"] = page.inner_text("#lesson-answer").strip()
+        for part, english in steps["en"].items():
+            assert english and steps[language][part] and steps[language][part] != english, part
+        teacher = pages[language]
+        teacher.click("#class-entry button >> nth=0")
+        teacher.click("#class-start")
+        teacher.wait_for_selector("#class-card .join-link a", timeout=20_000)
+        link = teacher.inner_text("#class-card .join-link a")
+        phone = open_page(browser, link, (390, 844), locale=locale)
+        phone.wait_for_selector("#class-student", state="visible", timeout=20_000)
+        teacher.click("#lesson-ask")
+        phone.wait_for_selector(".question[data-state=open] button.choice", timeout=30_000)
+        teacher.click("#class-students button >> nth=0")
+        teacher.wait_for_function("() => document.querySelectorAll('#class-roster li').length === 1", timeout=20_000)
+        seen = {"projector": teacher.evaluate(LEAF_TEXTS, "#class-teacher, #class-said, #lesson-step, #lesson-poll, "
+                                                         "#class-wall-fold"),
+                "phone": phone.evaluate(LEAF_TEXTS, "#class-student, #class-question, #class-said")}
+        for where, texts in seen.items():
+            assert len(texts) > 4, (where, texts)
+            left = [t for t in texts if t in english_texts]
+            assert not left, f"still English on the {where} in {locale}: {left}"
+        phone.context.close()
+        teacher.click("#class-end")
+    finally:
+        for page in pages.values():
+            page.context.close()
