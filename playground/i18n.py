@@ -94,17 +94,28 @@ QUOTES = {"en": ("“", "”"), "de": ("„", "“"), "fr": ("« ", " »")}
 ENGLISH = Texts(DEFAULT)
 
 
+# the page's labels in each language, filled as the page is built (_l): what the browser needs and nothing more (the
+# page's config carries them to every visitor; the texts the server writes stay on the server)
+LABELS: dict[str, dict[str, str]] = {language: {} for language in LANGUAGES}
+
+
 @functools.cache
 def page_i18n():
-    """Gradio's I18n (gr.I18n) from the catalogues: English shows its keys as they are."""
+    """Gradio's I18n (gr.I18n) of the page's labels: the very dicts _l fills, so that the page's config, made at
+    launch, holds every label the page was built with. English shows its keys as they are."""
     import gradio as gr
 
-    return gr.I18n(**{language: catalogue(language) for language in LANGUAGES})
+    return gr.I18n(**LABELS)
 
 
 def _l(msgid: str):
     """A label of the page, shown in the visitor's language by the browser."""
-    return page_i18n()(msgid)
+    from gradio.i18n import I18nData
+
+    for language, labels in LABELS.items():
+        if language != DEFAULT:
+            labels[msgid] = gettext(language, msgid)
+    return I18nData(msgid)
 
 
 def N_(msgid: str) -> str:

@@ -159,10 +159,13 @@ def test_a_link_with_lang_sets_the_choice_and_the_page_tells_gradio_before_its_s
 def test_the_page_links_every_language_and_gradio_gets_the_catalogue(translators):
     import app
 
-    options = app.launch_options()
-    assert set(options["i18n"].translations_dict) == set(LANGUAGES)
-    assert options["i18n"].translations_dict["de"]["Translate"] == "Übersetzen"
     config = app.build_demo(translators).get_config_file()
+    options = app.launch_options()
+    labels = options["i18n"].translations_dict
+    assert set(labels) == set(LANGUAGES) and labels["de"]["Translate"] == "Übersetzen"
+    assert labels["fr"]["At a glance"] == "En un coup d’œil" and not labels["en"]  # English: the keys as they are
+    lesson_text = "Into how many pieces will the model cut your sentence, counting the end mark?"
+    assert lesson_text in i18n.catalogue("de") and lesson_text not in labels["de"]  # what the server writes stays
     masthead = next(c for c in config["components"] if "masthead" in str(c["props"].get("value", "")))
     for code in LANGUAGES:
         assert f'href="?lang={code}"' in masthead["props"]["value"]
