@@ -11,12 +11,12 @@ import html
 
 from transformer.tokenizer import BYTE_PIECE
 
-from playground.i18n import ENGLISH, Texts
+from playground.i18n import ENGLISH, N_, Texts
 
 # The three kinds of attention (transformer.model.ATTENTION_KINDS) in the page's words: a title, a button's label
-KIND_NAMES = {"encoder": "encoder self-attention", "decoder": "decoder self-attention (masked)",
-              "cross": "cross-attention (decoder -> encoder)"}
-KIND_BUTTONS = {"encoder": "Encoder self", "decoder": "Decoder self (masked)", "cross": "Cross"}
+KIND_NAMES = {"encoder": N_("encoder self-attention"), "decoder": N_("decoder self-attention (masked)"),
+              "cross": N_("cross-attention (decoder -> encoder)")}  # a menu's labels (_l), a figure's titles
+KIND_BUTTONS = {"encoder": N_("Encoder self"), "decoder": N_("Decoder self (masked)"), "cross": N_("Cross")}
 # The attribution methods (transformer.interpret.attribution.METHODS) as the page names them, in its order
 METHOD_NAMES = {"attention": "attention (last layer)", "attention_norm": "attention × norm",
                 "gradient_x_input": "gradient × input", "integrated_gradients": "integrated gradients",

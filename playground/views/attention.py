@@ -15,10 +15,11 @@ class AttentionView(View):
     def build(self) -> None:
         with gr.Row():
             self.kind = kind_radio("cross")
-            self.mode = gr.Radio([("One head", "single"), ("All heads of a layer", "heads"),
-                                  ("All layers x heads", "all")], value="single", label=_l("Show"))
+            self.mode = gr.Radio([(_l("One head"), "single"), (_l("All heads of a layer"), "heads"),
+                                  (_l("All layers x heads"), "all")], value="single", label=_l("Show"))
             self.layer = gr.Dropdown(layer_choices(first_translator(self.ctx)), value=0, label=_l("Layer"))  # from 1
-            self.head = gr.Dropdown(["average"], value="average", label=_l("Head"))
+            # "average": the browser shows it in the page's language wherever the menu lists it (a label of the page)
+            self.head = gr.Dropdown([(_l("average"), "average")], value="average", label=_l("Head"))
         self.plot = gr.Plot(label=_l("Attention"), elem_id="attention-plot")
         self.download = gr.DownloadButton(_l("Download the maps (JSON)"), visible=False)
         self.controls = [self.kind, self.layer, self.head, self.mode]

@@ -21,7 +21,7 @@ window.addEventListener('message', (event) => {
 
 class BertvizView(View):
     def build(self) -> None:
-        self.view = gr.Radio([("Head view", "head"), ("Model view", "model")], value="head", label=_l("View"))
+        self.view = gr.Radio([(_l("Head view"), "head"), (_l("Model view"), "model")], value="head", label=_l("View"))
         self.html = gr.HTML(elem_id="bertviz", js_on_load=FIT_FRAME)
         self.controls = [self.view]
         self.outputs = [self.html]

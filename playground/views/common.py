@@ -15,7 +15,7 @@ from playground.i18n import _l
 
 def kind_radio(value: str) -> gr.Radio:
     """The attention-kind choice the Attention and One head views share."""
-    return gr.Radio([(KIND_BUTTONS[kind], kind) for kind in KINDS], value=value, label=_l("Attention"))
+    return gr.Radio([(_l(KIND_BUTTONS[kind]), kind) for kind in KINDS], value=value, label=_l("Attention"))
 
 
 def layer_choices(translator: Translator | None) -> list[tuple[str, int]]:

@@ -11,9 +11,10 @@ from transformer.errors import InputError
 
 from playground.view import View, to_page
 from playground.explanations import EXPLAIN, explained
-from playground.i18n import ENGLISH, Texts, _l
+from playground.i18n import ENGLISH, N_, Texts, _l
 
 
+TASK_LABELS = {"copy": N_("copy"), "reverse": N_("reverse"), "sort": N_("sort"), "swap halves": N_("swap halves")}
 PAUSE_S = 0.002  # after every training step: a class's translations get the interpreter (about 10 % longer runs)
 
 
@@ -25,8 +26,10 @@ class LiveView(View):
     def build(self) -> None:
         defaults = live.ToySettings()
         with gr.Row():
-            self.task = gr.Radio(list(toy.TASKS), value=defaults.task, label=_l("task"))
-            self.schedule = gr.Radio(["Noam decay", "held peak"], label=_l("after the warm-up"),
+            self.task = gr.Radio([(_l(TASK_LABELS.get(task, task)), task) for task in toy.TASKS], value=defaults.task,
+                                 label=_l("task"))
+            self.schedule = gr.Radio([(_l("Noam decay"), "Noam decay"), (_l("held peak"), "held peak")],
+                                     label=_l("after the warm-up"),
                                      value="held peak" if defaults.hold_peak else "Noam decay")
         with gr.Row():
             self.d_model = gr.Slider(16, 128, value=defaults.d_model, step=16, label=_l("d_model"))

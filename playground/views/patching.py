@@ -14,10 +14,11 @@ from transformer.interpret import analyses
 from playground.view import View, to_page
 from .common import need, token_diff
 from playground.figures.patching import patching_grid
-from playground.i18n import _l
+from playground.i18n import N_, _l
 
-DIRECTIONS = [("Denoising: the first sentence's part put into the second's run (is it enough?)", "denoising"),
-              ("Noising: the second sentence's part put into the first's run (does it carry the change?)", "noising")]
+DIRECTIONS = [(N_("Denoising: the first sentence's part put into the second's run (is it enough?)"), "denoising"),
+              (N_("Noising: the second sentence's part put into the first's run (does it carry the change?)"),
+               "noising")]
 SITE_TITLES = {"encoder": "encoder layers × source pieces",
                "heads:encoder": "encoder self-attention heads", "heads:decoder": "decoder self-attention heads",
                "heads:cross": "cross-attention heads",
@@ -74,7 +75,8 @@ class PatchingView(View):
             self.edit = gr.Dropdown([], label=_l("Change one thing"), scale=2, elem_id="patching-edit")
             self.second = gr.Textbox(label=_l("…or type the second sentence"), scale=2, elem_id="patching-second")
         with gr.Row():
-            self.direction = gr.Radio(DIRECTIONS, value="denoising", label=_l("Direction"), scale=3)
+            self.direction = gr.Radio([(_l(label), key) for label, key in DIRECTIONS], value="denoising",
+                                      label=_l("Direction"), scale=3)
             self.trace = gr.Button(_l("Trace the difference"), variant="primary", scale=1, elem_id="patching-trace")
         self.pair = gr.HTML(elem_id="patching-pair")
         self.plot = gr.Plot(label=_l("Which parts carry the difference"), elem_id="patching-plot")

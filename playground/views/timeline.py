@@ -47,7 +47,7 @@ class TimelineView(View):
         self.curves = gr.Plot()
         with gr.Row():
             self.example = gr.Dropdown([], label=_l("example"), scale=3)
-            self.kind = gr.Radio([(KIND_NAMES[kind], kind) for kind in KINDS], value="cross",
+            self.kind = gr.Radio([(_l(KIND_NAMES[kind]), kind) for kind in KINDS], value="cross",
                                  label=_l("attention (last layer, heads averaged)"))
         self.forming = gr.Plot()
         self.pair_outputs = [self.about, self.epoch, self.example, self.table, self.curves, self.forming]
