@@ -32,6 +32,7 @@ from .i18n import ENGLISH, N_, Texts
 
 STEPS = 10
 HEIGHT = 430  # the most a step's figure takes, so that a whole step fits a 1280 x 720 projector
+TITLE_LINE = 24  # px: a line of a figure's title
 
 
 @dataclass
@@ -445,6 +446,10 @@ def step(translator, result: Result, number: int, language: str = "en") -> Lesso
     for fig in (made.figure, made.marked):
         if isinstance(fig, go.Figure):
             fig.update_layout(height=min(fig.layout.height or HEIGHT, HEIGHT))
+            if "<br>" in (fig.layout.title.text or "") and fig.layout.annotations:  # a title of two lines over
+                # panels' titles: room for its second line now, within the slide's height (page.js would grow the
+                # figure to make it, past a projector's screen)
+                fig.update_layout(margin_t=(fig.layout.margin.t or 80) + TITLE_LINE)
             # a slide's figure is narrow: numbers written in its cells would run together (the answer says them)
             fig.update_traces(texttemplate=None, selector=dict(type="heatmap", texttemplate="%{z:.2f}"))
     return made
