@@ -228,9 +228,16 @@ class Student:
 # The page's events, found in its config as the browser finds them
 
 
+def written(value):
+    """A prop as the page's English writes it: a label the browser translates (gr.I18n's "__i18n__{...}") by its key."""
+    if isinstance(value, str) and value.startswith("__i18n__"):
+        return json.loads(value[len("__i18n__"):]).get("key")
+    return value
+
+
 def block(config: dict, **props) -> dict | None:
     return next((c for c in config["components"]
-                 if all(c.get("props", {}).get(k) == v for k, v in props.items())), None)
+                 if all(written(c.get("props", {}).get(k)) == v for k, v in props.items())), None)
 
 
 def find(config: dict, event: str, **props) -> dict | None:
