@@ -498,7 +498,7 @@ class ClassPanel:
         memory.seen, memory.poll, memory.quiz = state.version, state.poll, state.quiz
         mine = self.store.vote_of(state.poll.id, member["token"]) if state.poll else None
         drawn = {self.followed: pages.followed_html(state, _) if member.get("follow", True) else "",
-                 self.question: pages.question_html(state.poll, mine, _) + self.phone_quiz(memory, member, _),
+                 self.question: self.phone_box(memory, member, mine, _),
                  self.class_wall: pages.wall_html(state, teacher=False, limit=pages.PHONE_WALL, _=_),
                  self.page.panel.pair: self.menu(class_id, values.get(self.page.panel.pair))}
         return memory.changed(drawn)
@@ -563,15 +563,16 @@ class ClassPanel:
         self.store.vote(class_id, member["token"], poll_id, choice)
         poll = memory.poll if memory.poll is not None and memory.poll.id == poll_id else None
         _ = Texts(language_of(request))
-        return memory.changed({self.question: pages.question_html(poll, choice, _)
-                               + self.phone_quiz(memory, member, _)}) if poll else {}
+        return memory.changed({self.question: self.phone_box(memory, member, choice, _)}) if poll else {}
 
-    def phone_quiz(self, memory: ClassMemory, member: dict, _: Texts) -> str:
-        """The class's open quiz on a phone, this student's answers marked (under the question, when both are open)."""
+    def phone_box(self, memory: ClassMemory, member: dict, vote: int | None, _: Texts) -> str:
+        """A phone's box at its top: the class's question (this phone's vote marked), then the open quiz (its
+        answers marked)."""
+        box = pages.question_html(memory.poll, vote, _)
         if memory.quiz is None:
-            return ""
+            return box
         mine = self.store.quiz_answers_of(memory.quiz.id, member["token"])
-        return quiz.questions_html(str(memory.quiz.id), memory.quiz.phase, memory.quiz.questions, mine, _)
+        return box + quiz.questions_html(str(memory.quiz.id), memory.quiz.phase, memory.quiz.questions, mine, _)
 
     @to_page
     def answer(self, values: dict, request: gr.Request, clicked: gr.EventData) -> dict:
@@ -589,8 +590,7 @@ class ClassPanel:
         if memory.quiz is None or memory.quiz.id != quiz_id:
             return {}
         mine = self.store.vote_of(memory.poll.id, member["token"]) if memory.poll else None
-        return memory.changed({self.question: pages.question_html(memory.poll, mine, _)
-                               + self.phone_quiz(memory, member, _)})
+        return memory.changed({self.question: self.phone_box(memory, member, mine, _)})
 
     # -------------------------------------------------------------------------
     # The quiz: a teacher's class on its phones, or a student alone on the Lesson's tab
