@@ -156,7 +156,7 @@ def pieces(translator, result: Result, _: Texts) -> LessonStep:
     src = result.maps.source_tokens
     ids, _unknown = translator.source_ids(result.text)
     listed = " · ".join(f"{html.escape(shown_piece(t, first=n == 0))} ({i})" for n, (t, i) in enumerate(zip(src, ids)))
-    picture = glance.figure(result)
+    picture = glance.figure(result, _=_)
     n, words = len(src), len(result.text.split())
     counts = sorted({n} | set([c for c in (words, n - 2, n + 2, n + 4, words + 1) if c > 0 and c != n][:3]))
     return LessonStep(
@@ -176,7 +176,7 @@ def embeddings(translator, result: Result, _: Texts) -> LessonStep:
     ins, src = result.inspection, result.maps.source_tokens
     d_model = translator.cfg.d_model
     fig = embedding_inputs(ins.source_embedded, ins.source_input, src,
-                           _("What the encoder's first layer received for your sentence"))
+                           _("What the encoder's first layer received for your sentence"), _)
     word_size = float(ins.source_embedded[0].norm())  # (D,) the first piece's embedding x sqrt(d_model)
     position_size = float((ins.source_input[0] - ins.source_embedded[0]).norm())  # (D,) position 0's wave
     word_bigger = word_size > position_size
@@ -203,7 +203,7 @@ def one_head(translator, result: Result, _: Texts) -> LessonStep:
     src, q = result.maps.source_tokens, looked_at(result)
     row = result.maps.encoder[0, 0, q]  # (S,): layer 0, head 0, the query's weights over every piece
     k = int(row.argmax())
-    fig = attention_figure(result, "encoder", 0, "0", "single")
+    fig = attention_figure(result, "encoder", 0, "0", "single", _)
     return LessonStep(
         3, _("One head"), _("To update a piece, attention lets it ask a question (its **query**) of every piece, each "
                             "of which shows a label (its **key**). The better a label fits the question, the bigger "
@@ -219,7 +219,7 @@ def many_heads(translator, result: Result, _: Texts) -> LessonStep:
     src, q = result.maps.source_tokens, looked_at(result)
     rows = result.maps.encoder[0, :, q]  # (H, S): every head's weights for the query
     best = rows.argmax(-1).tolist()
-    fig = attention_figure(result, "encoder", 0, "0", "heads")
+    fig = attention_figure(result, "encoder", 0, "0", "heads", _)
     marked = copy(fig)
     for h, k in enumerate(best):
         mark_cell(marked, k, q, "" if h == 0 else str(h + 1))
@@ -250,7 +250,7 @@ def masks(translator, result: Result, _: Texts) -> LessonStep:
                                                          "pieces): try a longer sentence."), deeper="families")
     later = min(3, len(out) - 1)  # the decoder's inputs: <s>, then out[0], out[1], ...: out[j] sits at j + 1
     weight = float(result.maps.decoder[:, :, 1, later + 1].max())  # (L, H): every layer and head, out[0]'s row
-    fig = families_figure(result)
+    fig = families_figure(result, _)
     seen = (_("**No: every head of every layer gives it weight 0**") if weight == 0 else
             _("**Yes, weight {weight}**", weight=_.number(weight, 3)))
     return LessonStep(
@@ -276,7 +276,7 @@ def cross(translator, result: Result, _: Texts) -> LessonStep:
     row = result.maps.cross[-1].mean(0)[t]  # (S,): the last layer, mean of heads, while it writes out[t]
     k = int(row.argmax())
     layers = result.maps.cross.size(0)
-    fig = attention_figure(result, "cross", layers - 1, "average", "single")
+    fig = attention_figure(result, "cross", layers - 1, "average", "single", _)
     return LessonStep(
         6, _("Cross-attention"), text,
         _("Which English piece will the model look at most when it writes {piece}?", piece=quoted(out, t, _)),
@@ -292,7 +292,7 @@ def next_word(translator, result: Result, _: Texts) -> LessonStep:
     hot = DecodeOptions(strategy="sample", temperature=2.0, seed=0, max_len=2)
     draws = [translator.translate(result.text, replace(hot, seed=s)).target_tokens[:1] for s in range(10)]
     same = sum(d == [first] for d in draws)
-    fig = step_probabilities(steps)
+    fig = step_probabilities(steps, _=_)
     rank = next((r for r, (tok, _p) in enumerate(steps[0].alternatives[:5]) if tok == first), 0)
     others = sorted({word(d[0]) for d in draws if d and d != [first]})
     answer = _("**{same} of 10**.", same=same)
@@ -327,7 +327,7 @@ def tens(_: Texts, low: int, high: int) -> str:
 def beam(translator, result: Result, _: Texts) -> LessonStep:
     greedy = context.run(translator, result.pair, result.text, DecodeOptions())
     searched = context.run(translator, result.pair, result.text, DecodeOptions(strategy="beam", beam_size=4))
-    fig = beam_tree(searched.translation.beam_tree, translator.tokenizer.pieces)
+    fig = beam_tree(searched.translation.beam_tree, translator.tokenizer.pieces, _)
     same = searched.translation.text == greedy.translation.text
     answer = (_("**Yes**: both write {text}.", text=_.quoted(html.escape(greedy.translation.text))) if same else
               _("**No**: greedy writes {greedy}; beam search {beam}.",
@@ -354,14 +354,14 @@ def learned(translator, result: Result, _: Texts) -> LessonStep:
                           deeper="timeline")
     picked = sorted({epochs[0], next((e for e in epochs if e >= 4), epochs[-1])})
     said = [(e, timeline.snapshot(translator, e).translate(result.text, result.options).text) for e in picked]
-    fig = training_curves(translator.metrics)
+    fig = training_curves(translator.metrics, _=_)
     answer = "; ".join(_("after epoch {epoch}: {text}", epoch=e, text=_.quoted(html.escape(t))) for e, t in said)
     answer += "; " + _("at the end (the model you are using): {text}.",
                        text=_.quoted(html.escape(result.translation.text)))
     return LessonStep(
         9, _("How it learned"), text, _("After epoch {epoch}, what does the model say for your sentence?",
                                         epoch=picked[0]),
-        answer, fig, training_curves(translator.metrics, mark_epoch=picked[0]), "timeline",
+        answer, fig, training_curves(translator.metrics, mark_epoch=picked[0], _=_), "timeline",
         [_(kind) for kind in EARLY], early_kind(said[0][1], result.translation.text))
 
 
@@ -388,7 +388,7 @@ def not_attention(translator, result: Result, _: Texts) -> LessonStep:
         return LessonStep(10, _("What attention does not tell you"),
                           text + " " + _("Your sentence needs at least two words for this test."), deeper="used")
     expl = explanation(translator, result, t, ig_steps=16)
-    fig = attribution_figure(expl)
+    fig = attribution_figure(expl, _)
     top = {m: int(expl.methods[m].source.argmax()) for m in ("attention", "alti_plus")}
     drop = {m: expl.deletion.drops[m][0] for m in top}
     outcome = deletion_outcome(top, drop)
@@ -402,7 +402,7 @@ def not_attention(translator, result: Result, _: Texts) -> LessonStep:
     marked = note(copy(fig), verdict)
     rows = list(trace_on(fig).y)
     for method, k in top.items():
-        mark_cell(marked, k, rows.index(html.escape(METHOD_NAMES[method])))
+        mark_cell(marked, k, rows.index(html.escape(_(METHOD_NAMES[method]))))
     either = _("either: the same piece, or it hurts about the same")
     return LessonStep(
         10, _("What attention does not tell you"), text,

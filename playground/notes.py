@@ -61,7 +61,7 @@ def document(result: Result, steps: list, language: str = "en") -> str:
             parts.append("<p class='question'>" + _("Question:") + f" {inline_markdown(step.question)}</p>"
                          "<p class='answer'>" + _("Answer:") + f" {inline_markdown(step.answer)}</p>")
         # the glance (the lesson's one HTML figure) as paper shows it: no word to click
-        figure = glance.figure(result, printed=True) if isinstance(step.marked, str) else step.marked
+        figure = glance.figure(result, printed=True, _=_) if isinstance(step.marked, str) else step.marked
         parts.append(figure_html(figure) + "</section>")
     return "".join(parts) + "</body></html>"
 

@@ -18,9 +18,9 @@ KIND_NAMES = {"encoder": N_("encoder self-attention"), "decoder": N_("decoder se
               "cross": N_("cross-attention (decoder -> encoder)")}  # a menu's labels (_l), a figure's titles
 KIND_BUTTONS = {"encoder": N_("Encoder self"), "decoder": N_("Decoder self (masked)"), "cross": N_("Cross")}
 # The attribution methods (transformer.interpret.attribution.METHODS) as the page names them, in its order
-METHOD_NAMES = {"attention": "attention (last layer)", "attention_norm": "attention × norm",
-                "gradient_x_input": "gradient × input", "integrated_gradients": "integrated gradients",
-                "alti_plus": "ALTI+", "rollout": "attention rollout"}
+METHOD_NAMES = {"attention": N_("attention (last layer)"), "attention_norm": N_("attention × norm"),
+                "gradient_x_input": N_("gradient × input"), "integrated_gradients": N_("integrated gradients"),
+                "alti_plus": "ALTI+", "rollout": N_("attention rollout")}
 SPECIAL = {"<s>": "start", "</s>": "end", "<pad>": "pad", "<unk>": "unknown"}
 
 

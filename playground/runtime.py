@@ -123,7 +123,7 @@ class Page:
         if view is None or key not in registry.tabs()[tab] or result is None:
             return {}
         session.focus = None
-        part = serialized(view.focus(result, values, where), f"{view.name} {result.text}")
+        part = serialized(view.focus(result, values | {LANGUAGE: session.language}, where), f"{view.name} {result.text}")
         return {c: beside(drawn.get(c), value) for c, value in part.items()}
 
     def opener(self, tab: str | None = None, group: str | None = None):

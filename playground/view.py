@@ -198,7 +198,7 @@ class View:
         return {}
 
     def fill(self, result, values: dict) -> dict:
-        return {getattr(self, name): figure(result) for name, figure in self.figures.items()}
+        return {getattr(self, name): figure(result, _=texts(values)) for name, figure in self.figures.items()}
 
     def focus(self, result, values: dict, where: dict[str, str]) -> dict:
         """The part a click elsewhere asked for (the glance's boxes: `where` holds "kind", "layer", "step"), drawn
@@ -283,6 +283,11 @@ class View:
         notice = f'<div class="problem">\n\n{" ".join(problems)}\n\n</div>\n\n' if problems else ""
         text = notice + self.heading_in(_) + (words or "")
         return gr.update(value=text, visible=bool(text))
+
+
+def texts(values: dict | None = None, request=None) -> Texts:
+    """The language a view draws in: the page's, from an event's values (the runtime adds it) or its request."""
+    return Texts(values.get(LANGUAGE, DEFAULT) if values is not None else language_of(request))
 
 
 def key_of(values: dict, controls: list) -> str:

@@ -312,3 +312,71 @@ def test_in_german_and_french_the_lesson_and_the_class_pages_say_nothing_in_engl
     finally:
         for page in pages.values():
             page.context.close()
+
+
+ENGLISH_WORDS = re.compile(r"\b(the|of|and|layer|layers|head|heads|step|query|key|keys|values|share|piece|pieces|"
+                           r"sentence|written|mean|every|chosen|learning|training)\b")
+
+
+def shown_texts(figure) -> list[str]:
+    """Every text a figure shows or says on hover, with the sentence's own pieces and plotly's fields taken out:
+    a plotly figure's titles, axis and subplot titles, legend names, tick texts and hover templates; an HTML
+    figure's text between its tags and its titles."""
+    if isinstance(figure, str):
+        found = re.findall(r">([^<>]+)<", figure) + re.findall(r'(?:title|aria-label)="([^"]*)"', figure)
+    else:
+        found = []
+
+        def walk(value, key=""):
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    walk(v, k)
+            elif isinstance(value, (list, tuple)):
+                for v in value:
+                    walk(v, key)
+            elif isinstance(value, str) and key in {"text", "name", "hovertemplate", "ticktext"}:
+                found.append(value)
+        walk(figure.to_plotly_json()["layout"])
+        walk([{k: v for k, v in trace.items() if k in {"name", "hovertemplate"}}
+              for trace in figure.to_plotly_json()["data"]])
+    return [re.sub(r"%\{[^}]*\}", "", text) for text in found]
+
+
+@pytest.mark.parametrize("language", ["de", "fr"])
+def test_every_figure_speaks_the_pages_language(translator, language):
+    """The figures of every view and of the Lesson, drawn in German and French: no English word left in their titles,
+    axes, legends and hover texts (the tiny model's sentence is made of letters, none of them a word)."""
+    from playground import context
+    from playground.figures import attributions, beam_tree, cache, commitment, glance, maps, positional, schedule
+    from playground.figures.steps import step_detail, step_probabilities
+    from playground.i18n import Texts
+    from playground.views.rollout import rollout_figure, rollout_maps
+    from transformer.decoding import DecodeOptions
+    from transformer.interpret import analyses
+
+    _ = Texts(language)
+    result = context.run(translator, "tiny", "a b c d e f g")
+    searched = context.run(translator, "tiny", result.text, DecodeOptions(strategy="beam", beam_size=3)).translation
+    pe, steps = translator.model.positional.pe.cpu(), result.translation.steps
+    figures = {f"attention {mode}": maps.attention_figure(result, "cross", 0, "average" if mode == "single" else "0",
+                                                          mode, _) for mode in ("single", "heads", "all")}
+    figures |= {
+        "families": maps.families_figure(result, _), "glance": glance.figure(result, _=_),
+        "steps": step_probabilities(steps, _=_), "step": step_detail(steps[0], result.maps.cross[:, :, 0].mean(1),
+                                                                     result.maps.source_tokens, 0, _),
+        "decided": commitment.strip(analyses.commitment(translator, result.text, result.translation), _),
+        "beam": beam_tree.beam_tree(searched.beam_tree, translator.tokenizer.pieces, _),
+        "pe": positional.pe_matrix(pe, _=_), "curves": positional.pe_curves(pe, [0, 1], _=_),
+        "similarity": positional.pe_similarity(pe, _=_),
+        "inputs": positional.embedding_inputs(result.inspection.source_embedded, result.inspection.source_input,
+                                              result.maps.source_tokens, "", _),
+        "noam": schedule.noam_curves([(512, 4000)], _=_), "training": schedule.training_curves(translator.metrics, _=_),
+        "cache": cache.cache_figure(result.cache, 1, _), "cache sizes": cache.size_table(result.cache, 1, _),
+        "rollout": rollout_figure(rollout_maps(result), _),
+    }
+    expl = attributions.explanation(translator, result, 1, ig_steps=4)
+    figures |= {"used": attributions.attribution_figure(expl, _), "shares": attributions.source_share_figure(expl, _)}
+    left = {name: [t for t in shown_texts(fig) if ENGLISH_WORDS.search(t)] for name, fig in figures.items()}
+    assert not {name: texts for name, texts in left.items() if texts}
+    english = shown_texts(glance.figure(result))  # the check finds English where there is English
+    assert any(ENGLISH_WORDS.search(t) for t in english)

@@ -14,20 +14,22 @@ import html
 import plotly.graph_objects as go
 
 
+from playground.i18n import ENGLISH, Texts
 from .base import SCALE, labels, laid_out
 
 
 def attribution_rows(rows: list[tuple[str, list[float], list[float] | None]], source_tokens: list[str],
-                     prefix_tokens: list[str], title: str) -> go.Figure:
+                     prefix_tokens: list[str], title: str, _: Texts = ENGLISH) -> go.Figure:
     """One row per method: its shares over the source tokens, then over the target prefix (blank where a method
     does not look at the prefix); a line separates the two."""
     S = len(source_tokens)
-    x = [f"src {label}" for label in labels(source_tokens)] + [f"tgt {label}" for label in labels(prefix_tokens)]
-    z = [list(src) + (list(prefix) if prefix is not None else [None] * len(prefix_tokens)) for _, src, prefix in rows]
-    y = [html.escape(name) for name, *_ in rows]
+    source, target = _("src"), _("tgt")
+    x = [f"{source} {label}" for label in labels(source_tokens)] + [f"{target} {label}" for label in labels(prefix_tokens)]
+    z = [list(src) + (list(prefix) if prefix is not None else [None] * len(prefix_tokens)) for _name, src, prefix in rows]
+    y = [html.escape(name) for name, *_rest in rows]
     fig = go.Figure(go.Heatmap(z=z, x=x, y=y, colorscale=SCALE, zmin=0, texttemplate="%{z:.2f}", textfont=dict(size=11), xgap=1, ygap=1,
-                               colorbar=dict(title=dict(text="share", side="right")),
-                               hovertemplate="%{y}<br>%{x}<br>share %{z:.3f}<extra></extra>"))
+                               colorbar=dict(title=dict(text=_("share"), side="right")),
+                               hovertemplate=_("%{y}<br>%{x}<br>share %{z:.3f}") + "<extra></extra>"))
     fig.add_vline(x=S - 0.5, line=dict(color="#e6550d", width=3))
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(tickangle=-45)
@@ -35,7 +37,7 @@ def attribution_rows(rows: list[tuple[str, list[float], list[float] | None]], so
 
 
 def source_shares(output_tokens: list[str], shares: dict[str, list[float]], low: float, chosen: int,
-                  title: str) -> go.Figure:
+                  title: str, _: Texts = ENGLISH) -> go.Figure:
     """Per output token, the share of its prediction that comes from the source (one trace per method); tokens
     under `low` by the first method are marked "continuing its own words", the chosen step is outlined."""
     x = labels(output_tokens)
@@ -44,13 +46,13 @@ def source_shares(output_tokens: list[str], shares: dict[str, list[float]], low:
     colors = ["#e6550d" if v < low else "#3182bd" for v in main]
     fig.add_trace(go.Bar(x=x, y=main, name=html.escape(first), marker=dict(color=colors, line=dict(
         width=[3 if t == chosen else 0 for t in range(len(x))], color="#252525")),
-        hovertemplate="%{x}<br>source share %{y:.2f}<extra></extra>"))
+        hovertemplate=_("%{x}<br>source share %{y:.2f}") + "<extra></extra>"))
     for name, v in others:
         fig.add_trace(go.Scatter(x=x, y=v, mode="lines+markers", name=html.escape(name),
-                                 hovertemplate="%{x}<br>source share %{y:.2f}<extra></extra>"))
-    fig.add_hline(y=low, line=dict(dash="dot", color="#e6550d"),
-                  annotation_text=f"below {low:.0%}: continuing its own words", annotation_position="bottom right")
-    fig.update_yaxes(range=[0, 1], title_text="from the source")
+                                 hovertemplate=_("%{x}<br>source share %{y:.2f}") + "<extra></extra>"))
+    fig.add_hline(y=low, line=dict(dash="dot", color="#e6550d"), annotation_position="bottom right",
+                  annotation_text=_("below {share}: continuing its own words", share=_.percent(low)))
+    fig.update_yaxes(range=[0, 1], title_text=_("from the source"))
     fig.update_xaxes(tickangle=-45)
     fig.update_layout(legend=dict(orientation="h", y=-0.3))
     return laid_out(fig, title, 380)
@@ -74,20 +76,19 @@ def explanation(translator: Translator, result: Result, step: int, alternative: 
                               ig_steps)
 
 
-def attribution_figure(expl):
-    rows = [(METHOD_NAMES[m], a.source.tolist(), None if a.prefix is None else a.prefix.tolist())
+def attribution_figure(expl, _: Texts = ENGLISH):
+    rows = [(_(METHOD_NAMES[m]), a.source.tolist(), None if a.prefix is None else a.prefix.tolist())
             for m, a in expl.methods.items()]
     token = shown(expl.labels["output_tokens"][expl.step])
     return attribution_rows(rows, expl.labels["source_tokens"], expl.labels["decoder_inputs"][: expl.step + 1],
-                                  f"What output piece {expl.step + 1} ({token}) used: shares over the source, then the "
-                                  "target prefix")
+                            _("What output piece {n} ({piece}) used: shares over the source, then the target prefix",
+                              n=expl.step + 1, piece=token), _=_)
 
 
-def source_share_figure(expl):
-    labels = {"alti_plus": "ALTI+", "gradient_x_input": "gradient × input"}
-    shares = {labels[m]: v for m, v in expl.source_share.items()}
+def source_share_figure(expl, _: Texts = ENGLISH):
+    shares = {_(METHOD_NAMES[m]): v for m, v in expl.source_share.items()}
     return source_shares(expl.labels["output_tokens"], shares, LOW_SOURCE_SHARE, expl.step,
-                               "How much of each token comes from the source (the rest: the target prefix)")
+                         _("How much of each token comes from the source (the rest: the target prefix)"), _=_)
 
 
 def continuing_own_words(expl) -> list[int]:

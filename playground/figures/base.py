@@ -14,6 +14,7 @@ from torch import Tensor
 
 
 from playground import pieces
+from playground.i18n import ENGLISH, Texts
 
 
 FONT = dict(size=14)  # readable on a classroom projector
@@ -59,8 +60,6 @@ def laid_out(fig: go.Figure, title: str, height: int) -> go.Figure:
     return fig
 
 
-def heatmap_trace(z, x, y, show_scale=True, zmax=None) -> go.Heatmap:
-    return go.Heatmap(
-        z=z, x=x, y=y, colorscale=SCALE, zmin=0, zmax=zmax, showscale=show_scale,
-        hovertemplate="query %{y}<br>key %{x}<br>p = %{z:.3f}<extra></extra>",
-    )
+def heatmap_trace(z, x, y, show_scale=True, zmax=None, _: Texts = ENGLISH) -> go.Heatmap:
+    return go.Heatmap(z=z, x=x, y=y, colorscale=SCALE, zmin=0, zmax=zmax, showscale=show_scale,
+                      hovertemplate=_("query %{y}<br>key %{x}<br>p = %{z:.3f}") + "<extra></extra>")

@@ -7,6 +7,7 @@ import html
 
 from transformer.interpret.analyses import Commitment
 
+from playground.i18n import ENGLISH, Texts
 from playground.pieces import shown
 
 # the earlier a piece was settled, the darker its box: a shade per share of the decoder's layers
@@ -29,29 +30,35 @@ def changes_of_mind(c: Commitment, t: int) -> list[str]:
     return [p for p in c.earlier[t] if p != given]
 
 
-def strip(c: Commitment) -> str:
+def strip(c: Commitment, _: Texts = ENGLISH) -> str:
     """The strip, its plain sentence above it and the encoder's answer (DecoderLens) under it; every piece escaped."""
     L = c.decoder_layers
     items = []
     for t, (token, layer) in enumerate(zip(c.pieces, c.settled)):
         text = html.escape(shown(token, first=t == 0))
         background, colour = shade(layer, L)
-        said = f"layer {layer}" if layer else "sampled"
-        before = changes_of_mind(c, t)
-        was = (f'<span class="was">was: {", ".join(html.escape(shown(p, first=True)) for p in before)}</span>'
-               if before else "")
-        items.append(f'<li title="{text}: {said} of {L}"><b style="background:{background};color:{colour}">'
+        said = _("layer {n}", n=layer) if layer else _("sampled")
+        before = ", ".join(html.escape(shown(p, first=True)) for p in changes_of_mind(c, t))
+        was = '<span class="was">' + _("was: {pieces}", pieces=before) + "</span>" if before else ""
+        hover = _("{piece}: {said} of {n}", piece=text, said=said, n=L)
+        items.append(f'<li title="{hover}"><b style="background:{background};color:{colour}">'
                      f'{text}</b><span>{said}</span>{was}</li>')
     changed = sum(bool(changes_of_mind(c, t)) for t in range(len(c.pieces)))
     E = c.encoder_total
-    first = "only its first layer" if c.encoder_layers == 1 else f"its first {c.encoder_layers} layers"
-    encoder = (f"The encoder: with {first} of {E}, the decoder would already write the same translation"
-               if c.encoder_layers < E else
-               f"The encoder: the decoder needs all {E} of its layers to write this translation")
-    return ('<div class="decided"><p><b>When it decided.</b> Under each piece, the decoder layer (of '
-            f'{L}) from which it is the model\'s top choice and stays so; the darker, the earlier. '
-            + (f"On {changed} piece{'s' if changed != 1 else ''}, a lower layer first preferred another (was: …)."
-               if changed else "No lower layer preferred another piece on the way.")
-            + f'</p><ol class="decided-strip">{"".join(items)}</ol><p class="small">{encoder} '
-            "(each layer's output read as the decoder's memory). Lower layers often first repeat the piece they were "
-            "given; that is not counted as a change of mind.</p></div>")
+    if c.encoder_layers == E:
+        encoder = _("The encoder: the decoder needs all {total} of its layers to write this translation", total=E)
+    elif c.encoder_layers == 1:
+        encoder = _("The encoder: with only its first layer of {total}, the decoder would already write the same "
+                    "translation", total=E)
+    else:  # more than one, and so plural in every language
+        encoder = _("The encoder: with its first {n} layers of {total}, the decoder would already write the same "
+                    "translation", n=c.encoder_layers, total=E)
+    changes = (_.plural("On {n} piece, a lower layer first preferred another (was: …).",
+                        "On {n} pieces, a lower layer first preferred another (was: …).", changed)
+               if changed else _("No lower layer preferred another piece on the way."))
+    return ('<div class="decided"><p>' + _("<b>When it decided.</b> Under each piece, the decoder layer (of {n}) from "
+                                          "which it is the model's top choice and stays so; the darker, the earlier.",
+                                          n=L)
+            + f' {changes}</p><ol class="decided-strip">{"".join(items)}</ol><p class="small">{encoder} '
+            + _("(each layer's output read as the decoder's memory). Lower layers often first repeat the piece they "
+                "were given; that is not counted as a change of mind.") + "</p></div>")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from playground.i18n import ENGLISH, Texts
 from playground.pieces import piece, starts_word
 from playground.context import Result
 
@@ -23,6 +24,7 @@ WIDTH, HEIGHT = 1200, 280
 SIDE = 946  # the "Next piece" panel is an SVG of its own from here on: a narrow screen shows it under the rest
 BLUES = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"]
 CHAR = 7.3  # the width of one character of the 12 px monospace the pieces are written in
+LETTER = {"small": 6.0, "title": 7.2}  # about the widest a letter of each text style is, on average
 MAX_CELLS = 32  # a map with more rows or columns is averaged into this many bins a side (its file stays small)
 MAX_STEPS = 60  # pieces of the translation one can choose (the rest of a very long one shows none)
 INPUT_DIMS = 32  # the first numbers of each input vector the embedding boxes show
@@ -173,67 +175,77 @@ def chips(tokens: list[str], places: list[tuple[float, float, float]], ids: str 
     return boxes, texts
 
 
+def text(x: float, y: float, words: str, css: str, width: float) -> str:
+    """`words` (escaped here) at (x, y) in the style `css`, pressed into `width` px when a language's words are
+    longer than the English the picture was laid out for."""
+    fit = f' textLength="{width:.0f}" lengthAdjust="spacingAndGlyphs"' if len(words) * LETTER[css] > width else ""
+    return f'<text x="{x}" y="{y}" class="{css}"{fit}>{html.escape(words)}</text>'
+
+
 def box(x: float, y: float, w: float, h: float, title: str, caption: str, opens: str | None = None) -> str:
     link = f' data-open="{OPENS[opens]}"' if opens else ""
     if opens == "output":  # the output side opens Step by step at the step shown (the page's script adds it)
         link += ' data-focus="view=steps"'
     return (f'<g class="box"{link}><rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" class="frame"/>'
-            f'<text x="{x + 6}" y="{y + 15}" class="title">{html.escape(title)}</text>'
-            f'<text x="{x + 6}" y="{y + h - 6}" class="small">{html.escape(caption)}</text></g>')
+            + text(x + 6, y + 15, title, "title", w - 12) + text(x + 6, y + h - 6, caption, "small", w - 12) + "</g>")
 
 
 def arrow(x1: float, y1: float, x2: float, y2: float) -> str:
     return f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" class="flow" marker-end="url(#head)"/>'
 
 
-def lines(x: float, y: float, texts: list[str], css: str = "small", step: float = 16) -> str:
-    return "".join(f'<text x="{x}" y="{y + i * step}" class="{css}">{t}</text>' for i, t in enumerate(texts))
+def lines(x: float, y: float, texts: str, width: float, css: str = "small", step: float = 16) -> str:
+    """`texts`, one line per line of it (a language breaks its own lines), each within `width` px."""
+    return "".join(text(x, y + i * step, t, css, width) for i, t in enumerate(texts.split("\n")))
 
 
-def inputs_part(g: Glance, at: Layout) -> list[str]:
+def inputs_part(g: Glance, at: Layout, _: Texts) -> list[str]:
     """The sentence's and the written pieces' boxes, and their vectors as the first layer gets them."""
-    parts = [box(4, at.enc_y, 182, at.lane, "Your sentence", "a word's pieces touch", "sentence"),
-             box(4, at.dec_y, 182, at.lane, "Written so far", "the decoder's input", "output"),
-             box(196, at.enc_y, 104, at.lane, "Embedding", "+ position", "embedding"),
-             box(196, at.dec_y, 104, at.lane, "Embedding", "+ position", "embedding")]
+    parts = [box(4, at.enc_y, 182, at.lane, _("Your sentence"), _("a word's pieces touch"), "sentence"),
+             box(4, at.dec_y, 182, at.lane, _("Written so far"), _("the decoder's input"), "output"),
+             box(196, at.enc_y, 104, at.lane, _("Embedding"), _("+ position"), "embedding"),
+             box(196, at.dec_y, 104, at.lane, _("Embedding"), _("+ position"), "embedding")]
     for y, side in ((at.enc_y, "source"), (at.dec_y, "target")):
-        parts.append(thumbnail(pooled(g.inputs[side]), 214, y + 24, 70, "embedding",
-                               f"The first {INPUT_DIMS} of the {g.d_model} numbers of each {side} piece (rows), "
-                               "after adding its position"))
+        said = (_("The first {n} of the {d_model} numbers of each source piece (rows), after adding its position",
+                  n=INPUT_DIMS, d_model=g.d_model) if side == "source" else
+                _("The first {n} of the {d_model} numbers of each target piece (rows), after adding its position",
+                  n=INPUT_DIMS, d_model=g.d_model))
+        parts.append(thumbnail(pooled(g.inputs[side]), 214, y + 24, 70, "embedding", said))
     return parts
 
 
-def layers_part(g: Glance, at: Layout) -> list[str]:
+def layers_part(g: Glance, at: Layout, _: Texts) -> list[str]:
     """Each encoder layer's self-attention; each decoder layer's masked self-attention and cross-attention."""
     parts, w = [], at.layer_w
     for i, m in enumerate(g.maps["encoder"]):
         x = at.layer_x(i)
-        parts.append(box(x, at.enc_y, w, at.lane, f"Encoder {i + 1}", "self-attention", "encoder"))
+        parts.append(box(x, at.enc_y, w, at.lane, _("Encoder {n}", n=i + 1), _("self-attention"), "encoder"))
         parts.append(thumbnail(m, x + (w - at.enc_map) / 2, at.enc_y + 24, at.enc_map, "encoder",
-                               f"Encoder layer {i + 1}: self-attention, mean of heads (row: a piece, column: what it "
-                               "looks at)", f"view=attention&kind=encoder&layer={i}"))
+                               _("Encoder layer {n}: self-attention, mean of heads (row: a piece, column: what it "
+                                 "looks at)", n=i + 1), f"view=attention&kind=encoder&layer={i}"))
     for i, (own, cross) in enumerate(zip(g.maps["decoder"], g.maps["cross"])):
         x = at.layer_x(i)
-        parts.append(box(x, at.dec_y, w, at.lane, f"Decoder {i + 1}", "pieces | sentence", "decoder"))
+        parts.append(box(x, at.dec_y, w, at.lane, _("Decoder {n}", n=i + 1), _("pieces | sentence"), "decoder"))
         parts.append(thumbnail(own, x + 6, at.dec_y + 24, at.dec_map, "encoder",  # opens Heatmaps, as the others
-                               f"Decoder layer {i + 1}: masked self-attention over the pieces written so far",
+                               _("Decoder layer {n}: masked self-attention over the pieces written so far", n=i + 1),
                                f"view=attention&kind=decoder&layer={i}"))
         parts.append(thumbnail(cross, at.cross_x(i), at.dec_y + 24, at.dec_map, "cross",
-                               f"Decoder layer {i + 1}: cross-attention to the sentence (row: a step)",
+                               _("Decoder layer {n}: cross-attention to the sentence (row: a step)", n=i + 1),
                                f"view=attention&kind=cross&layer={i}"))
         into = at.cross_x(i) + at.dec_map / 2  # the memory, into this layer's cross-attention
         parts.append(arrow(into, at.bus, into, at.dec_y + 2))
     return parts
 
 
-def ends_part(g: Glance, at: Layout) -> list[str]:
+def ends_part(g: Glance, at: Layout, _: Texts) -> list[str]:
     """The memory, the output projection, and the arrows of the flow."""
     x = at.memory_x
-    parts = [box(x, at.enc_y, 96, at.lane, "Memory", f"{len(g.source)} vectors", "memory"),
-             lines(x + 6, at.enc_y + 50, ["the encoder's", "output, one", "vector a piece"]),
-             box(x, at.dec_y, 96, at.lane, "Linear +", "probabilities", "output"),
-             lines(x + 6, at.dec_y + 31, ["softmax"], "title"),
-             lines(x + 6, at.dec_y + 60, ["scores every", "piece it knows"])]
+    parts = [box(x, at.enc_y, 96, at.lane, _("Memory"), _.plural("{n} vector", "{n} vectors", len(g.source)),
+                 "memory"),
+             lines(x + 6, at.enc_y + 50, _("the encoder's\noutput, one\nvector a piece"), 84),
+             box(x, at.dec_y, 96, at.lane, _("Linear +"), _("probabilities"), "output"),
+             lines(x + 6, at.dec_y + 31, "softmax", 84, "title"),
+             lines(x + 6, at.dec_y + 60, _("scores every\npiece it knows"), 84)]
     for y in (at.enc_y, at.dec_y):  # left to right in each lane, the memory down to every decoder layer
         mid = y + at.lane / 2
         parts += [arrow(186, mid, 195, mid), arrow(300, mid, 311, mid), arrow(at.right, mid, x - 1, mid)]
@@ -271,50 +283,53 @@ def steps_part(g: Glance, at: Layout) -> list[str]:
     return parts + [src_texts]
 
 
-def side_part(g: Glance, at: Layout, printed: bool) -> list[str]:
+def side_part(g: Glance, at: Layout, printed: bool, _: Texts) -> list[str]:
     """The "Next piece" panel: per step, the piece written, its probability and the top five."""
     x = at.side_x
-    parts = [box(948, at.enc_y, 248, at.dec_y + at.lane - at.enc_y, "Next piece",
-                 "at the first step" if printed else "click a piece of the translation", "output")]
+    parts = [box(948, at.enc_y, 248, at.dec_y + at.lane - at.enc_y, _("Next piece"),
+                 _("at the first step") if printed else _("click a piece of the translation"), "output")]
     for t, step in enumerate(g.steps):
         part = [f'<g class="at{" on" if t == 0 else ""}" data-at="{t}">',
-                f'<text x="{x}" y="{at.enc_y + 44}" class="word">{html.escape(piece(step.token))}</text>'
-                f'<text x="{x}" y="{at.enc_y + 64}" class="small">step {t + 1} of {g.n_steps}: '
-                f'chosen with p = {step.prob:.2f}</text>']
+                f'<text x="{x}" y="{at.enc_y + 44}" class="word">{html.escape(piece(step.token))}</text>',
+                text(x, at.enc_y + 64, _("step {n} of {total}: chosen with p = {p}", n=t + 1, total=g.n_steps,
+                                         p=_.number(step.prob)), "small", 232)]
         for r, (tok, p) in enumerate(step.top):
             y = at.enc_y + 84 + r * 24
             mark = " chosen" if tok == step.token else ""
             part.append(f'<rect x="{x + 82}" y="{y - 12}" width="{max(1.0, 146 * p):.1f}" height="16" class="bar"/>'
                         f'<text x="{x}" y="{y}" class="piece{mark}">{html.escape(piece(tok)[:11])}</text>'
-                        f'<text x="{x + 86}" y="{y}" class="small">{p:.2f}</text>')
+                        f'<text x="{x + 86}" y="{y}" class="small">{_.number(p)}</text>')
         parts.append("".join(part) + "</g>")
-    parts.append(lines(x, at.enc_y + 212, ["the darker a piece of", '"Your sentence", the more',
-                                           "the last layer looked at it"]))
+    parts.append(lines(x, at.enc_y + 212, _("the darker a piece of\n\"Your sentence\", the more\nthe last layer "
+                                            "looked at it"), 232))
     return parts
 
 
-def figure(result: Result, printed: bool = False) -> str:
+def figure(result: Result, printed: bool = False, _: Texts = ENGLISH) -> str:
     """The whole picture for one translation, as HTML: the SVG and the translation's pieces to click (each shows its
     step); `printed`: for paper, the first step and no word about clicking."""
     g = glance_of(result)
     at = Layout(max(len(g.maps["encoder"]), len(g.maps["decoder"])))
-    parts = inputs_part(g, at) + layers_part(g, at) + ends_part(g, at) + steps_part(g, at)
-    svg = (f'<svg viewBox="0 0 {SIDE} {HEIGHT}" role="img" aria-label="The model at a glance">'
+    parts = inputs_part(g, at, _) + layers_part(g, at, _) + ends_part(g, at, _) + steps_part(g, at)
+    named, next_named = html.escape(_("The model at a glance")), html.escape(_("The next word"))
+    svg = (f'<svg viewBox="0 0 {SIDE} {HEIGHT}" role="img" aria-label="{named}">'
            '<defs><marker id="head" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
            'orient="auto"><path d="M0 0L8 4L0 8z" fill="#888"/></marker></defs>'
            # the shades a step gives the sentence's pieces
            + "<style>" + "".join(f".glance .s{i}{{fill:{c}}}" for i, c in enumerate(BLUES)) + "</style>"
            + "".join(parts) + "</svg>")
-    next_piece = (f'<svg viewBox="{SIDE} 0 {WIDTH - SIDE} {HEIGHT}" role="img" aria-label="The next word">'
-                  + "".join(side_part(g, at, printed)) + "</svg>")
+    next_piece = (f'<svg viewBox="{SIDE} 0 {WIDTH - SIDE} {HEIGHT}" role="img" '
+                  f'aria-label="{next_named}">' + "".join(side_part(g, at, printed, _)) + "</svg>")
     # a piece that continues a word sits against the one before: the buttons read as the translation's words
     words = "".join(f'<button data-step="{t}" class="{"on" if t == 0 else ""}'
                     f'{" cont" if t and not s.token.startswith("▁") and piece(s.token).isalnum() else ""}">'
                     f'{html.escape(piece(s.token))}</button>' for t, s in enumerate(g.steps))
-    how = "piece by piece" if printed else "piece by piece (click one; the pieces of one word touch)"
+    hint = _("← The picture scrolls sideways: swipe it to see every layer →")
+    said = (_("The translation, piece by piece:") if printed else
+            _("The translation, piece by piece (click one; the pieces of one word touch):"))
     return (f'<div class="glance"><div class="glance-row"><div class="glance-scroll">{svg}</div>'
             f'<div class="glance-side">{next_piece}</div></div>'
-            '<div class="glance-hint">← The picture scrolls sideways: swipe it to see every layer →</div>'
-            f'<div class="glance-words">The translation, {how}: {words}'
-            + ("" if printed else ' <a href="#" data-open="steps" data-focus="view=steps">When was each piece '
-               "decided?</a>") + '</div></div>')
+            f'<div class="glance-hint">{hint}</div>'
+            f'<div class="glance-words">{said} {words}'
+            + ("" if printed else ' <a href="#" data-open="steps" data-focus="view=steps">'
+               + _("When was each piece decided?") + "</a>") + '</div></div>')

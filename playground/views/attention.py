@@ -6,7 +6,7 @@ import gradio as gr
 from playground import downloads
 from playground.figures.maps import attention_figure
 
-from playground.view import View, to_page
+from playground.view import View, texts, to_page
 from .common import first_translator, head_choices, kind_radio, layer_choices, need
 from playground.i18n import _l
 
@@ -27,13 +27,13 @@ class AttentionView(View):
         self.pair_outputs = [self.layer, self.head]
         self.focus_outputs = [self.kind, self.mode]
 
-    def figure(self, result, kind: str, layer, head: str, mode: str):
+    def figure(self, result, kind: str, layer, head: str, mode: str, _):
         layer = min(int(layer), getattr(result.maps, kind).size(0) - 1)  # the encoder and decoder may differ in depth
-        return attention_figure(result, kind, layer, head, mode)
+        return attention_figure(result, kind, layer, head, mode, _)
 
     def fill(self, result, values: dict) -> dict:
         path = downloads.write(self.ctx.downloads, "attention", downloads.attention_payload(result.maps))
-        return {self.plot: self.figure(result, *(values[c] for c in self.controls)),
+        return {self.plot: self.figure(result, *(values[c] for c in self.controls), texts(values)),
                 self.download: gr.update(value=str(path), visible=True)}
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
@@ -45,11 +45,11 @@ class AttentionView(View):
         """A glance box: its kind of attention and its layer, mean of heads, as the box draws it."""
         kind, layer = where.get("kind", values[self.kind]), int(where.get("layer", values[self.layer]))
         return {self.kind: kind, self.layer: layer, self.head: "average", self.mode: "single",
-                self.plot: self.figure(result, kind, layer, "average", "single")}
+                self.plot: self.figure(result, kind, layer, "average", "single", texts(values))}
 
     @to_page
-    def redraw(self, result, kind, layer, head, mode) -> dict:
-        return {self.plot: self.figure(need(result), kind, layer, head, mode)}
+    def redraw(self, result, kind, layer, head, mode, request: gr.Request = None) -> dict:
+        return {self.plot: self.figure(need(result), kind, layer, head, mode, texts(request=request))}
 
     def wire(self, result: gr.State) -> None:
         for control in self.controls:

@@ -4,9 +4,15 @@ from __future__ import annotations
 import gradio as gr
 
 
-from playground.view import View
+from playground.view import View, texts
 from playground.figures.beam_tree import beam_tree
-from playground.i18n import _l
+from playground.i18n import N_, _l
+
+
+USED = {"greedy": N_("This translation used greedy decoding: choose **Beam search** under Decoding and translate to "
+                     "see the search."),
+        "sample": N_("This translation used random sampling: choose **Beam search** under Decoding and translate to "
+                     "see the search.")}
 
 
 class BeamTreeView(View):
@@ -16,8 +22,7 @@ class BeamTreeView(View):
         self.outputs = [self.note, self.plot]
 
     def fill(self, result, values: dict) -> dict:
-        tree = result.translation.beam_tree  # None unless the translation used beam search
-        fig = None if tree is None else beam_tree(tree, self.ctx.translator(result.pair).tokenizer.pieces)
-        note = "" if fig is not None else ("This translation used " + result.options.strategy + " decoding: choose "
-                                           "**Beam search** under Decoding and translate to see the search.")
+        tree, _ = result.translation.beam_tree, texts(values)  # None unless the translation used beam search
+        fig = None if tree is None else beam_tree(tree, self.ctx.translator(result.pair).tokenizer.pieces, _)
+        note = "" if fig is not None else _(USED[result.options.strategy])
         return {self.note: note, self.plot: gr.update(value=fig, visible=fig is not None)}  # no empty box

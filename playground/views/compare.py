@@ -16,9 +16,9 @@ from transformer.translator import Translation, Translator, quantize_int8
 from transformer.interpret import analyses
 
 from playground.context import Context
-from playground.view import View, to_page
+from playground.view import View, texts, to_page
 from .common import cards, first_translator, kind_radio, layer_choices, need, token_diff
-from playground.i18n import _l
+from playground.i18n import ENGLISH, Texts, _l
 
 
 def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
@@ -97,7 +97,7 @@ def compare(result, other: Translator, name: str) -> Comparison:
     return Comparison(result.translation, second, result.maps, analyses.attention(other, result.text, second), name)
 
 
-def comparison_figure(cmp: Comparison, kind: str, layer: int, first_name: str):
+def comparison_figure(cmp: Comparison, kind: str, layer: int, first_name: str, _: Texts = ENGLISH):
     """Both models' maps of one kind and layer (mean of heads), and their difference where both read the same
     tokens on both axes; else each map beside the other on its own tokens."""
     panels = []
@@ -105,11 +105,12 @@ def comparison_figure(cmp: Comparison, kind: str, layer: int, first_name: str):
         weights = getattr(maps, kind)  # (L, H, q, k)
         at = min(layer, weights.size(0) - 1)
         queries, keys = axis_tokens(maps, kind)
-        panels.append((f"{name}, layer {at + 1}", weights[at].mean(dim=0), queries, keys))
+        panels.append((_("{name}, layer {n}", name=name, n=at + 1), weights[at].mean(dim=0), queries, keys))
     if cmp.same_tokens:
-        panels.append(("difference (first − second)", panels[0][1] - panels[1][1], panels[0][2], panels[0][3]))
-    return side_by_side(panels, f"{KIND_NAMES[kind]}: mean of heads"
-                              + ("" if cmp.same_tokens else " (different tokens: each map on its own)"))
+        panels.append((_("difference (first − second)"), panels[0][1] - panels[1][1], panels[0][2], panels[0][3]))
+    title = (_("{kind}: mean of heads", kind=_(KIND_NAMES[kind])) if cmp.same_tokens else
+             _("{kind}: mean of heads (different tokens: each map on its own)", kind=_(KIND_NAMES[kind])))
+    return side_by_side(panels, title, difference=2 if cmp.same_tokens else None, _=_)
 
 
 class CompareView(View):
@@ -125,7 +126,7 @@ class CompareView(View):
         self.outputs = [self.diff, self.plot]
         self.pair_outputs = [self.other, self.layer]
 
-    def draw(self, result, spec: str, kind: str, layer) -> dict:
+    def draw(self, result, spec: str, kind: str, layer, _) -> dict:
         if not spec:
             raise InputError("only one model is loaded, and it keeps no snapshots: nothing to compare with")
         first = self.ctx.translator(result.pair)
@@ -134,10 +135,10 @@ class CompareView(View):
         name = self.ctx.label(result.pair) + (" (int8)" if first.precision == "int8" else "")
         if spec.startswith("pair:") and language(spec.split(":")[1]) != language(result.pair):  # no word in common
             said = cards([(name, cmp.first.text), (label, cmp.second.text)])
-            diff = said + "<p>Two languages: the translations side by side, each map on its own tokens.</p>"
+            diff = said + "<p>" + _("Two languages: the translations side by side, each map on its own tokens.") + "</p>"
         else:
             diff = token_diff(cmp.first.target_tokens, cmp.second.target_tokens, name, label)
-        return {self.diff: diff, self.plot: comparison_figure(cmp, kind, int(layer or 0), name)}
+        return {self.diff: diff, self.plot: comparison_figure(cmp, kind, int(layer or 0), name, _)}
 
     def comparison(self, result, spec: str) -> Comparison:
         """The translation against the model `spec` names, made once per translation (Result.derived)."""
@@ -154,7 +155,7 @@ class CompareView(View):
         choices = model_choices(self.ctx, result.pair)
         specs = [s for _, s in choices]
         spec = values[self.other] if values[self.other] in specs else opening_choice(choices, self.differs(result))
-        return (self.draw(result, spec, values[self.kind], values[self.layer])
+        return (self.draw(result, spec, values[self.kind], values[self.layer], texts(values))
                 | {self.other: gr.update(choices=choices, value=spec)})
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
@@ -163,8 +164,8 @@ class CompareView(View):
                 self.layer: gr.update(choices=layer_choices(translator), value=0)}
 
     @to_page
-    def redraw(self, result, spec, kind, layer) -> dict:
-        return self.draw(need(result), spec, kind, layer)
+    def redraw(self, result, spec, kind, layer, request: gr.Request = None) -> dict:
+        return self.draw(need(result), spec, kind, layer, texts(request=request))
 
     def wire(self, result: gr.State) -> None:
         for control in self.controls:

@@ -10,10 +10,10 @@ from transformer.errors import InputError
 from transformer.interpret.mechanics import HeadWalk
 from transformer.model import KINDS
 
-from playground.view import View, to_page
+from playground.view import View, texts, to_page
 from .common import first_translator, head_choices, kind_radio, layer_choices, need
 from playground.figures.inside import head_walk
-from playground.i18n import _l
+from playground.i18n import ENGLISH, N_, Texts, _l
 
 
 def query_choices(result, kind: str) -> list[tuple[str, int]]:
@@ -22,16 +22,18 @@ def query_choices(result, kind: str) -> list[tuple[str, int]]:
     return list(zip(labels(queries, escaped=False), range(len(queries))))  # a menu: written as text
 
 
-def inside_head(translator, result, kind: str, layer: int, head: int, query: int):
+def inside_head(translator, result, kind: str, layer: int, head: int, query: int,
+                _: Texts = ENGLISH):
     """eq. 1 worked through for one query token of one head, from the hooked tensors: (figure, walk, reasons),
     reasons[j] saying why key j was masked ("" where it was not)."""
     attn = translator.model.attention_blocks()[kind][layer]
     walk = mechanics.walk_head(result.internals[kind][layer], head, query, attn.w_o.weight, attn.w_o.bias)
     queries, keys = axis_tokens(result.maps, kind)
-    reasons = ["" if ok else "future (causal mask)" for ok in walk.allowed.tolist()]
+    reasons = ["" if ok else N_("future (causal mask)") for ok in walk.allowed.tolist()]
     query_label = labels(queries, escaped=False)[query]  # the title is escaped where it is drawn (base.wrapped)
-    title = f"{KIND_NAMES[kind]}, layer {layer + 1}, head {head + 1}: query {query_label}"
-    return head_walk(walk, keys, reasons, head, title), walk, reasons
+    title = _("{kind}, layer {layer}, head {head}: query {query}", kind=_(KIND_NAMES[kind]), layer=layer + 1,
+              head=head + 1, query=query_label)
+    return head_walk(walk, keys, reasons, head, title, _), walk, reasons
 
 
 def walk_table(walk: HeadWalk, query: int, queries: list[str], keys: list[str], reasons: list[str],
@@ -80,28 +82,28 @@ class InsideHeadView(View):
         self.outputs = [self.query, self.steps, self.plot]
         self.pair_outputs = [self.layer, self.head]
 
-    def draw(self, result, kind: str, layer, head, query) -> dict:
+    def draw(self, result, kind: str, layer, head, query, _) -> dict:
         if kind not in KINDS:
             raise InputError(f"unknown attention kind {kind!r}: choose one of {', '.join(KINDS)}")
         choices = query_choices(result, kind)
         query = min(int(query or 0), len(choices) - 1)
         layer = min(int(layer), getattr(result.maps, kind).size(0) - 1)
-        fig, walk, reasons = inside_head(self.ctx.translator(result.pair), result, kind, layer, int(head), query)
+        fig, walk, reasons = inside_head(self.ctx.translator(result.pair), result, kind, layer, int(head), query, _)
         queries, keys = axis_tokens(result.maps, kind)
         steps = walk_table(walk, query, queries, keys, reasons, int(head))
         return {self.query: gr.update(choices=choices, value=query), self.steps: steps, self.plot: fig}
 
     def fill(self, result, values: dict) -> dict:
         default = 2 if values[self.kind] == "decoder" else 0  # a decoder query with a few positions before it
-        return self.draw(result, values[self.kind], values[self.layer], values[self.head], default)
+        return self.draw(result, values[self.kind], values[self.layer], values[self.head], default, texts(values))
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         return {self.layer: gr.update(choices=layer_choices(translator), value=0),
                 self.head: gr.update(choices=head_choices(translator), value=0)}
 
     @to_page
-    def redraw(self, result, kind, layer, head, query) -> dict:
-        return self.draw(need(result), kind, layer, head, query)
+    def redraw(self, result, kind, layer, head, query, request: gr.Request = None) -> dict:
+        return self.draw(need(result), kind, layer, head, query, texts(request=request))
 
     def wire(self, result: gr.State) -> None:
         inputs = [result, self.kind, self.layer, self.head, self.query]

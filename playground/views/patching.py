@@ -11,7 +11,7 @@ from playground.pieces import labels, shown
 from transformer.errors import InputError
 from transformer.interpret import analyses
 
-from playground.view import View, to_page
+from playground.view import View, texts, to_page
 from .common import need, token_diff
 from playground.figures.patching import patching_grid
 from playground.i18n import N_, _l
@@ -19,10 +19,12 @@ from playground.i18n import N_, _l
 DIRECTIONS = [(N_("Denoising: the first sentence's part put into the second's run (is it enough?)"), "denoising"),
               (N_("Noising: the second sentence's part put into the first's run (does it carry the change?)"),
                "noising")]
-SITE_TITLES = {"encoder": "encoder layers × source pieces",
-               "heads:encoder": "encoder self-attention heads", "heads:decoder": "decoder self-attention heads",
-               "heads:cross": "cross-attention heads",
-               "decoder": "decoder layers × target positions"}
+SITE_TITLES = {"encoder": N_("encoder layers × source pieces"),
+               "heads:encoder": N_("encoder self-attention heads"), "heads:decoder": N_("decoder self-attention heads"),
+               "heads:cross": N_("cross-attention heads"),
+               "decoder": N_("decoder layers × target positions")}
+DIRECTION_TITLES = {"denoising": N_("Denoising: the share of the difference each part carries"),
+                    "noising": N_("Noising: the share of the difference each part carries")}
 
 
 def edit_choices(translator, text: str) -> list[tuple[str, str]]:
@@ -84,20 +86,19 @@ class PatchingView(View):
         self.controls = [self.direction]
         self.outputs = [self.edit, self.second, self.pair, self.plot, self.lens]
 
-    def figure(self, translator, out):
+    def figure(self, translator, out, _):
         sources = labels(out.labels["first_source"])
         columns = {"encoder": sources, "decoder": labels(out.labels["prefix"]),
-                   **{s: [f"head {h + 1}" for h in range(translator.cfg.n_heads)] for s in out.scores if ":" in s}}
-        panels = [(SITE_TITLES[site], scores, columns[site]) for site, scores in out.scores.items()]
-        return patching_grid(panels, "at", f"{out.direction.capitalize()}: the share of the difference each "
-                                   "part carries")
+                   **{s: [_("head {n}", n=h + 1) for h in range(translator.cfg.n_heads)] for s in out.scores if ":" in s}}
+        panels = [(_(SITE_TITLES[site]), scores, columns[site]) for site, scores in out.scores.items()]
+        return patching_grid(panels, _("at"), _(DIRECTION_TITLES[out.direction]), _)
 
-    def draw(self, result, second: str, direction: str) -> dict:
+    def draw(self, result, second: str, direction: str, _) -> dict:
         translator = self.ctx.translator(result.pair)
         if not (second or "").strip():
             raise InputError("type a second sentence, or choose a change from the menu")
         out = analyses.patch(translator, result.text, second, direction)
-        return {self.pair: pair_text(out) + skipped_text(out), self.plot: self.figure(translator, out)}
+        return {self.pair: pair_text(out) + skipped_text(out), self.plot: self.figure(translator, out, _)}
 
     def fill(self, result, values: dict) -> dict:
         translator = self.ctx.translator(result.pair)
@@ -108,13 +109,13 @@ class PatchingView(View):
         if not second:
             return out | {self.pair: "<p>No change applies to this sentence: type a second sentence above.</p>"}
         try:
-            return out | self.draw(result, second, values[self.direction])
+            return out | self.draw(result, second, values[self.direction], texts(values))
         except InputError as e:  # the edit leaves the translation as it was: said, and another can be tried
             return out | {self.pair: f"<p class='notice'>{html.escape(str(e))}.</p>"}
 
     @to_page
-    def traced(self, result, second, direction) -> dict:
-        return self.draw(need(result), second, direction)
+    def traced(self, result, second, direction, request: gr.Request = None) -> dict:
+        return self.draw(need(result), second, direction, texts(request=request))
 
     def wire(self, result: gr.State) -> None:
         self.edit.input(lambda edited: edited or gr.skip(), self.edit, self.second, queue=False,

@@ -7,9 +7,9 @@ from playground import downloads
 from playground.figures.maps import axis_tokens
 from transformer.interpret import mechanics
 
-from playground.view import View
+from playground.view import View, texts
 from playground.figures import rollout as figures
-from playground.i18n import _l
+from playground.i18n import ENGLISH, Texts, _l
 
 
 def rollout_maps(result) -> dict[str, tuple]:
@@ -21,12 +21,13 @@ def rollout_maps(result) -> dict[str, tuple]:
     return out
 
 
-def rollout_figure(rolled: dict[str, tuple]):
+def rollout_figure(rolled: dict[str, tuple], _: Texts = ENGLISH):
     panels = []
     for kind, (last, rollout, tokens) in rolled.items():
-        panels.append((f"{kind}: last layer, mean of heads", last, tokens))
-        panels.append((f"{kind}: rollout through all layers", rollout, tokens))
-    return figures.rollout_figure(panels, "Attention rollout (Abnar & Zuidema 2020) beside the raw last layer")
+        name = _("encoder") if kind == "encoder" else _("decoder")
+        panels.append((_("{kind}: last layer, mean of heads", kind=name), last, tokens))
+        panels.append((_("{kind}: rollout through all layers", kind=name), rollout, tokens))
+    return figures.rollout_figure(panels, _("Attention rollout (Abnar & Zuidema 2020) beside the raw last layer"), _)
 
 
 class RolloutView(View):
@@ -38,4 +39,4 @@ class RolloutView(View):
     def fill(self, result, values: dict) -> dict:
         rolled = rollout_maps(result)
         path = downloads.write(self.ctx.downloads, "attention-rollout", downloads.rollout_payload(rolled))
-        return {self.plot: rollout_figure(rolled), self.download: gr.update(value=str(path), visible=True)}
+        return {self.plot: rollout_figure(rolled, texts(values)), self.download: gr.update(value=str(path), visible=True)}

@@ -6,7 +6,7 @@ import gradio as gr
 from transformer.config import TrainConfig
 from transformer.training.schedule import cooldown, noam_lr
 
-from playground.view import View, to_page
+from playground.view import View, texts, to_page
 from playground.explanations import EXPLAIN, explained
 from playground.figures.schedule import noam_curves, training_curves
 from playground.i18n import ENGLISH, Texts, _l
@@ -68,26 +68,29 @@ class ScheduleView(View):
         self.pair_inputs = [self.curves]
         self.pair_outputs = [self.about, self.noam, self.training]
 
-    def noam_figure(self, pair: str, curves: list):
-        return noam_curves([tuple(c) for c in curves], (f"this checkpoint ({pair})", self.ctx.translator(pair).metrics))
+    def noam_figure(self, pair: str, curves: list, _):
+        return noam_curves([tuple(c) for c in curves], (_("this checkpoint ({pair})", pair=pair),
+                                                        self.ctx.translator(pair).metrics), _=_)
 
     def explanation(self, translator, _: Texts = ENGLISH) -> str:
         return explained(EXPLAIN["schedule"], _=_, schedule=schedule_text(translator.metrics))  # its stages: English
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        return {self.noam: self.noam_figure(pair, values[self.curves]), self.training: training_curves(translator.metrics)}
+        _ = texts(values)
+        return {self.noam: self.noam_figure(pair, values[self.curves], _),
+                self.training: training_curves(translator.metrics, _=_)}
 
     @to_page
-    def add_curve(self, pair, curves, d_model, warmup) -> dict:
+    def add_curve(self, pair, curves, d_model, warmup, request: gr.Request = None) -> dict:
         new = (int(d_model), int(warmup))
         curves = [tuple(c) for c in curves or []]
         if new not in curves:
             curves.append(new)
-        return {self.curves: curves, self.noam: self.noam_figure(pair, curves)}
+        return {self.curves: curves, self.noam: self.noam_figure(pair, curves, texts(request=request))}
 
     @to_page
-    def clear_curves(self, pair) -> dict:
-        return {self.curves: [], self.noam: self.noam_figure(pair, [])}
+    def clear_curves(self, pair, request: gr.Request = None) -> dict:
+        return {self.curves: [], self.noam: self.noam_figure(pair, [], texts(request=request))}
 
     def wire(self, result: gr.State) -> None:
         self.add.click(self.add_curve, [self.panel.pair, self.curves, self.d_model, self.warmup], [self.curves, self.noam],

@@ -12,7 +12,7 @@ from playground.figures.maps import axis_tokens
 from playground.pieces import KIND_NAMES, listed
 from transformer.model import KINDS
 
-from playground.view import View, to_page
+from playground.view import View, texts, to_page
 from playground.explanations import EXPLAIN, explained
 from playground.figures.schedule import training_curves
 from playground.i18n import ENGLISH, Texts, _l
@@ -58,38 +58,39 @@ class TimelineView(View):
         return explained(EXPLAIN["timeline"], _=_, **timeline_values(translator, _))
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        epochs = timeline.recorded_epochs(translator.metrics)
+        epochs, _ = timeline.recorded_epochs(translator.metrics), texts(values)
         sources = translator.metrics.timeline_sources if epochs else []
         out = {self.epoch: gr.update(minimum=1, maximum=max(epochs or [2]), value=1, interactive=bool(epochs)),
                self.example: gr.update(choices=sources, value=sources[0] if sources else None)}
         if not epochs:
-            note = "<p>This checkpoint was trained without recording a timeline.</p>"
-            return out | {self.table: note, self.curves: training_curves(translator.metrics), self.forming: None}
-        return (out | self.at_epoch(translator, 1)
-                | {self.forming: self.forming_figure(translator, sources[0], "cross")})
+            note = "<p>" + _("This checkpoint was trained without recording a timeline.") + "</p>"
+            return out | {self.table: note, self.curves: training_curves(translator.metrics, _=_), self.forming: None}
+        return (out | self.at_epoch(translator, 1, _)
+                | {self.forming: self.forming_figure(translator, sources[0], "cross", _)})
 
-    def at_epoch(self, translator, epoch: int) -> dict:
+    def at_epoch(self, translator, epoch: int, _) -> dict:
         shown = timeline.nearest_recorded(translator.metrics, epoch)
         return {self.table: translations_table(timeline.translations_at(translator.metrics, shown), shown, epoch),
-                self.curves: training_curves(translator.metrics, mark_epoch=epoch)}
+                self.curves: training_curves(translator.metrics, mark_epoch=epoch, _=_)}
 
-    def forming_figure(self, translator, text: str, kind: str):
+    def forming_figure(self, translator, text: str, kind: str, _):
         stages = timeline.attention_over_epochs(translator, text)
         queries, keys = axis_tokens(stages[-1][1], kind)
         layers = [(label, getattr(m, kind)[-1].mean(dim=0)) for label, m in stages]  # (q, k): last layer, head mean
-        return attention_stages(layers, queries, keys, f"{KIND_NAMES[kind]} forming during training (last layer)")
+        return attention_stages(layers, queries, keys, _("{kind} forming during training (last layer)",
+                                                         kind=_(KIND_NAMES[kind])), _)
 
     @to_page
-    def choose_epoch(self, pair: str, epoch) -> dict:
-        return self.at_epoch(self.ctx.translator(pair), int(epoch))
+    def choose_epoch(self, pair: str, epoch, request: gr.Request = None) -> dict:
+        return self.at_epoch(self.ctx.translator(pair), int(epoch), texts(request=request))
 
     @to_page
-    def choose_example(self, pair: str, text: str, kind: str) -> dict:
+    def choose_example(self, pair: str, text: str, kind: str, request: gr.Request = None) -> dict:
         if not text:
             raise InputError("choose an example")
         if kind not in KINDS:
             raise InputError(f"choose one of: {', '.join(KIND_NAMES.values())}")
-        return {self.forming: self.forming_figure(self.ctx.translator(pair), text, kind)}
+        return {self.forming: self.forming_figure(self.ctx.translator(pair), text, kind, texts(request=request))}
 
     def wire(self, result: gr.State) -> None:
         self.epoch.change(self.choose_epoch, [self.panel.pair, self.epoch], [self.table, self.curves],

@@ -15,10 +15,10 @@ from transformer.interpret.attribution import IG_STEPS
 from transformer.training.timeline import lens_over_epochs, snapshots
 from transformer.interpret import analyses
 
-from playground.view import PartlyDrawn, View, copied, to_page, log, serialized
+from playground.view import PartlyDrawn, View, copied, texts, to_page, log, serialized
 from .common import need
 from playground.figures import used as figures
-from playground.i18n import _l
+from playground.i18n import ENGLISH, Texts, _l
 
 
 def output_choices(result) -> list[tuple[str, int]]:
@@ -36,12 +36,12 @@ def alternative_choices(translator, lens, step: int) -> list[tuple[str, int]]:
     return [("none", -1)] + [(f"{shown(piece(i))} (p = {float(log_probs[i].exp()):.2f})", i) for i in best]
 
 
-def lens_figure(translator, result, lens):
+def lens_figure(translator, result, lens, _: Texts = ENGLISH):
     ids, probs = lens.top()
     top = [translator.tokenizer.pieces(row) for row in ids.tolist()]
     return figures.lens_grid(lens.chosen_prob(), top, probs, lens.first_top1_layer(), output_tokens(result),
-                           "What each decoder layer would say (logit lens): its top-1 token and probability; colour: "
-                           "its probability of the final token")
+                             _("What each decoder layer would say (logit lens): its top-1 token and probability; "
+                               "colour: its probability of the final token"), _)
 
 
 def lens_over_training(translator, result) -> tuple[list[str], torch.Tensor] | None:
@@ -141,9 +141,9 @@ class UsedView(View):
                                 f"({type(e).__name__}). {self.hint(translator)}")
         return lens, training, ""
 
-    def token_updates(self, result, step: int, alternative: int, ig_steps: int) -> dict:
+    def token_updates(self, result, step: int, alternative: int, ig_steps: int, _) -> dict:
         translator = self.ctx.translator(result.pair)
-        lens, training, _ = self.lenses(result)
+        lens, training, _problem = self.lenses(result)
 
         def make() -> dict:
             expl = explanation(translator, result, step, alternative, ig_steps)
@@ -153,36 +153,38 @@ class UsedView(View):
                 self.alternative: gr.update(choices=alternative_choices(translator, lens, step),
                                             value=alternative),
                 self.summary: summary(expl, translator.tokenizer.id_to_piece),
-                self.attributions: attribution_figure(expl),
+                self.attributions: attribution_figure(expl, _),
                 self.deletion: deletion_table(expl.deletion),
-                self.shares: source_share_figure(expl),
+                self.shares: source_share_figure(expl, _),
                 self.download: gr.update(value=str(path), visible=True)})
 
-        return copied(self.ctx.caches.views.get(("used token", result.key, step, alternative, ig_steps), make))
+        return copied(self.ctx.caches.views.get(("used token", result.key, step, alternative, ig_steps, _.language),
+                                                make))
 
     def fill(self, result, values: dict) -> dict:
         translator = self.ctx.translator(result.pair)
         lens, training, problem = self.lenses(result)
+        _ = texts(values)
         over_training = training and figures.lens_over_training(
-            *training, "When each decoder layer learned: share of this translation's steps whose top-1 is the final "
-            "token, per training snapshot")
-        drawn = {self.lens: lens_figure(translator, result, lens),
+            *training, _("When each decoder layer learned: share of this translation's steps whose top-1 is the final "
+                         "token, per training snapshot"), _)
+        drawn = {self.lens: lens_figure(translator, result, lens, _),
                  self.training: gr.update(value=over_training,
                                           visible=training is not None)}
-        updates = self.token_updates(result, 0, -1, int(values[self.ig_steps])) | drawn
+        updates = self.token_updates(result, 0, -1, int(values[self.ig_steps]), _) | drawn
         if problem:
             raise PartlyDrawn(updates, problem)  # shown, never cached: the next request tries the snapshots again
         return updates
 
     @to_page
-    def pick_step(self, result, step, alternative, ig_steps) -> dict:
+    def pick_step(self, result, step, alternative, ig_steps, request: gr.Request = None) -> dict:
         """A new output token: the contrastive question starts again (the alternatives are that step's)."""
-        return self.token_updates(need(result), int(step or 0), -1, int(ig_steps))
+        return self.token_updates(need(result), int(step or 0), -1, int(ig_steps), texts(request=request))
 
     @to_page
-    def redraw(self, result, step, alternative, ig_steps) -> dict:
+    def redraw(self, result, step, alternative, ig_steps, request: gr.Request = None) -> dict:
         return self.token_updates(need(result), int(step or 0), int(alternative if alternative is not None else -1),
-                                  int(ig_steps))
+                                  int(ig_steps), texts(request=request))
 
     def wire(self, result: gr.State) -> None:
         inputs = [result, self.step, self.alternative, self.ig_steps]
