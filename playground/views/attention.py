@@ -18,8 +18,9 @@ class AttentionView(View):
             self.mode = gr.Radio([(_l("One head"), "single"), (_l("All heads of a layer"), "heads"),
                                   (_l("All layers x heads"), "all")], value="single", label=_l("Show"))
             self.layer = gr.Dropdown(layer_choices(first_translator(self.ctx)), value=0, label=_l("Layer"))  # from 1
-            # "average": the browser shows it in the page's language wherever the menu lists it (a label of the page)
-            self.head = gr.Dropdown([(_l("average"), "average")], value="average", label=_l("Head"))
+            # "average" in the page's language once a pair is drawn (on_pair): gradio's menus take no translated
+            # label (the browser would send the translation back as the value)
+            self.head = gr.Dropdown([("average", "average")], value="average", label=_l("Head"))
         self.plot = gr.Plot(label=_l("Attention"), elem_id="attention-plot")
         self.download = gr.DownloadButton(_l("Download the maps (JSON)"), visible=False)
         self.controls = [self.kind, self.layer, self.head, self.mode]
@@ -37,7 +38,8 @@ class AttentionView(View):
                 self.download: gr.update(value=str(path), visible=True)}
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        heads = [("average", "average")] + [(label, str(h)) for label, h in head_choices(translator)]
+        _ = texts(values)
+        heads = [(_("average"), "average")] + [(label, str(h)) for label, h in head_choices(translator)]
         return {self.layer: gr.update(choices=layer_choices(translator), value=0),
                 self.head: gr.update(choices=heads, value="average")}
 
