@@ -268,9 +268,11 @@
                              'legend.yanchor': 'top', 'legend.y': -below / size.h,
                              height: (plot.layout.height || frame.height) + 22 * entries});
     }
-    // the figure's title: room under it when panels' titles reach into it (plotly puts both in the top margin)
-    const title = main && box(main);
-    const reach = !title ? 0 : Math.max(0, ...boxes(notes).filter(b => touch(title, b)).map(b => title.bottom - b.top));
+    // the figure's title: room under it when panels' titles, or the plot's top ticks, reach into it (plotly puts the
+    // titles in the top margin, and a title in a longer language may take a line more)
+    const title = main && box(main), tops = [...notes, ...plot.querySelectorAll('.colorbar text')];
+    const reach = !title ? 0 : Math.max(0, ...[...boxes(tops), ...ticks].filter(b => touch(title, b))
+      .map(b => title.bottom - b.top));
     if (reach > 0 && plot.layout) {
       const margin = plot.layout.margin?.t ?? 80, height = plot.layout.height || plot.getBoundingClientRect().height;
       Object.assign(layout, {'margin.t': margin + reach + 6, height: (layout.height || height) + reach + 6});

@@ -19,7 +19,7 @@ from transformer.training import timeline
 
 from . import context
 from .figures import glance
-from .figures.attributions import attribution_figure, explanation
+from .figures.attributions import attribution_figure, explanation, method_label
 from .figures.maps import attention_figure, families_figure
 from .pieces import METHOD_NAMES, named, piece as piece_shown, shown as shown_piece
 from .context import Result
@@ -402,7 +402,7 @@ def not_attention(translator, result: Result, _: Texts) -> LessonStep:
     marked = note(copy(fig), verdict)
     rows = list(trace_on(fig).y)
     for method, k in top.items():
-        mark_cell(marked, k, rows.index(html.escape(_(METHOD_NAMES[method]))))
+        mark_cell(marked, k, rows.index(method_label(_(METHOD_NAMES[method]))))
     either = _("either: the same piece, or it hurts about the same")
     return LessonStep(
         10, _("What attention does not tell you"), text,

@@ -15,7 +15,13 @@ import plotly.graph_objects as go
 
 
 from playground.i18n import ENGLISH, Texts
-from .base import SCALE, labels, laid_out
+from .base import SCALE, labels, laid_out, wrapped
+
+
+def method_label(name: str) -> str:
+    """A method's name as its row is labelled: escaped, in two lines when a language names it at length (a phone's
+    figure leaves its labels a third of its width)."""
+    return wrapped(name, 24)[0]
 
 
 def attribution_rows(rows: list[tuple[str, list[float], list[float] | None]], source_tokens: list[str],
@@ -26,7 +32,7 @@ def attribution_rows(rows: list[tuple[str, list[float], list[float] | None]], so
     source, target = _("src"), _("tgt")
     x = [f"{source} {label}" for label in labels(source_tokens)] + [f"{target} {label}" for label in labels(prefix_tokens)]
     z = [list(src) + (list(prefix) if prefix is not None else [None] * len(prefix_tokens)) for _name, src, prefix in rows]
-    y = [html.escape(name) for name, *_rest in rows]
+    y = [method_label(name) for name, *_rest in rows]
     fig = go.Figure(go.Heatmap(z=z, x=x, y=y, colorscale=SCALE, zmin=0, texttemplate="%{z:.2f}", textfont=dict(size=11), xgap=1, ygap=1,
                                colorbar=dict(title=dict(text=_("share"), side="right")),
                                hovertemplate=_("%{y}<br>%{x}<br>share %{z:.3f}") + "<extra></extra>"))

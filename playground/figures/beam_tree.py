@@ -20,8 +20,9 @@ def beam_tree(tree, to_pieces: Callable[[Iterable[int]], list[str]], _: Texts = 
     path drawn thick. to_pieces: the tokenizer's `pieces`, ids -> pieces. Hover shows the cumulative
     log-probability and the score."""
     nodes = tree.nodes
+    penalty = tree.length_penalty
     title = _("Beam search, beam size {size}, length penalty {penalty}: {n} candidates ranked", size=tree.beam_size,
-              penalty=_.number(tree.length_penalty, 1), n=len(nodes))
+              penalty=_.number(penalty, 0 if penalty == int(penalty) else 2), n=len(nodes))
     tokens = to_pieces(n.token for n in nodes)  # tokens[i]: node i's token
     rank: dict[int, int] = {}
     by_step: dict[int, list[int]] = {}
