@@ -69,7 +69,29 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         page = Page(demo, ctx, panel, result, tabs, views, classroom=classes, openers=[classes.opened])
         wire(page, classes)
         register_api(ctx)
+    without_api_schemas(demo)
     return page
+
+
+def without_api_schemas(demo: gr.Blocks) -> None:
+    """The page's own components left out of the API (its events are private: only the named endpoints of
+    playground/api.py are the API). Gradio otherwise writes three JSON schemas of every component into the page's
+    config and computes them again for every visitor's session (a download button's is 5 kB): a class of 30 opened
+    the page 1.2× slower with them (docs/many-users.md)."""
+    from gradio.components import Component
+    from gradio.components.api_component import Api
+
+    for block in demo.blocks.values():
+        if isinstance(block, Component) and not isinstance(block, Api) and not block.skip_api:
+            block.__class__ = private(type(block))
+
+
+@functools.cache
+def private(component: type) -> type:
+    """`component`'s class, but out of the API: the same name and module, so that gradio's browser side sees the
+    very same component (its type and class id)."""
+    return type(component.__name__, (component,), {"skip_api": property(lambda self: True),
+                                                   "__module__": component.__module__})
 
 
 # the page's languages as links ("?lang=de": the choice stays on this browser, playground/i18n.py), each in its own

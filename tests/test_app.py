@@ -1004,3 +1004,21 @@ def test_a_brought_model_is_its_sessions_alone_and_goes_when_its_page_closes(pag
     monkeypatch.setattr(uploads, "MOST", 0)  # the server holds as many as it may: said in place
     full = page.bring_model(values, teacher)
     assert "already holds 0 models" in full[card.brought] and panel.pair not in full
+
+
+def test_only_the_named_endpoints_carry_api_schemas_and_the_browser_sees_the_same_components(page):
+    """The page's events are private, so its components carry no API schemas (gradio copies the config into every
+    visitor's session); the named endpoints keep theirs, and every component keeps gradio's own type and class id,
+    which the browser loads it by."""
+    from gradio.components import Component
+
+    config = page.demo.get_config_file()
+    schemas = {c["type"] for c in config["components"] if "api_info" in c}
+    assert schemas == {"api"}
+    private = [b for b in page.demo.blocks.values() if isinstance(b, Component) and type(b).__module__.startswith("gradio")
+               and type(b).__mro__[1].__module__.startswith("gradio") and type(b).__name__ == type(b).__mro__[1].__name__]
+    assert len(private) > 100
+    for block in private:
+        gradios = type(block).__mro__[1]
+        assert block.skip_api and block.get_block_name() == gradios.__name__.lower()
+        assert block.component_class_id == gradios.get_component_class_id()
