@@ -224,19 +224,20 @@ class View:
         marked as shown, so that the next visit tries it again. No updates when it lacks nothing."""
         shown, problems, out, drew = dict(shown), [], {}, False
         views, translator = self.ctx.caches.views, self.ctx.translator(pair)
+        language = values.get(LANGUAGE, DEFAULT)
         new_pair = shown.get("pair") != pair
         if self.pair_outputs and new_pair:
             key = (self.name, pair, key_of(values, self.pair_inputs), values.get(LANGUAGE))
             out, problem = self.guarded(lambda: shared(views, key, lambda: self.on_pair(translator, pair, values),
                                                        f"{self.name} {pair}"),
-                                        translator)
+                                        translator, Texts(language))
             values = values | values_set(out)  # the fill reads what its pair's part set
             problems, shown["pair"], drew = [problem] if problem else [], None if problem else pair, True
         if self.outputs and result is not None and shown.get("fill") != result.key:
             key = (self.name, result.key, key_of(values, self.controls), values.get(LANGUAGE))
             drawn, problem = self.guarded(lambda: shared(views, key, lambda: self.fill(result, values),
                                                          f"{self.name} {result.text}"),
-                                          self.ctx.translator(result.pair))
+                                          self.ctx.translator(result.pair), Texts(language))
             out |= {c: out[c] | u if isinstance(u, dict) and isinstance(out.get(c), dict) else u  # both: keep both
                     for c, u in drawn.items()}
             problems += [problem] if problem else []
@@ -245,27 +246,27 @@ class View:
             return {}, shown
         # its words, with the notice above them, sent only when they change (a fold the user opened stays open): a
         # failure, a new pair's numbers, or the first drawing in another language than the page was built in
-        language = values.get(LANGUAGE, DEFAULT)
         if (problems or shown.get("notice") or (new_pair and self.about in self.pair_outputs)
                 or shown.get("language", DEFAULT) != language):
             out[self.about] = self.notice(problems, translator, Texts(language))
         shown["notice"], shown["language"] = bool(problems), language
         return out, shown
 
-    def guarded(self, make, translator: Translator | None = None) -> tuple[dict, str]:
-        """(make()'s updates, "") or, if it fails, ({}, a sentence saying what went wrong): the caller shows it in
-        the view's notice, and nothing that failed is kept as drawn."""
-        unavailable = "**This view is unavailable:** "
+    def guarded(self, make, translator: Translator | None = None, _: Texts = ENGLISH) -> tuple[dict, str]:
+        """(make()'s updates, "") or, if it fails, ({}, a sentence saying what went wrong, in the language of `_`):
+        the caller shows it in the view's notice, and nothing that failed is kept as drawn."""
+        unavailable = _("**This view is unavailable:**") + " "
         try:
             return make(), ""
         except PartlyDrawn as e:
             return serialized(e.updates), e.message
         except InputError as e:
-            return {}, unavailable + str(e)
+            return {}, unavailable + gettext(_.language, str(e))
         except Exception as e:  # a broken file or a bug: the log has the traceback, the page one sentence
             log.exception("%s failed", type(self).__name__)
             hint = self.hint(translator)
-            return {}, unavailable + f"this view could not be drawn ({type(e).__name__}: {str(e)[:300]}). {hint}"
+            return {}, unavailable + _("this view could not be drawn ({error}).",
+                                       error=f"{type(e).__name__}: {str(e)[:300]}") + f" {hint}"
 
     def hint(self, translator: Translator | None) -> str:
         """How to get a broken checkpoint's files back; nothing for a model a page brought (it has no files here
@@ -278,7 +279,7 @@ class View:
     def notice(self, problems: list[str], translator: Translator, _: Texts = ENGLISH) -> dict:
         """Its words for this checkpoint (in the language of `_`), under a notice of every part's failure (both of
         on_pair and fill) when one failed."""
-        words, problem = self.guarded(lambda: self.explanation(translator, _), translator)  # a broken file's words
+        words, problem = self.guarded(lambda: self.explanation(translator, _), translator, _)  # a broken file's words
         problems = problems + [problem] if problem and problem not in problems else problems
         notice = f'<div class="problem">\n\n{" ".join(problems)}\n\n</div>\n\n' if problems else ""
         text = notice + self.heading_in(_) + (words or "")

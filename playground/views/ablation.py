@@ -12,7 +12,7 @@ from playground.pieces import KIND_BUTTONS
 
 from playground.view import View, to_page
 from .common import need, token_diff
-from playground.i18n import _l
+from playground.i18n import N_, _l
 
 
 def every_head(translator) -> list[tuple[str, str]]:
@@ -45,7 +45,7 @@ class AblationView(View):
     def run(self, result, heads) -> dict:
         result = need(result)
         if not heads:
-            raise InputError("tick at least one head to switch off")
+            raise InputError(N_("tick at least one head to switch off"))
         off = [parse_head(h) for h in heads]
         after = analyses.ablated(self.ctx.translator(result.pair), result.text, result.options, off)
         return {self.diff: token_diff(result.translation.target_tokens, after.target_tokens, "with every head",

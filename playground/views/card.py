@@ -6,38 +6,44 @@ import torch
 
 from transformer.metrics import Metrics
 
-from playground.view import View
-from playground.i18n import _l
+from playground.view import View, texts
+from playground.i18n import ENGLISH, N_, Texts, _l
 
 
-TATOEBA_CREDIT = "Sentence pairs from the Tatoeba Project (tatoeba.org), via manythings.org/anki, CC BY 2.0."
+TATOEBA_CREDIT = N_("Sentence pairs from the Tatoeba Project (tatoeba.org), via manythings.org/anki, CC BY 2.0.")
 
 
-def knows(metrics: Metrics) -> str:
-    """What the checkpoint was trained on, and so what kind of text it translates well, in plain sentences."""
+def knows(metrics: Metrics, _: Texts = ENGLISH) -> str:
+    """What the checkpoint was trained on, and so what kind of text it translates well, in plain sentences (in the
+    language of `_`)."""
     def used(key: str) -> bool:  # a training option some stage set
         return any(stage.train_config.get(key) for stage in metrics.stages())
 
     def used_value(key: str) -> str:  # what the stages set it to, joined
         return " ".join(str(stage.train_config.get(key) or "") for stage in metrics.stages())
 
-    if "tatoeba" in metrics.trained_on():
-        return ("**What it knows:** Multi30k's picture captions and Tatoeba's everyday sentences"
-                + (", also typed without capitals or full stops" if used("source_noise") else "")
-                + (", and this project's classroom corpus (what a class says: greetings, school, family, "
-                   "hobbies, food, plans, festivals, questions to a machine, and everyday words in short frames: "
-                   "`data/phrasebook.txt`, `data/classroom/`"
-                   + (", `data/more_words.tsv`" if "more_words" in used_value("phrasebook") else "") + ")"
-                   if "classroom" in used_value("phrasebook")
-                   else ", and this project's classroom phrasebook (greetings, introductions, school, wishes: "
-                   "`data/phrasebook.txt`)" if used("phrasebook") else "")
-                + (", with names and numbers drawn anew" if used("swap_names") else "") + ". It translates "
-                "short, plain sentences well (what people do, say and ask, what a picture shows); long, technical "
-                "or rare words poorly. " + TATOEBA_CREDIT
-                + (" Its vocabulary spells a character it lacks in bytes and a number digit by digit."
-                   if used("byte_fallback") and used("split_digits") else ""))
-    return ("**What it knows:** Multi30k's picture captions only. It translates short descriptions of a picture "
-            "well; everyday conversation and anything else poorly.")
+    if "tatoeba" not in metrics.trained_on():
+        return _("**What it knows:** Multi30k's picture captions only. It translates short descriptions of a picture "
+                 "well; everyday conversation and anything else poorly.")
+    also = ""
+    if used("source_noise"):
+        also += _(", also typed without capitals or full stops")
+    if "classroom" in used_value("phrasebook"):
+        files = "`data/phrasebook.txt`, `data/classroom/`" + (", `data/more_words.tsv`" if "more_words" in
+                                                              used_value("phrasebook") else "")
+        also += _(", and this project's classroom corpus (what a class says: greetings, school, family, hobbies, food, "
+                  "plans, festivals, questions to a machine, and everyday words in short frames: {files})", files=files)
+    elif used("phrasebook"):
+        also += _(", and this project's classroom phrasebook (greetings, introductions, school, wishes: "
+                  "`data/phrasebook.txt`)")
+    if used("swap_names"):
+        also += _(", with names and numbers drawn anew")
+    said = (_("**What it knows:** Multi30k's picture captions and Tatoeba's everyday sentences{also}.", also=also) + " "
+            + _("It translates short, plain sentences well (what people do, say and ask, what a picture shows); "
+                "long, technical or rare words poorly.") + " " + _(TATOEBA_CREDIT))
+    if used("byte_fallback") and used("split_digits"):
+        said += " " + _("Its vocabulary spells a character it lacks in bytes and a number digit by digit.")
+    return said
 
 
 def weights(model) -> list[tuple[str, torch.Tensor]]:
@@ -85,9 +91,10 @@ def trained_with(metrics) -> str:
     return how
 
 
-def model_card(translator, pair: str, title: str | None = None) -> str:
+def model_card(translator, pair: str, title: str | None = None, _: Texts = ENGLISH) -> str:
     """The checkpoint in Markdown: device, parameters per component, config, test scores, how it was trained.
-    title: what it is called (by default its pair, "EN-DE")."""
+    title: what it is called (by default its pair, "EN-DE"). Its headline and sentences in the language of `_`; its
+    tables and the training's commands as they are."""
     cfg, metrics = translator.cfg, translator.metrics
     title = title or pair.upper()
     breakdown = parameter_breakdown(translator)
@@ -115,21 +122,28 @@ its authors on OPUS data, not here. Running on **{translator.device}** in **{tra
 {total:,} parameters, in our own module tree (every view reads it through the same hooks).
 
 """ + tables
-    return f"""### {title} checkpoint `{translator.name}`
+    running = _("Running on **{device}** in **{precision}**{int8} with {n} parameters; {norm}.",
+                device=translator.device, precision=translator.precision, n=_.number(total, 0),
+                int8=" " + _("(feed-forward layers and output projection)") if translator.precision == "int8" else "",
+                norm=_("pre-norm") if cfg.norm_first else _("post-norm (as in the paper)"))
+    scored = _("**Test scores** (sacreBLEU; `test2016_*`: Multi30k test 2016; `tatoeba_test_*`: our held-out Tatoeba "
+               "split, 2,000 English sentences with every translation as a reference):")
+    headline = _("{title} checkpoint {name}", title=title, name=f"`{translator.name}`")
+    trained = _("**Trained with**")
+    return f"""### {headline}
 
-{knows(metrics)}
+{knows(metrics, _)}
 
-Running on **{translator.device}** in **{translator.precision}**{' (feed-forward layers and output projection)' if translator.precision == 'int8' else ''} with {total:,} parameters; {'pre-norm' if cfg.norm_first else 'post-norm (as in the paper)'}.
+{running}
 
 {tables}
-**Test scores** (sacreBLEU; `test2016_*`: Multi30k test 2016; `tatoeba_test_*`: our held-out Tatoeba split, 2,000
-English sentences with every translation as a reference):
+{scored}
 
 | decoding | BLEU lowercased | BLEU cased | chrF |
 | --- | ---: | ---: | ---: |
 {scores}
 
-**Trained with** {how}
+{trained} {how}
 """
 
 
@@ -149,4 +163,4 @@ class CardView(View):
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
         title = None if pair in self.ctx.pairs else self.ctx.label(pair)  # an uploaded model: its name
-        return {self.card: model_card(translator, pair, title)}
+        return {self.card: model_card(translator, pair, title, texts(values))}

@@ -10,7 +10,7 @@ from transformer import Translator
 from transformer.errors import InputError
 from playground.pieces import KIND_BUTTONS, shown
 from transformer.model import KINDS
-from playground.i18n import _l
+from playground.i18n import N_, _l
 
 
 def kind_radio(value: str) -> gr.Radio:
@@ -38,7 +38,7 @@ def first_translator(ctx) -> Translator | None:
 def need(result):
     """The current translation, or a plain message when there is none yet."""
     if result is None:
-        raise InputError("translate a sentence first")
+        raise InputError(N_("translate a sentence first"))
     return result
 
 

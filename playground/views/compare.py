@@ -18,7 +18,7 @@ from transformer.interpret import analyses
 from playground.context import Context
 from playground.view import View, texts, to_page
 from .common import cards, first_translator, kind_radio, layer_choices, need, token_diff
-from playground.i18n import ENGLISH, Texts, _l
+from playground.i18n import ENGLISH, N_, Texts, _l
 
 
 def model_choices(ctx: Context, pair: str) -> list[tuple[str, str]]:
@@ -128,7 +128,7 @@ class CompareView(View):
 
     def draw(self, result, spec: str, kind: str, layer, _) -> dict:
         if not spec:
-            raise InputError("only one model is loaded, and it keeps no snapshots: nothing to compare with")
+            raise InputError(N_("only one model is loaded, and it keeps no snapshots: nothing to compare with"))
         first = self.ctx.translator(result.pair)
         cmp = self.comparison(result, spec)
         label = cmp.second_name

@@ -12,7 +12,7 @@ from transformer.errors import InputError
 
 from playground.view import LINKED, View, to_page
 from .common import need
-from playground.i18n import DEFAULT, LANGUAGE, Texts, _l, language_of
+from playground.i18n import DEFAULT, LANGUAGE, N_, Texts, language_of, _l
 
 
 def view_title(key: str, _: Texts) -> str:
@@ -145,10 +145,10 @@ class LessonView(View):
         try:
             question, choice = int(getattr(clicked, "question", "")), int(getattr(clicked, "choice", ""))
         except (TypeError, ValueError):
-            raise InputError("That is not one of the choices.") from None
+            raise InputError(N_("That is not one of the choices.")) from None
         asked = rounds[phase]["questions"]
         if not 0 <= question < len(asked) or not 0 <= choice < len(asked[question]["choices"]):
-            raise InputError("That is not one of the choices.")
+            raise InputError(N_("That is not one of the choices."))
         rounds = rounds | {phase: {"questions": asked, "answers": rounds[phase]["answers"] | {question: choice}}}
         return {self.rounds: rounds, self.quiz: quiz.own_html(rounds, Texts(language_of(request)))}
 

@@ -56,7 +56,7 @@ class LiveView(View):
 
     def settings(self, task, schedule, d_model, n_heads, n_layers, warmup, peak_lr, steps, seed) -> live.ToySettings:
         if peak_lr is None or seed is None:
-            raise InputError("fill in the peak learning rate and the seed")
+            raise InputError(N_("fill in the peak learning rate and the seed"))
         return live.ToySettings(task=task, hold_peak=schedule == "held peak", d_model=int(d_model),
                                 n_heads=int(n_heads), n_layers=int(n_layers), warmup=int(warmup),
                                 peak_lr=float(peak_lr), steps=int(steps), seed=int(seed))
@@ -89,7 +89,7 @@ class LiveView(View):
     @to_page
     def try_sequence(self, state, text: str) -> dict:
         if state is None:
-            raise InputError("press Train first")
+            raise InputError(N_("press Train first"))
         s, model, step = state
         seq = toy.parse(text or "", s.n_symbols)
         if len(seq) > s.max_len:

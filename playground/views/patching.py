@@ -96,7 +96,7 @@ class PatchingView(View):
     def draw(self, result, second: str, direction: str, _) -> dict:
         translator = self.ctx.translator(result.pair)
         if not (second or "").strip():
-            raise InputError("type a second sentence, or choose a change from the menu")
+            raise InputError(N_("type a second sentence, or choose a change from the menu"))
         out = analyses.patch(translator, result.text, second, direction)
         return {self.pair: pair_text(out) + skipped_text(out), self.plot: self.figure(translator, out, _)}
 

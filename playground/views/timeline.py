@@ -15,7 +15,7 @@ from transformer.model import KINDS
 from playground.view import View, texts, to_page
 from playground.explanations import EXPLAIN, explained
 from playground.figures.schedule import training_curves
-from playground.i18n import ENGLISH, Texts, _l
+from playground.i18n import ENGLISH, N_, Texts, _l
 
 
 def translations_table(rows: list[timeline.EpochRow], epoch: int, asked: int | None = None) -> str:
@@ -87,7 +87,7 @@ class TimelineView(View):
     @to_page
     def choose_example(self, pair: str, text: str, kind: str, request: gr.Request = None) -> dict:
         if not text:
-            raise InputError("choose an example")
+            raise InputError(N_("choose an example"))
         if kind not in KINDS:
             raise InputError(f"choose one of: {', '.join(KIND_NAMES.values())}")
         return {self.forming: self.forming_figure(self.ctx.translator(pair), text, kind, texts(request=request))}
