@@ -430,3 +430,23 @@ def test_in_german_every_view_opens_without_an_error_and_draws_in_german(browser
         assert len(opened) == len([e for e in registry.VIEWS if e.inside is None])
     finally:
         context.close()
+
+
+def test_the_model_cards_headline_and_a_views_refusal_in_the_pages_language(translator):
+    import gradio as gr
+    from starlette.requests import Request
+
+    from playground.i18n import Texts
+    from playground.views.card import model_card
+    from playground.views.common import need
+    from playground.view import to_page
+
+    english, german = model_card(translator, "en-de"), model_card(translator, "en-de", _=Texts("de"))
+    assert english.startswith("### EN-DE checkpoint") and "**What it knows:**" in english and "Running on" in english
+    assert german.startswith("### Modell EN-DE") and "**Was es kann:**" in german and "Läuft auf" in german
+    assert "What it knows" not in german and "Running on" not in german and "Test scores" not in german
+    refused = to_page(lambda result, request: need(result))  # a view's handler, before any translation
+    browser = gr.Request(Request({"type": "http", "headers": [(b"accept-language", b"fr-FR,fr;q=0.9")]}))
+    with pytest.raises(gr.Error) as said:
+        refused(None, browser)
+    assert said.value.message == "traduis d’abord une phrase"
