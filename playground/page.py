@@ -77,7 +77,7 @@ def without_api_schemas(demo: gr.Blocks) -> None:
     """The page's own components left out of the API (its events are private: only the named endpoints of
     playground/api.py are the API). Gradio otherwise writes three JSON schemas of every component into the page's
     config and computes them again for every visitor's session (a download button's is 5 kB): a class of 30 opened
-    the page 1.2× slower with them (docs/many-users.md)."""
+    the page about 8 % slower with them (docs/many-users.md)."""
     from gradio.components import Component
     from gradio.components.api_component import Api
 
