@@ -24,6 +24,18 @@ class LiveView(View):
         return explained(EXPLAIN["live"], _=_, parameters=_.number(parameters, 0))
 
     def build(self) -> None:
+        """Its controls and figures are made for a visitor who opens the tab, once (gr.render): most never train, and
+        a page's every component costs each visitor's opening (docs/many-users.md)."""
+        opened = gr.State(False)
+        self.tab.select(lambda: True, None, opened, api_visibility="private")  # a link's selection fires it too
+        gr.render(inputs=[opened], triggers=[opened.change])(lambda shown: ToyTrainer().wire() if shown else None)
+
+
+class ToyTrainer:
+    """One visitor's trainer: the toy's settings, Train and Stop, the loss and the probe's attention, and a sequence
+    to try on the model trained so far."""
+
+    def __init__(self):
         defaults = live.ToySettings()
         with gr.Row():
             self.task = gr.Radio([(_l(TASK_LABELS.get(task, task)), task) for task in toy.TASKS], value=defaults.task,
@@ -100,7 +112,7 @@ class LiveView(View):
         return {self.try_out: f"{toy.spell(seq)} → **{toy.spell(output) or '(nothing)'}** (expected {expected}; "
                               f"the model after step {step})"} | self.maps_of(p)
 
-    def wire(self, result: gr.State) -> None:
+    def wire(self) -> None:
         inputs = [self.task, self.schedule, self.d_model, self.n_heads, self.n_layers, self.warmup, self.peak_lr,
                   self.steps, self.seed]
         outputs = [self.status, self.curves, self.model, self.cross, self.self_attention]
