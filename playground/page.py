@@ -3,6 +3,7 @@ groups); each event wired to the runtime's handlers (playground/runtime.py) with
 outputs it may set."""
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import functools
@@ -10,6 +11,7 @@ import shutil
 import tempfile
 import weakref
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import gradio as gr
 from starlette.middleware import Middleware
@@ -41,7 +43,51 @@ def launch_options() -> dict:
     return dict(css=STYLE.read_text(encoding="utf-8"), head=f'<script src="gradio_api/file={SCRIPT}"></script>',
                 theme=gr.themes.Default(font=[gr.themes.Font("system-ui"), "sans-serif"]),
                 max_file_size=archive.MAX_ARCHIVE, i18n=page_i18n(),
-                app_kwargs={"middleware": [Middleware(LanguageChoice)]})
+                app_kwargs={"middleware": [Middleware(LanguageChoice), Middleware(SamePage)]})
+
+
+class SamePage:
+    """ASGI middleware: the page's HTML (GET /) as Gradio wrote it for the first visitor at an address, sent as it is
+    to the next. Gradio otherwise copies and rewrites the page's whole config for every visitor (28 ms of the server's
+    time each, about a third of what a class opening the page costs: docs/many-users.md). The HTML is the same for
+    every visitor at one address, so it is kept per what Gradio writes the page's addresses from (the URL's scheme,
+    host and root path, the Host and X-Forwarded headers), for a few addresses at most. A Gradio deep link or page
+    (?deep_link=, ?page=), a server with a login, and an answer that sets a cookie pass untouched."""
+
+    KEPT = 8  # addresses
+
+    def __init__(self, app):
+        self.app, self.pages = app, collections.OrderedDict()
+
+    async def __call__(self, scope, receive, send):
+        asked = {k for k, _ in parse_qsl(scope.get("query_string", b"").decode("latin-1"))}
+        gradio = scope.get("app")
+        if (scope["type"] != "http" or scope["method"] != "GET" or scope["path"].rstrip("/") not in ("", "/")
+                or asked & {"deep_link", "page"} or getattr(gradio, "auth", None) is not None
+                or getattr(gradio, "auth_dependency", None) is not None):
+            return await self.app(scope, receive, send)
+        address = (scope.get("scheme"), tuple(scope.get("server") or ()), scope.get("root_path", ""), scope["path"],
+                   tuple((k, v) for k, v in scope["headers"] if k == b"host" or k.startswith(b"x-forwarded")))
+        if address in self.pages:
+            self.pages.move_to_end(address)
+            start, body = self.pages[address]
+            await send(dict(start))
+            return await send({"type": "http.response.body", "body": body, "more_body": False})
+        started: dict = {}
+
+        async def kept(message):
+            if message["type"] == "http.response.start":
+                started.update(message)
+            elif message["type"] == "http.response.body" and message.get("more_body"):
+                started.clear()  # a page sent in parts: not kept
+            elif (message["type"] == "http.response.body" and started.get("status") == 200
+                  and not any(k.lower() == b"set-cookie" for k, _ in started.get("headers", []))):
+                self.pages[address] = (dict(started), message.get("body", b""))
+                while len(self.pages) > self.KEPT:
+                    self.pages.popitem(last=False)
+            await send(message)
+
+        return await self.app(scope, receive, kept)
 
 
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,

@@ -1055,3 +1055,62 @@ def test_an_output_an_event_leaves_out_is_sent_as_gradio_sends_it_but_not_made_a
         assert rebuilt == (1 if isinstance(asked, dict) else 0)  # its new props: built with them, as gradio does
         if slider not in answer:
             assert len(made) > rebuilt  # gradio builds it for every answer that leaves it out
+
+
+def test_the_pages_html_is_made_once_per_address_and_each_address_gets_its_own():
+    """SamePage sends the HTML made for the first visitor at an address to the next; another Host or X-Forwarded
+    header (what the page's links are written from) gets a page of its own, never another address's; a deep link,
+    a POST, a login, an answer that sets a cookie or comes in parts pass untouched."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.responses import HTMLResponse, StreamingResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+    from playground.page import SamePage
+
+    made = []
+
+    async def page(request):
+        made.append(request.url)
+        root = request.headers.get("x-forwarded-host") or request.headers["host"]
+        response = HTMLResponse(f"<html><head></head><body>root={root} n={len(made)}</body></html>")
+        if "cookie" in request.query_params:
+            response.set_cookie("c", "1")
+        if "parts" in request.query_params:
+            response = StreamingResponse(iter([b"a", b"b"]), media_type="text/html")
+        return response
+
+    client = TestClient(Starlette(routes=[Route("/", page, methods=["GET", "POST"])],
+                                  middleware=[Middleware(SamePage)]))
+    first = client.get("/")
+    assert client.get("/?class=AB12&lang=de").text == first.text and len(made) == 1
+    assert int(client.get("/").headers["content-length"]) == len(first.content)
+    other = client.get("/", headers={"x-forwarded-host": "class.example"})
+    assert "root=class.example" in other.text and len(made) == 2
+    assert client.get("/").text == first.text and "class.example" not in first.text
+    assert client.get("/", headers={"x-forwarded-host": "class.example"}).text == other.text and len(made) == 2
+    cookie = lambda: client.get("/?cookie=1", headers={"host": "c.example"})  # noqa: E731
+    for passing in (lambda: client.get("/?deep_link=x"), lambda: client.post("/"), cookie,
+                    lambda: client.get("/?parts=1", headers={"host": "p.example"})):
+        before = len(made)
+        passing(), passing()
+        assert len(made) == before + 2
+    assert client.get("/?parts=1", headers={"host": "p.example"}).text == "ab"
+    assert client.get("/", headers={"host": "a.example"}).text.endswith(f"n={len(made)}</body></html>")
+    for n in range(SamePage.KEPT):  # the oldest address goes when more are asked for
+        client.get("/", headers={"host": f"h{n}.example"})
+    before = len(made)
+    client.get("/", headers={"host": "a.example"})
+    assert len(made) == before + 1
+
+
+def test_the_real_pages_html_at_another_address_links_to_that_address(server):
+    """The page Gradio writes behind a balancer (X-Forwarded-Host) links to the balancer's address, and the page
+    kept for the server's own address is not sent there, nor the other way round."""
+    import httpx
+
+    plain = httpx.get(server).text
+    behind = httpx.get(server, headers={"x-forwarded-host": "class.example", "x-forwarded-proto": "https"}).text
+    assert "https://class.example" in behind and "class.example" not in plain
+    assert httpx.get(server).text == plain and "Transformer Playground" in plain
+    assert httpx.get(server, headers={"x-forwarded-host": "class.example", "x-forwarded-proto": "https"}).text == behind

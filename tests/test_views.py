@@ -74,6 +74,18 @@ def test_a_text_is_cut_into_sentences_and_a_piece_without_words_stays_with_the_o
     assert sentences("  \n ") == []
 
 
+def test_texts_cut_at_once_on_the_servers_threads_each_get_their_own_sentences():
+    """A class's texts are cut on several threads at once: each gets its own sentences (a segmenter shared by the
+    threads gave some texts another's sentences, or none: 13 of 200 here)."""
+    import concurrent.futures
+    from transformer.translator import sentences
+
+    texts = [f"I have {i} cats. They sleep {i} hours. Mr. Smith met us." for i in range(400)]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        cut = list(pool.map(sentences, texts))
+    assert cut == [[f"I have {i} cats.", f"They sleep {i} hours.", "Mr. Smith met us."] for i in range(400)]
+
+
 def test_every_view_opens_with_at_most_two_plain_sentences_and_folds_the_rest():
     """A student who knows what attention is, and no more, reads the first lines: no section signs, paper names or
     hooks there; the mechanism and the references are folded below."""

@@ -1,7 +1,6 @@
 """Translator: a loaded checkpoint with text in and text, tokens, steps and attention maps out."""
 from __future__ import annotations
 
-import functools
 import math
 import re
 import unicodedata
@@ -98,18 +97,15 @@ MAX_SENTENCES = 20  # the most sentences the page, the API and the CLI translate
 # learned single sentences, so a text is cut into its sentences (`sentences`) and each translated alone
 
 
-@functools.lru_cache(maxsize=1)
-def _segmenter():
-    import pysbd
-
-    return pysbd.Segmenter(language="en", clean=False)
-
-
 def sentences(text: str) -> list[str]:
     """The text's sentences (pySBD: "Mr. Smith" and "U.S.A." stay whole), stripped, empty ones dropped; a piece
-    with no letter or digit (punctuation, an invisible mark pySBD cut off: "bike.\u2069") joins the one before."""
+    with no letter or digit (punctuation, an invisible mark pySBD cut off: "bike.\u2069") joins the one before.
+    A segmenter per call (about a microsecond to make): one keeps the text it cuts, so one shared by the server's
+    threads gave a text another's sentences, or none."""
+    import pysbd
+
     parts: list[str] = []
-    for part in (s.strip() for s in _segmenter().segment(text)):
+    for part in (s.strip() for s in pysbd.Segmenter(language="en", clean=False).segment(text)):
         if parts and not any(c.isalnum() for c in part):
             parts[-1] = f"{parts[-1]} {part}".strip()
         elif part:
