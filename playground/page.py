@@ -3,6 +3,7 @@ groups); each event wired to the runtime's handlers (playground/runtime.py) with
 outputs it may set."""
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import copy
@@ -51,13 +52,14 @@ class SamePage:
     to the next. Gradio otherwise copies and rewrites the page's whole config for every visitor (28 ms of the server's
     time each, about a third of what a class opening the page costs: docs/many-users.md). The HTML is the same for
     every visitor at one address, so it is kept per what Gradio writes the page's addresses from (the URL's scheme,
-    host and root path, the Host and X-Forwarded headers), for a few addresses at most. A Gradio deep link or page
-    (?deep_link=, ?page=), a server with a login, and an answer that sets a cookie pass untouched."""
+    host and root path, the Host and X-Forwarded headers), for a few addresses at most; visitors who ask while it is
+    first made wait for it. A Gradio deep link or page (?deep_link=, ?page=), a server with a login, and an answer
+    that sets a cookie or comes in parts pass untouched."""
 
     KEPT = 8  # addresses
 
     def __init__(self, app):
-        self.app, self.pages = app, collections.OrderedDict()
+        self.app, self.pages, self.making = app, collections.OrderedDict(), {}
 
     async def __call__(self, scope, receive, send):
         asked = {k for k, _ in parse_qsl(scope.get("query_string", b"").decode("latin-1"))}
@@ -68,11 +70,16 @@ class SamePage:
             return await self.app(scope, receive, send)
         address = (scope.get("scheme"), tuple(scope.get("server") or ()), scope.get("root_path", ""), scope["path"],
                    tuple((k, v) for k, v in scope["headers"] if k == b"host" or k.startswith(b"x-forwarded")))
+        making = self.making.get(address)
+        if making is not None:  # a class opening at once: the first visitor's page is being made, the rest wait
+            await making.wait()
         if address in self.pages:
             self.pages.move_to_end(address)
             start, body = self.pages[address]
             await send(dict(start))
             return await send({"type": "http.response.body", "body": body, "more_body": False})
+        if making is not None:  # that page was not kept: this one is made for this visitor
+            return await self.app(scope, receive, send)
         started: dict = {}
 
         async def kept(message):
@@ -87,7 +94,12 @@ class SamePage:
                     self.pages.popitem(last=False)
             await send(message)
 
-        return await self.app(scope, receive, kept)
+        self.making[address] = made = asyncio.Event()
+        try:
+            return await self.app(scope, receive, kept)
+        finally:
+            del self.making[address]
+            made.set()
 
 
 def build_page(translators: dict[str, Translator], problems: list[str] | None = None,

@@ -1058,9 +1058,11 @@ def test_an_output_an_event_leaves_out_is_sent_as_gradio_sends_it_but_not_made_a
 
 
 def test_the_pages_html_is_made_once_per_address_and_each_address_gets_its_own():
-    """SamePage sends the HTML made for the first visitor at an address to the next; another Host or X-Forwarded
-    header (what the page's links are written from) gets a page of its own, never another address's; a deep link,
-    a POST, a login, an answer that sets a cookie or comes in parts pass untouched."""
+    """SamePage sends the HTML made for the first visitor at an address to the next (those asking at once wait for
+    it); another Host or X-Forwarded header (what the page's links are written from) gets a page of its own, never
+    another address's; a deep link, a POST, an answer that sets a cookie or comes in parts pass untouched."""
+    import asyncio
+    import httpx
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.responses import HTMLResponse, StreamingResponse
@@ -1072,6 +1074,7 @@ def test_the_pages_html_is_made_once_per_address_and_each_address_gets_its_own()
 
     async def page(request):
         made.append(request.url)
+        await asyncio.sleep(0.05)  # Gradio takes a while: a class asking at once overlaps it
         root = request.headers.get("x-forwarded-host") or request.headers["host"]
         response = HTMLResponse(f"<html><head></head><body>root={root} n={len(made)}</body></html>")
         if "cookie" in request.query_params:
@@ -1080,8 +1083,14 @@ def test_the_pages_html_is_made_once_per_address_and_each_address_gets_its_own()
             response = StreamingResponse(iter([b"a", b"b"]), media_type="text/html")
         return response
 
-    client = TestClient(Starlette(routes=[Route("/", page, methods=["GET", "POST"])],
-                                  middleware=[Middleware(SamePage)]))
+    server = Starlette(routes=[Route("/", page, methods=["GET", "POST"])], middleware=[Middleware(SamePage)])
+
+    async def at_once(n: int) -> list[str]:  # a class opening the page together: it is made once
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(server), base_url="http://class.test") as client:
+            return [r.text for r in await asyncio.gather(*(client.get("/") for _ in range(n)))]
+    assert len(set(asyncio.run(at_once(12)))) == 1 and len(made) == 1
+    made.clear()
+    client = TestClient(server)
     first = client.get("/")
     assert client.get("/?class=AB12&lang=de").text == first.text and len(made) == 1
     assert int(client.get("/").headers["content-length"]) == len(first.content)
