@@ -49,12 +49,11 @@ def launch_options() -> dict:
 
 class SamePage:
     """ASGI middleware: the page's HTML (GET /) as Gradio wrote it for the first visitor at an address, sent as it is
-    to the next. Gradio otherwise copies and rewrites the page's whole config for every visitor (28 ms of the server's
-    time each, about a third of what a class opening the page costs: docs/many-users.md). The HTML is the same for
-    every visitor at one address, so it is kept per what Gradio writes the page's addresses from (the URL's scheme,
-    host and root path, the Host and X-Forwarded headers), for a few addresses at most; visitors who ask while it is
-    first made wait for it. A Gradio deep link or page (?deep_link=, ?page=), a server with a login, and an answer
-    that sets a cookie or comes in parts pass untouched."""
+    to the next. Gradio otherwise copies and rewrites the page's whole config for every visitor (28 ms each on a
+    laptop's CPU: docs/many-users.md). The HTML is the same for every visitor at one address, so it is kept per what
+    Gradio writes the page's addresses from (the URL's scheme, host and root path, the Host and X-Forwarded headers),
+    for a few addresses at most; visitors who ask while it is first made wait for it. A Gradio deep link or page
+    (?deep_link=, ?page=), a server with a login, and an answer that sets a cookie or comes in parts pass untouched."""
 
     KEPT = 8  # addresses
 
