@@ -172,6 +172,11 @@ def told(language: str) -> bytes:
             f"catch(e){{}}}})();</script>").encode()
 
 
+def asks_for_the_page(scope) -> bool:
+    """True for an ASGI request of the page's HTML (GET /), which the page's middlewares handle."""
+    return scope["type"] == "http" and scope["method"] == "GET" and scope["path"].rstrip("/") in ("", "/")
+
+
 class LanguageChoice:
     """ASGI middleware for the page's HTML (GET /): "?lang=xx" sets the visitor's choice (the cookie), and a choice
     made is told to Gradio before its scripts run. Everything else passes untouched."""
@@ -180,7 +185,7 @@ class LanguageChoice:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["method"] != "GET" or scope["path"].rstrip("/") not in ("", "/"):
+        if not asks_for_the_page(scope):
             return await self.app(scope, receive, send)
         from starlette.requests import Request
 

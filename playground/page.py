@@ -29,7 +29,7 @@ from .panel import TranslatePanel
 from .classroom.panel import ClassPanel
 from .classroom.store import Store, default_url
 from .uploads import Uploads
-from .i18n import LANGUAGES, LanguageChoice, _l, page_i18n
+from .i18n import LANGUAGES, LanguageChoice, _l, asks_for_the_page, page_i18n
 from .tabs import Tabs
 from .views import CLASSES
 
@@ -63,8 +63,7 @@ class SamePage:
     async def __call__(self, scope, receive, send):
         asked = {k for k, _ in parse_qsl(scope.get("query_string", b"").decode("latin-1"))}
         gradio = scope.get("app")
-        if (scope["type"] != "http" or scope["method"] != "GET" or scope["path"].rstrip("/") not in ("", "/")
-                or asked & {"deep_link", "page"} or getattr(gradio, "auth", None) is not None
+        if (not asks_for_the_page(scope) or asked & {"deep_link", "page"} or getattr(gradio, "auth", None) is not None
                 or getattr(gradio, "auth_dependency", None) is not None):
             return await self.app(scope, receive, send)
         address = (scope.get("scheme"), tuple(scope.get("server") or ()), scope.get("root_path", ""), scope["path"],
