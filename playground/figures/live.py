@@ -16,8 +16,9 @@ def toy_curves(losses: list[float], rates: list[float], _: Texts = ENGLISH) -> g
     steps = list(range(1, len(losses) + 1))
     fig.add_trace(go.Scatter(x=steps, y=losses, mode="lines", name=_("loss")), row=1, col=1)
     fig.add_trace(go.Scatter(x=steps, y=rates, mode="lines", name=_("learning rate")), row=1, col=2)
-    if steps:
-        fig.add_trace(go.Scatter(x=[steps[-1]], y=[rates[-1]], mode="markers", name=_("now"), marker=dict(size=10)),
-                      row=1, col=2)
+    if steps:  # the current step, named beside its mark
+        fig.add_trace(go.Scatter(x=[steps[-1]], y=[rates[-1]], mode="markers+text", name=_("now"), text=[_("now")],
+                                 textposition="top center", marker=dict(size=10), cliponaxis=False), row=1, col=2)
     fig.update_xaxes(title_text=_("step"))
+    fig.update_layout(showlegend=False)  # each panel's title names its line: no legend to find room for on a phone
     return laid_out(fig, _("Training: step {n}", n=len(steps)), 320)
