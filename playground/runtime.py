@@ -36,19 +36,26 @@ class Page:
     panel: TranslatePanel
     result: gr.State  # per user: the current context.Result (shared with every user who asked the same)
     tabs: Tabs  # the tabs, and the signal that draws the open one
-    views: dict  # key -> View, in the registry's order
+    views: dict  # key -> View, in the registry's order (of a view built for each visitor who opens its tab: a copy
+    # built off the page, for tools and tests; each visitor's own is wired in its tab's gr.render, playground/page.py)
     sessions: Sessions = field(default_factory=lambda: Sessions(registry.FIRST))
     classroom: object = None  # the class panel (playground/classroom/panel.py), for tools and tests: it listens to
     # the page's events, and nothing here calls it
     openers: list = field(default_factory=list)  # what else opening the page does: f(query, values, request) ->
     # updates, run before it translates (a class's link joins the class: playground/classroom/panel.py)
 
-    def draw(self, session: Session, tab: str, result, values: dict) -> tuple[dict, dict]:
-        """(updates, marks): what tab `tab` needs that it does not show yet, each of its views' part for the chosen
-        pair and for `result` (View.show), and what each view then shows (committed by the caller once the updates
-        are sure to be sent)."""
+    @property
+    def on_page(self) -> dict:
+        """The views built on the page, for every visitor (the rest are built for a visitor who opens their tab)."""
+        return {key: view for key, view in self.views.items() if not view.built_on_opening}
+
+    def draw(self, session: Session, tab: str, result, values: dict, views: dict | None = None) -> tuple[dict, dict]:
+        """(updates, marks): what tab `tab` needs that it does not show yet, each of its views (of `views`, by default
+        the page's) part for the chosen pair and for `result` (View.show), and what each view then shows (committed
+        by the caller once the updates are sure to be sent)."""
         out, marks, values = {}, {}, values | {LANGUAGE: session.language}
-        for view in (self.views[key] for key in registry.tabs()[tab]):
+        views = self.views if views is None else views
+        for view in (views[key] for key in registry.tabs()[tab] if key in views):
             drawn, marks[view.name] = view.show(values[self.panel.pair], result, values, session.shown.get(view.name, {}))
             out, values = out | drawn, values | values_set(drawn)  # a view reads what one drawn before it set
         return out, marks
@@ -99,44 +106,48 @@ class Page:
         """Another sentence of the text chosen in the menu under the translation: the views show it."""
         return self.show_translation(values, request, which=values.get(self.panel.which))
 
-    def redraw(self, session: Session, tab: str, values: dict) -> dict:
+    def redraw(self, session: Session, tab: str, values: dict, views: dict | None = None) -> dict:
         """Tab `tab` shows the user's newest translation, and the part a link asked for: as it opens, when signalled
-        after a translation, and again when a newer translation landed while it drew."""
+        after a translation, and again when a newer translation landed while it drew (its views of `views`)."""
         shown = values.get(self.result)
         result = session.newest(shown)  # None: a newer one landed, and is no longer kept
         if result is None and shown is not None:
             return {}
-        out, marks = self.draw(session, tab, result, values)
+        out, marks = self.draw(session, tab, result, values, views)
         newest = session.newest(result)  # a newer one may have landed while this drew
         if newest is not result:
             if newest is None:
                 return {}
-            (out, marks), result = self.draw(session, tab, newest, values), newest
+            (out, marks), result = self.draw(session, tab, newest, values, views), newest
         session.shown.update(marks)
-        return out | self.focused(session, tab, result, values, out)
+        return out | self.focused(session, tab, result, values, out, views)
 
-    def focused(self, session: Session, tab: str, result, values: dict, drawn: dict) -> dict:
+    def focused(self, session: Session, tab: str, result, values: dict, drawn: dict, views: dict | None = None) -> dict:
         """The part a link asked for (Session.focus: "kind=cross&layer=1&step=4" of a view), when its view is in
-        this tab and there is a translation to show it for."""
+        this tab (and in `views`) and there is a translation to show it for."""
         key, where = session.focus or ("", {})
-        view = self.views.get(key)
+        view = (self.views if views is None else views).get(key)
         if view is None or key not in registry.tabs()[tab] or result is None:
             return {}
         session.focus = None
         part = serialized(view.focus(result, values | {LANGUAGE: session.language}, where), f"{view.name} {result.text}")
         return {c: beside(drawn.get(c), value) for c, value in part.items()}
 
-    def opener(self, tab: str | None = None, group: str | None = None):
+    def opener(self, tab: str | None = None, group: str | None = None, views: dict | None = None, wake=None,
+               select: gr.Tabs | None = None):
         """The drawing of a view's tab on its select event (tab None and a group: a group's tab, which shows the view
-        open in it; neither: the tab the session has open, on the signal). It says which view is open (Session.open,
-        and its group's)."""
+        open in it; neither: the tab the session has open, on the signal), of its views in `views` (by default the
+        page's). It says which view is open (Session.open, and its group's). `wake(session, view)`: what else opening
+        that view sets (Tabs.wake: a tab built for each visitor is built or told to draw); `select`: a group's tabs
+        built for this visitor, selected to the view drawn (a link's)."""
         @to_page
-        def select(values: dict, request: gr.Request | None = None) -> dict:
+        def shown_tab(values: dict, request: gr.Request | None = None) -> dict:
             session = self.sessions.of(request)
             shown = tab or (session.group_open.get(group, registry.members(group)[0]) if group else session.open)
             self.opened(session, shown)
-            return self.redraw(session, shown, values)
-        return select
+            out = self.redraw(session, shown, values, views) | ({select: gr.Tabs(selected=shown)} if select else {})
+            return out | (wake(session, shown) if wake else {})
+        return shown_tab
 
     @staticmethod
     def opened(session: Session, tab: str) -> None:

@@ -395,6 +395,42 @@ def test_a_tab_opened_after_a_translation_draws_that_translation(page):
     assert not page.blocked and not page.dialogs  # bertviz's scripts came from this server
 
 
+def test_a_view_built_for_its_visitor_draws_keeps_its_settings_and_is_each_visitors_own(browser, server):
+    """Heatmaps is not on the page until a visitor opens its tab: then it is built for that visitor, drawn at once,
+    redrawn by their own translations and settings, keeps its settings when they leave and come back; a second
+    visitor's Heatmaps is their own."""
+    import urllib.request
+    config = json.loads(urllib.request.urlopen(server.rstrip("/") + "/config").read())
+    assert "attention-tab" in {c["props"].get("elem_id") for c in config["components"]}
+    assert "attention-plot" not in {c["props"].get("elem_id") for c in config["components"]}
+    ticks = "() => [...document.querySelectorAll('#attention-plot .xtick text')].map(e => e.textContent).join(' ')"
+    title = "() => document.querySelector('#attention-plot .gtitle')?.textContent || ''"
+    first, second = open_page(browser, server), open_page(browser, server)
+    try:
+        assert first.locator("#attention-plot").count() == 0  # not built before it is opened
+        for visitor, animal in ((first, "zebra"), (second, "camel")):
+            visitor.locator("#source-text textarea").fill(f"A {animal} walks beside a yellow tractor.")
+            click_translate(visitor)
+            open_view(visitor, "Attention", "Heatmaps")
+            visitor.wait_for_function(f"() => ({ticks})().includes('{animal}')", timeout=30_000)
+        first.locator("#attention-tab").get_by_label("Decoder self (masked)").check()  # its own settings
+        first.wait_for_function(f"() => ({title})().startsWith('decoder self-attention')", timeout=30_000)
+        first.locator("#source-text textarea").fill("A horse walks beside a yellow tractor.")
+        click_translate(first)  # a translation while the tab is open redraws it, with its settings
+        first.wait_for_function(f"() => ({ticks})().includes('horse')", timeout=30_000)
+        assert first.evaluate(title).startswith("decoder self-attention")
+        open_view(first, "At a glance")
+        open_view(first, "Attention")  # back: the group's open tab, as it was left
+        first.wait_for_function(f"() => ({ticks})().includes('horse')", timeout=30_000)
+        assert first.locator("#attention-tab").get_by_label("Decoder self (masked)").is_checked()
+        assert "camel" in second.evaluate(ticks) and "horse" not in second.evaluate(ticks)
+        assert not second.evaluate(title).startswith("decoder self-attention")
+        assert not first.errors and not second.errors, first.errors + second.errors
+    finally:
+        first.context.close()
+        second.context.close()
+
+
 def test_translate_and_a_tab_clicked_at_once_always_end_on_the_newest_translation(page, translators):
     """Translate, then at once another tab, round after round without waiting: whatever order the answers come back
     in, the page ends on the newest translation and the open tab shows it (a late answer for an older one is

@@ -80,6 +80,7 @@ class Student:
         self.reading = False
         self.query: dict = {}  # the page's own query (?class=CODE): the browser sends it with its events
         self.retried = 0  # polls sent again after a connection closed under them (at_once)
+        self.rendered: list[dict] = []  # the events of parts built for this session (a tab's gr.render)
 
     def _served_by(self, response: httpx.Response) -> None:
         if "x-replica" in response.headers:
@@ -145,13 +146,25 @@ class Student:
             raise RuntimeError(f"event {dependency['id']} failed: {str(done.get('output'))[:300]}")
         self.apply(dependency, done["output"].get("data", []))
         received = len(joined.content) + sum(n for _, n in got) + self.follow(dependency)
+        received += self.built(done["output"].get("render_config"))
         received += self.changed(done["output"].get("changed_state_ids") or [])
         return time.perf_counter() - t0, received
+
+    def built(self, rendered: dict | None) -> int:
+        """Parts built for this session by a render (a tab opened the first time): their values and events kept,
+        and their load events run, as a browser runs them once the parts are in; returns the bytes they brought."""
+        if not rendered:
+            return 0
+        self.values |= {c["id"]: c.get("props", {}).get("value") for c in rendered["components"]}
+        self.rendered += rendered["dependencies"]
+        return sum(self.event(after, None)[1] for after in rendered["dependencies"]
+                   if any(name == "load" for _, name in after["targets"]) and after.get("backend_fn", True))
 
     def changed(self, states: list[int]) -> int:
         """The events a browser runs when an event changed a state that has change listeners (a tab told to draw
         itself); returns the bytes they brought."""
-        return sum(self.event(after, state)[1] for state in states for after in self.config["dependencies"]
+        return sum(self.event(after, state)[1] for state in states
+                   for after in self.config["dependencies"] + self.rendered
                    if [state, "change"] in after["targets"] and after.get("backend_fn", True))
 
     def apply(self, dependency: dict, data: list) -> None:
