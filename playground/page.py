@@ -279,6 +279,11 @@ def build_tab(page: Page, event, unit: str, session) -> None:
                               for k in registry.tabs()[key]}
     for view in views.values():
         view.wire(page.result)
+    if "card" in views:  # a model brought: opened, chosen, and the sentence translated with it
+        card = views["card"]
+        brought = event([card.bring.upload], page.bringer(card), page.first, page.panel.controls + [card.bring],
+                        page.translated | {page.panel.pair, card.brought}, concurrency_limit=1, concurrency_id="bring")
+        page.classroom.share_after(brought, event)
     shown = list(views.values())
     draw = page.opener(None if group else unit, group, views, select=inner)
     tabs = [inner] if inner is not None else []
@@ -311,20 +316,16 @@ def wire(page: Page, classes: ClassPanel) -> None:
     panel.wire()
     for view in page.on_page.values():
         view.wire(result)
-    first = [views[k] for k in registry.tabs()[registry.FIRST]]
+    first = page.first
     # Translate or Enter; another pair; after an example is picked, a new sample seed, the comparison or a wall's
     # "Show in every view", the same (gr.on takes a component's events, not what follows another event). It draws
     # the first tab and signals any other open tab. Only Translate and Enter are a user's own: a class's phone
     # sends after those. A class at once is translated together.
-    translated, together = set(panel.outputs) | {result, tabs.signal}, dict(concurrency_limit=16,
-                                                                            concurrency_id="translate")
+    translated, together = page.translated, dict(concurrency_limit=16, concurrency_id="translate")
     asked = event([panel.go.click, panel.text.submit], page.show_translation, first, panel.controls, translated,
                   **together)
-    card = views["card"]  # a model brought: opened, chosen, and the sentence translated with it
-    brought = event([card.bring.upload], page.bring_model, first, panel.controls + [card.bring],
-                    translated | {panel.pair, card.brought}, concurrency_limit=1, concurrency_id="bring")
-    demo.unload(page.forget_models)
-    classes.wire(page, event, translated_by_user=[asked], brought=brought)
+    demo.unload(page.forget_models)  # the models it brought (the Model card's, built for each visitor: build_tab)
+    classes.wire(page, event, translated_by_user=[asked])
     for trigger in ([panel.pair.input], panel.picked.then, panel.reseeded.then, panel.compared.then,
                     classes.opened_sentence.then):
         event(trigger, page.show_translation, first, panel.controls, translated, **together)

@@ -45,6 +45,16 @@ class Page:
     # updates, run before it translates (a class's link joins the class: playground/classroom/panel.py)
 
     @property
+    def translated(self) -> set:
+        """What a translation sets: the panel's outputs, the user's translation, and the signal to the open tab."""
+        return set(self.panel.outputs) | {self.result, self.tabs.signal}
+
+    @property
+    def first(self) -> list:
+        """The first tab's views, drawn with a translation when that tab is open."""
+        return [self.views[k] for k in registry.tabs()[registry.FIRST]]
+
+    @property
     def on_page(self) -> dict:
         """The views built on the page, for every visitor (the rest are built for a visitor who opens their tab)."""
         return {key: view for key, view in self.views.items() if not view.built_on_opening}
@@ -193,26 +203,34 @@ class Page:
             out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))
         return out
 
-    @to_page
+    def bringer(self, card=None):
+        """The opening of a model uploaded on Model card `card` (a visitor's; by default the page's copy,
+        playground.uploads): checked and opened for this session, chosen in its menu, and the sentence translated
+        with it; a refusal said in place, the page as it was."""
+        @to_page
+        def bring_model(values: dict, request: gr.Request | None = None) -> dict:
+            shown, panel = card or self.views["card"], self.panel
+            upload = values.get(shown.bring)
+            if not upload:
+                return {}
+            path = getattr(upload, "path", upload)  # a path (gradio's upload), or a FileData
+            try:
+                brought = self.ctx.uploads.add(getattr(request, "session_hash", None) or "", path,
+                                               getattr(upload, "orig_name", None) or Path(path).name)
+            except InputError as e:
+                return {shown.brought: f"**Not loaded:** {html.escape(str(e))}"}
+            choices = self.ctx.menu([(brought.label, brought.key)])
+            out = self.show_translation(values | {panel.pair: brought.key}, request)
+            size = sum(p.numel() for p in brought.translator.model.parameters())
+            return out | {panel.pair: gr.update(choices=choices, value=brought.key),
+                          shown.brought: f"**{html.escape(brought.label)}** is loaded ({size:,} parameters): it is "
+                                         "chosen in the language menu above, and every view shows it. It goes when "
+                                         "this page closes."}
+        return bring_model
+
     def bring_model(self, values: dict, request: gr.Request | None = None) -> dict:
-        """A model uploaded on the Model card (playground.uploads): checked and opened for this session, chosen in
-        its menu, and the sentence translated with it; a refusal said in place, the page as it was."""
-        card, panel = self.views["card"], self.panel
-        upload = values.get(card.bring)
-        if not upload:
-            return {}
-        path = getattr(upload, "path", upload)  # a path (gradio's upload), or a FileData
-        try:
-            brought = self.ctx.uploads.add(getattr(request, "session_hash", None) or "", path,
-                                           getattr(upload, "orig_name", None) or Path(path).name)
-        except InputError as e:
-            return {card.brought: f"**Not loaded:** {html.escape(str(e))}"}
-        choices = self.ctx.menu([(brought.label, brought.key)])
-        out = self.show_translation(values | {panel.pair: brought.key}, request)
-        size = sum(p.numel() for p in brought.translator.model.parameters())
-        return out | {panel.pair: gr.update(choices=choices, value=brought.key),
-                      card.brought: f"**{html.escape(brought.label)}** is loaded ({size:,} parameters): it is chosen in "
-                                    "the language menu above, and every view shows it. It goes when this page closes."}
+        """A model uploaded on the page's copy of the Model card (for tools and tests: `bringer`)."""
+        return self.bringer()(values, request)
 
     def forget_models(self, request: gr.Request) -> None:
         """The page closed: the model it brought goes, with its files."""

@@ -160,8 +160,8 @@ class View:
     now ({"pair": ..., "fill": result key}) is kept in the user's `context.Session`. Handlers return dicts of
     updates, never positional tuples, and can be called directly in tests.
 
-    Most views are built for each visitor who opens their tab (`built_on_opening`, playground/page.py: the page's
-    components cost every visitor's opening); `tab` is then the page's tab they are built in."""
+    Most views are built for each visitor who opens their top-level tab (`built_on_opening`, playground/page.py:
+    the page's components cost every visitor's opening); `tab` is then the tab made for it there."""
 
     explained_below = False  # the glance: its picture first, its words under it
     figures: dict = {}  # a view that draws only figures of the translation: {its output's attribute: figure(result)}

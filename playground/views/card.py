@@ -154,8 +154,6 @@ BRING = ("**Your own model.** A zip of a checkpoint folder (what `python -m tran
 
 
 class CardView(View):
-    built_on_opening = False  # a model brought (its upload) is the page's event
-
     def build(self) -> None:
         self.brought = gr.Markdown(BRING, elem_id="brought")  # what it says, and what became of an upload
         self.bring = gr.UploadButton(_l("Bring your own model (.zip)"), file_types=[".zip"], size="sm",
