@@ -143,6 +143,7 @@ class Session:
     # user's gr.State, never kept alive here
     shown: dict = field(default_factory=dict)  # view key -> {"pair": ..., "fill": result key}: what it shows now
     focus: tuple[str, dict] | None = None  # a link's (view key, part), drawn with its view
+    linked: str | None = None  # the view a link opened, until a group built for this visitor selects its tab
     panel_only: bool = False  # the panel and no views (a student's page in a class): no view drawn
     language: str = "en"  # what the server writes for it is in this language (playground.i18n.language_of)
     built: set = field(default_factory=set)  # the tabs built for this visitor (playground/page.py: build_tab)

@@ -213,7 +213,7 @@ def view_tabs(ctx: Context, panel: TranslatePanel, signal: gr.State) -> tuple[di
     build and draw them for each visitor who opens it (`built_for_visitors`); the others' views are built here."""
     views, groups, group_tabs, items, built, drawn = {}, {}, {}, {}, {}, {}
 
-    def on_page(key: str):
+    def build_here(key: str):
         entry = registry.entry(key)
         views[key] = CLASSES[key](entry, ctx, panel)
         items[key] = views[key].tab
@@ -233,9 +233,9 @@ def view_tabs(ctx: Context, panel: TranslatePanel, signal: gr.State) -> tuple[di
                 with gr.Tab(_l(label), id=group, elem_id=f"{group}-group") as group_tabs[group], \
                         gr.Tabs(overflow_behavior="wrap") as groups[group]:
                     for key in registry.members(group):
-                        on_page(key)
+                        build_here(key)
             else:
-                on_page(unit)
+                build_here(unit)
     return views, Tabs(top, groups, group_tabs, signal, items, built, drawn)
 
 
@@ -291,13 +291,18 @@ def build_tab(page: Page, event, unit: str, session) -> None:
     event([page.tabs.drawn[unit].change], draw, shown, draws=tabs)
     for key in registry.members(group) if group else []:
         event([views[key].tab.select], page.opener(key, group, views), [views[k] for k in registry.tabs()[key]])
+    as_on_the_page()
+
+
+def as_on_the_page() -> None:
+    """The parts the running gr.render made, as the page's own are: an event's input interactive (gradio's browser
+    decides that for the first page's parts, not for a render's), and out of the API."""
     config, render = gradio.context.LocalContext.blocks_config.get(), gradio.context.LocalContext.renderable.get()
     made = [b for b in config.blocks.values() if getattr(b, "rendered_in", None) is render]
     inputs = {c._id for fn in config.fns.values() if fn.rendered_in is render for c in fn.inputs}
     for c in made:
         if c._id in inputs and getattr(c, "interactive", False) is None:
-            c.interactive = True  # gradio's browser makes an event's inputs interactive on the first page, not in a
-            # render
+            c.interactive = True
     without_api_schemas(made)
 
 

@@ -149,13 +149,16 @@ class Page:
         open in it; neither: the tab the session has open, on the signal), of its views in `views` (by default the
         page's). It says which view is open (Session.open, and its group's). `wake(session, view)`: what else opening
         that view sets (Tabs.wake: a tab built for each visitor is built or told to draw); `select`: a group's tabs
-        built for this visitor, selected to the view drawn (a link's)."""
+        built for this visitor, selected to the view drawn when a link asked for it (Session.linked)."""
         @to_page
         def shown_tab(values: dict, request: gr.Request | None = None) -> dict:
             session = self.sessions.of(request)
             shown = tab or (session.group_open.get(group, registry.members(group)[0]) if group else session.open)
             self.opened(session, shown)
-            out = self.redraw(session, shown, values, views) | ({select: gr.Tabs(selected=shown)} if select else {})
+            out = self.redraw(session, shown, values, views)
+            if select is not None and session.linked == shown:  # a link's view: its tab selected (never the
+                session.linked = None  # user's own choice undone by a late answer)
+                out[select] = gr.Tabs(selected=shown)
             return out | (wake(session, shown) if wake else {})
         return shown_tab
 
@@ -174,6 +177,7 @@ class Page:
         where = dict(parse_qsl(link.focus or ""))
         session.focus = (where.pop("view", ""), where)
         self.opened(session, tab)
+        session.linked = tab
         return self.tabs.selected(tab) | {self.tabs.signal: next(TICKETS)}
 
     @to_page
@@ -197,6 +201,7 @@ class Page:
             link.problems.append(str(e.message))
         if link.opened != registry.FIRST:
             self.opened(self.sessions.of(request), link.opened)
+            self.sessions.of(request).linked = link.opened
             out |= self.tabs.selected(link.opened) | {self.tabs.signal: next(TICKETS)}
         if link.problems:
             note = "The link's settings were not all usable: " + "; ".join(link.problems) + "."
