@@ -26,6 +26,7 @@ from .uploads import Uploads
 ROOT = Path(__file__).resolve().parents[1]
 PAIR_NAMES = {"en-de": N_("English → German"), "en-fr": N_("English → French")}
 TICKETS = itertools.count(1)  # every translate request's number, for every session
+BUILDING = threading.Lock()  # Session.builds
 
 
 class SharedCache:
@@ -142,13 +143,24 @@ class Session:
     # user's gr.State, never kept alive here
     shown: dict = field(default_factory=dict)  # view key -> {"pair": ..., "fill": result key}: what it shows now
     focus: tuple[str, dict] | None = None  # a link's (view key, part), drawn with its view
+    linked: str | None = None  # the view a link opened, until a group built for this visitor selects its tab
     panel_only: bool = False  # the panel and no views (a student's page in a class): no view drawn
     language: str = "en"  # what the server writes for it is in this language (playground.i18n.language_of)
+    built: set = field(default_factory=set)  # the tabs built for this visitor (playground/page.py: build_tab)
 
     def ask(self) -> int:
         """A new translate request: its number."""
         self.ticket = next(TICKETS)
         return self.ticket
+
+    def builds(self, tab: str) -> bool:
+        """True once only, for the first of the events that open tab `tab` at once (its select, its group's, the
+        signal): that one builds its views for this visitor; a second build would take the first one's events
+        away from the page."""
+        with BUILDING:
+            first = tab not in self.built
+            self.built.add(tab)
+        return first
 
     def stale(self, ticket: int) -> bool:
         """True for a translate request after which the user asked for a newer one."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import copy
 import functools
 import shutil
@@ -15,6 +14,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 import gradio as gr
+import gradio.context
 from starlette.middleware import Middleware
 
 from playground import links, registry
@@ -126,7 +126,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         page = Page(demo, ctx, panel, result, tabs, views, classroom=classes, openers=[classes.opened])
         wire(page, classes)
         register_api(ctx)
-    without_api_schemas(demo)
+    without_api_schemas(demo.blocks.values())
+    page.views = with_copies(page)
     return page
 
 
@@ -160,15 +161,15 @@ def named_only(block_fn, outputs: list):
     return fn
 
 
-def without_api_schemas(demo: gr.Blocks) -> None:
-    """The page's own components left out of the API (its events are private: only the named endpoints of
-    playground/api.py are the API). Gradio otherwise writes three JSON schemas of every component into the page's
-    config and computes them again for every visitor's session (a download button's is 5 kB): a class of 30 opened
-    the page about 8 % slower with them (docs/many-users.md)."""
+def without_api_schemas(blocks) -> None:
+    """The page's own components (of `blocks`) left out of the API (its events are private: only the named
+    endpoints of playground/api.py are the API). Gradio otherwise writes three JSON schemas of every component into
+    the page's config and computes them again for every visitor's session (a download button's is 5 kB): a class
+    of 30 opened the page about 8 % slower with them (docs/many-users.md)."""
     from gradio.components import Component
     from gradio.components.api_component import Api
 
-    for block in demo.blocks.values():
+    for block in blocks:
         if isinstance(block, Component) and not isinstance(block, Api) and not block.skip_api:
             block.__class__ = private(type(block))
 
@@ -206,23 +207,103 @@ def context_for(translators: dict[str, Translator], bertviz_offline: bool, cache
 
 
 def view_tabs(ctx: Context, panel: TranslatePanel, signal: gr.State) -> tuple[dict, Tabs]:
-    """Every view in its tab, in the registry's order: a group's tab where its first view comes, with its views'
-    tabs inside; a view drawn inside another's tab under it. Every tab is a tab on a phone, on as many lines as the
-    tabs take."""
-    views, groups, group_tabs = {}, {}, {}
+    """Every view's tab, in the registry's order: a group's tab where its first view comes, with its views' tabs
+    inside; a view drawn inside another's tab under it. Every tab is a tab on a phone, on as many lines as the tabs
+    take. A top-level tab whose views are all built on opening (View.built_on_opening) holds only the two states that
+    build and draw them for each visitor who opens it (`built_for_visitors`); the others' views are built here."""
+    views, groups, group_tabs, items, built, drawn = {}, {}, {}, {}, {}, {}
+
+    def build_here(key: str):
+        entry = registry.entry(key)
+        views[key] = CLASSES[key](entry, ctx, panel)
+        items[key] = views[key].tab
+        for inside in registry.tabs()[key][1:]:
+            with items[key]:
+                views[inside] = CLASSES[inside](registry.entry(inside), ctx, panel)
+
     with gr.Tabs(overflow_behavior="wrap") as top:
-        for entry in registry.VIEWS:
-            if entry.group is None:
-                with views[entry.inside].tab if entry.inside else contextlib.nullcontext():
-                    views[entry.key] = CLASSES[entry.key](entry, ctx, panel)
-            elif entry.group not in groups:
-                group = entry.group
-                with gr.Tab(_l(registry.GROUP_LABELS[group]), id=group, elem_id=f"{group}-group") as tab, \
-                        gr.Tabs(overflow_behavior="wrap") as inner:
+        for unit, keys in registry.top_tabs().items():
+            group = registry.entry(keys[0]).group
+            label = registry.GROUP_LABELS[group] if group else registry.entry(unit).label
+            if all(CLASSES[k].built_on_opening for k in keys):
+                with gr.Tab(_l(label), id=unit, elem_id=f"{unit}-group" if group else f"{unit}-tab") as items[unit]:
+                    built[unit], drawn[unit] = gr.State(False), gr.State(0)
+                group_tabs |= {group: items[unit]} if group else {}
+            elif group:
+                with gr.Tab(_l(label), id=group, elem_id=f"{group}-group") as group_tabs[group], \
+                        gr.Tabs(overflow_behavior="wrap") as groups[group]:
                     for key in registry.members(group):
-                        views[key] = CLASSES[key](registry.entry(key), ctx, panel)
-                groups[group], group_tabs[group] = inner, tab
-    return views, Tabs(top, groups, group_tabs, signal)
+                        build_here(key)
+            else:
+                build_here(unit)
+    return views, Tabs(top, groups, group_tabs, signal, items, built, drawn)
+
+
+def with_copies(page: Page) -> dict:
+    """The page's views, with a copy off the page of each view built for visitors (for tools and tests), in the
+    registry's order."""
+    with gr.Blocks():  # not the page's
+        copies = {key: CLASSES[key](registry.entry(key), page.ctx, page.panel)
+                  for unit in page.tabs.built for key in registry.top_tabs()[unit]}
+    return {key: page.views.get(key) or copies[key] for key in registry.BY_KEY}
+
+
+def built_for_visitors(page: Page, event) -> None:
+    """Each top-level tab whose views are built for each visitor who opens it (most visitors open few): its `built`
+    state, set when it first opens, builds them once (gr.render), and they draw themselves as they come in, then
+    whenever its `drawn` state changes (Tabs.wire)."""
+    for unit, built in page.tabs.built.items():
+        def build(opened: bool, request: gr.Request, unit=unit):
+            if opened:
+                build_tab(page, event, unit, page.sessions.of(request))
+        with page.tabs.items[unit]:
+            gr.render(inputs=[built], triggers=[built.change])(build)
+
+
+def build_tab(page: Page, event, unit: str, session) -> None:
+    """Top-level tab `unit`'s views for one visitor (inside its gr.render): a group's tabs with a view in each (the
+    one the visitor opens, selected), or the tab's views; their own events, and those that draw them. Gradio's
+    browser takes one render's events on a component outside it, not two renders' (a later render's replace an
+    earlier's), so each tab listens to its own `drawn` state, never to the page's signal."""
+    keys, group = registry.top_tabs()[unit], None if unit in registry.BY_KEY else unit
+    views, inner = {}, None
+    if group is None:  # one view's tab (and those drawn inside it)
+        views = {k: CLASSES[k](registry.entry(k), page.ctx, page.panel, page.tabs.items[unit] if k == unit else None)
+                 for k in keys}
+    else:
+        with gr.Tabs(overflow_behavior="wrap", selected=session.group_open.get(group, keys[0])) as inner:
+            for key in registry.members(group):
+                entry = registry.entry(key)
+                with gr.Tab(_l(entry.label), id=key, elem_id=f"{key}-tab") as tab:
+                    views |= {k: CLASSES[k](registry.entry(k), page.ctx, page.panel, tab if k == key else None)
+                              for k in registry.tabs()[key]}
+    for view in views.values():
+        view.wire(page.result)
+    if "card" in views:  # a model brought: opened, chosen, and the sentence translated with it
+        card = views["card"]
+        brought = event([card.bring.upload], page.bringer(card), page.first, page.panel.controls + [card.bring],
+                        page.translated | {page.panel.pair, card.brought}, concurrency_limit=1, concurrency_id="bring")
+        page.classroom.share_after(brought, event)
+    shown = list(views.values())
+    draw = page.opener(None if group else unit, group, views, select=inner)
+    tabs = [inner] if inner is not None else []
+    event(page.demo.load, draw, shown, draws=tabs)  # drawn once built: gradio runs a render's load events after it
+    event([page.tabs.drawn[unit].change], draw, shown, draws=tabs)
+    for key in registry.members(group) if group else []:
+        event([views[key].tab.select], page.opener(key, group, views), [views[k] for k in registry.tabs()[key]])
+    as_on_the_page()
+
+
+def as_on_the_page() -> None:
+    """The parts the running gr.render made, as the page's own are: an event's input interactive (gradio's browser
+    decides that for the first page's parts, not for a render's), and out of the API."""
+    config, render = gradio.context.LocalContext.blocks_config.get(), gradio.context.LocalContext.renderable.get()
+    made = [b for b in config.blocks.values() if getattr(b, "rendered_in", None) is render]
+    inputs = {c._id for fn in config.fns.values() if fn.rendered_in is render for c in fn.inputs}
+    for c in made:
+        if c._id in inputs and getattr(c, "interactive", False) is None:
+            c.interactive = True
+    without_api_schemas(made)
 
 
 def wire(page: Page, classes: ClassPanel) -> None:
@@ -238,28 +319,25 @@ def wire(page: Page, classes: ClassPanel) -> None:
         return listen(trigger, handler, inputs, outputs, **kwargs | {"trigger_mode": "always_last"})
 
     panel.wire()
-    for view in views.values():
+    for view in page.on_page.values():
         view.wire(result)
-    first = [views[k] for k in registry.tabs()[registry.FIRST]]
+    first = page.first
     # Translate or Enter; another pair; after an example is picked, a new sample seed, the comparison or a wall's
     # "Show in every view", the same (gr.on takes a component's events, not what follows another event). It draws
     # the first tab and signals any other open tab. Only Translate and Enter are a user's own: a class's phone
     # sends after those. A class at once is translated together.
-    translated, together = set(panel.outputs) | {result, tabs.signal}, dict(concurrency_limit=16,
-                                                                            concurrency_id="translate")
+    translated, together = page.translated, dict(concurrency_limit=16, concurrency_id="translate")
     asked = event([panel.go.click, panel.text.submit], page.show_translation, first, panel.controls, translated,
                   **together)
-    card = views["card"]  # a model brought: opened, chosen, and the sentence translated with it
-    brought = event([card.bring.upload], page.bring_model, first, panel.controls + [card.bring],
-                    translated | {panel.pair, card.brought}, concurrency_limit=1, concurrency_id="bring")
-    demo.unload(page.forget_models)
-    classes.wire(page, event, translated_by_user=[asked], brought=brought)
+    demo.unload(page.forget_models)  # the models it brought (the Model card's, built for each visitor: build_tab)
+    classes.wire(page, event, translated_by_user=[asked])
     for trigger in ([panel.pair.input], panel.picked.then, panel.reseeded.then, panel.compared.then,
                     classes.opened_sentence.then):
         event(trigger, page.show_translation, first, panel.controls, translated, **together)
     # another sentence of the text chosen in the menu under the translation: the views show it
     event([panel.which.input], page.show_sentence, first, panel.controls + [panel.which], translated, **together)
     tabs.wire(page, event)
+    built_for_visitors(page, event)
     links.wire(page, event)
     if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
         lesson = views["lesson"].number

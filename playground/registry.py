@@ -91,6 +91,21 @@ def tabs() -> dict[str, list[str]]:
     return {e.key: [e.key] + [v.key for v in VIEWS if v.inside == e.key] for e in VIEWS if e.inside is None}
 
 
+def top_tab(key: str) -> str:
+    """The top-level tab that shows view `key`: its group's, or its own (or that of the view it is drawn inside)."""
+    e = entry(tab_of(key))
+    return e.group or e.key
+
+
+@functools.cache
+def top_tabs() -> dict[str, list[str]]:
+    """Each top-level tab (a group's key, or a view's) -> every view drawn under it, in the registry's order."""
+    out: dict[str, list[str]] = {}
+    for e in VIEWS:
+        out.setdefault(top_tab(e.key), []).append(e.key)
+    return out
+
+
 def members(group: str) -> list[str]:
     """The views in a group's tabs, the first one open by default."""
     return [e.key for e in VIEWS if e.group == group]

@@ -36,19 +36,36 @@ class Page:
     panel: TranslatePanel
     result: gr.State  # per user: the current context.Result (shared with every user who asked the same)
     tabs: Tabs  # the tabs, and the signal that draws the open one
-    views: dict  # key -> View, in the registry's order
+    views: dict  # key -> View, in the registry's order (of a view built for each visitor who opens its tab: a copy
+    # built off the page, for tools and tests; each visitor's own is wired in its tab's gr.render, playground/page.py)
     sessions: Sessions = field(default_factory=lambda: Sessions(registry.FIRST))
     classroom: object = None  # the class panel (playground/classroom/panel.py), for tools and tests: it listens to
     # the page's events, and nothing here calls it
     openers: list = field(default_factory=list)  # what else opening the page does: f(query, values, request) ->
     # updates, run before it translates (a class's link joins the class: playground/classroom/panel.py)
 
-    def draw(self, session: Session, tab: str, result, values: dict) -> tuple[dict, dict]:
-        """(updates, marks): what tab `tab` needs that it does not show yet, each of its views' part for the chosen
-        pair and for `result` (View.show), and what each view then shows (committed by the caller once the updates
-        are sure to be sent)."""
+    @property
+    def translated(self) -> set:
+        """What a translation sets: the panel's outputs, the user's translation, and the signal to the open tab."""
+        return set(self.panel.outputs) | {self.result, self.tabs.signal}
+
+    @property
+    def first(self) -> list:
+        """The first tab's views, drawn with a translation when that tab is open."""
+        return [self.views[k] for k in registry.tabs()[registry.FIRST]]
+
+    @property
+    def on_page(self) -> dict:
+        """The views built on the page, for every visitor (the rest are built for a visitor who opens their tab)."""
+        return {key: view for key, view in self.views.items() if not view.built_on_opening}
+
+    def draw(self, session: Session, tab: str, result, values: dict, views: dict | None = None) -> tuple[dict, dict]:
+        """(updates, marks): what tab `tab` needs that it does not show yet, each of its views (of `views`, by default
+        the page's) part for the chosen pair and for `result` (View.show), and what each view then shows (committed
+        by the caller once the updates are sure to be sent)."""
         out, marks, values = {}, {}, values | {LANGUAGE: session.language}
-        for view in (self.views[key] for key in registry.tabs()[tab]):
+        views = self.views if views is None else views
+        for view in (views[key] for key in registry.tabs()[tab] if key in views):
             drawn, marks[view.name] = view.show(values[self.panel.pair], result, values, session.shown.get(view.name, {}))
             out, values = out | drawn, values | values_set(drawn)  # a view reads what one drawn before it set
         return out, marks
@@ -99,44 +116,51 @@ class Page:
         """Another sentence of the text chosen in the menu under the translation: the views show it."""
         return self.show_translation(values, request, which=values.get(self.panel.which))
 
-    def redraw(self, session: Session, tab: str, values: dict) -> dict:
+    def redraw(self, session: Session, tab: str, values: dict, views: dict | None = None) -> dict:
         """Tab `tab` shows the user's newest translation, and the part a link asked for: as it opens, when signalled
-        after a translation, and again when a newer translation landed while it drew."""
+        after a translation, and again when a newer translation landed while it drew (its views of `views`)."""
         shown = values.get(self.result)
         result = session.newest(shown)  # None: a newer one landed, and is no longer kept
         if result is None and shown is not None:
             return {}
-        out, marks = self.draw(session, tab, result, values)
+        out, marks = self.draw(session, tab, result, values, views)
         newest = session.newest(result)  # a newer one may have landed while this drew
         if newest is not result:
             if newest is None:
                 return {}
-            (out, marks), result = self.draw(session, tab, newest, values), newest
+            (out, marks), result = self.draw(session, tab, newest, values, views), newest
         session.shown.update(marks)
-        return out | self.focused(session, tab, result, values, out)
+        return out | self.focused(session, tab, result, values, out, views)
 
-    def focused(self, session: Session, tab: str, result, values: dict, drawn: dict) -> dict:
+    def focused(self, session: Session, tab: str, result, values: dict, drawn: dict, views: dict | None = None) -> dict:
         """The part a link asked for (Session.focus: "kind=cross&layer=1&step=4" of a view), when its view is in
-        this tab and there is a translation to show it for."""
+        this tab (and in `views`) and there is a translation to show it for."""
         key, where = session.focus or ("", {})
-        view = self.views.get(key)
+        view = (self.views if views is None else views).get(key)
         if view is None or key not in registry.tabs()[tab] or result is None:
             return {}
         session.focus = None
         part = serialized(view.focus(result, values | {LANGUAGE: session.language}, where), f"{view.name} {result.text}")
         return {c: beside(drawn.get(c), value) for c, value in part.items()}
 
-    def opener(self, tab: str | None = None, group: str | None = None):
+    def opener(self, tab: str | None = None, group: str | None = None, views: dict | None = None, wake=None,
+               select: gr.Tabs | None = None):
         """The drawing of a view's tab on its select event (tab None and a group: a group's tab, which shows the view
-        open in it; neither: the tab the session has open, on the signal). It says which view is open (Session.open,
-        and its group's)."""
+        open in it; neither: the tab the session has open, on the signal), of its views in `views` (by default the
+        page's). It says which view is open (Session.open, and its group's). `wake(session, view)`: what else opening
+        that view sets (Tabs.wake: a tab built for each visitor is built or told to draw); `select`: a group's tabs
+        built for this visitor, selected to the view drawn when a link asked for it (Session.linked)."""
         @to_page
-        def select(values: dict, request: gr.Request | None = None) -> dict:
+        def shown_tab(values: dict, request: gr.Request | None = None) -> dict:
             session = self.sessions.of(request)
             shown = tab or (session.group_open.get(group, registry.members(group)[0]) if group else session.open)
             self.opened(session, shown)
-            return self.redraw(session, shown, values)
-        return select
+            out = self.redraw(session, shown, values, views)
+            if select is not None and session.linked == shown:  # a link's view: its tab selected (never the
+                session.linked = None  # user's own choice undone by a late answer)
+                out[select] = gr.Tabs(selected=shown)
+            return out | (wake(session, shown) if wake else {})
+        return shown_tab
 
     @staticmethod
     def opened(session: Session, tab: str) -> None:
@@ -153,6 +177,7 @@ class Page:
         where = dict(parse_qsl(link.focus or ""))
         session.focus = (where.pop("view", ""), where)
         self.opened(session, tab)
+        session.linked = tab
         return self.tabs.selected(tab) | {self.tabs.signal: next(TICKETS)}
 
     @to_page
@@ -176,32 +201,41 @@ class Page:
             link.problems.append(str(e.message))
         if link.opened != registry.FIRST:
             self.opened(self.sessions.of(request), link.opened)
+            self.sessions.of(request).linked = link.opened
             out |= self.tabs.selected(link.opened) | {self.tabs.signal: next(TICKETS)}
         if link.problems:
             note = "The link's settings were not all usable: " + "; ".join(link.problems) + "."
             out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))
         return out
 
-    @to_page
+    def bringer(self, card=None):
+        """The opening of a model uploaded on Model card `card` (a visitor's; by default the page's copy,
+        playground.uploads): checked and opened for this session, chosen in its menu, and the sentence translated
+        with it; a refusal said in place, the page as it was."""
+        @to_page
+        def bring_model(values: dict, request: gr.Request | None = None) -> dict:
+            shown, panel = card or self.views["card"], self.panel
+            upload = values.get(shown.bring)
+            if not upload:
+                return {}
+            path = getattr(upload, "path", upload)  # a path (gradio's upload), or a FileData
+            try:
+                brought = self.ctx.uploads.add(getattr(request, "session_hash", None) or "", path,
+                                               getattr(upload, "orig_name", None) or Path(path).name)
+            except InputError as e:
+                return {shown.brought: f"**Not loaded:** {html.escape(str(e))}"}
+            choices = self.ctx.menu([(brought.label, brought.key)])
+            out = self.show_translation(values | {panel.pair: brought.key}, request)
+            size = sum(p.numel() for p in brought.translator.model.parameters())
+            return out | {panel.pair: gr.update(choices=choices, value=brought.key),
+                          shown.brought: f"**{html.escape(brought.label)}** is loaded ({size:,} parameters): it is "
+                                         "chosen in the language menu above, and every view shows it. It goes when "
+                                         "this page closes."}
+        return bring_model
+
     def bring_model(self, values: dict, request: gr.Request | None = None) -> dict:
-        """A model uploaded on the Model card (playground.uploads): checked and opened for this session, chosen in
-        its menu, and the sentence translated with it; a refusal said in place, the page as it was."""
-        card, panel = self.views["card"], self.panel
-        upload = values.get(card.bring)
-        if not upload:
-            return {}
-        path = getattr(upload, "path", upload)  # a path (gradio's upload), or a FileData
-        try:
-            brought = self.ctx.uploads.add(getattr(request, "session_hash", None) or "", path,
-                                           getattr(upload, "orig_name", None) or Path(path).name)
-        except InputError as e:
-            return {card.brought: f"**Not loaded:** {html.escape(str(e))}"}
-        choices = self.ctx.menu([(brought.label, brought.key)])
-        out = self.show_translation(values | {panel.pair: brought.key}, request)
-        size = sum(p.numel() for p in brought.translator.model.parameters())
-        return out | {panel.pair: gr.update(choices=choices, value=brought.key),
-                      card.brought: f"**{html.escape(brought.label)}** is loaded ({size:,} parameters): it is chosen in "
-                                    "the language menu above, and every view shows it. It goes when this page closes."}
+        """A model uploaded on the page's copy of the Model card (for tools and tests: `bringer`)."""
+        return self.bringer()(values, request)
 
     def forget_models(self, request: gr.Request) -> None:
         """The page closed: the model it brought goes, with its files."""

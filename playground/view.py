@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import gradio as gr
+from gradio.blocks import Block
 import plotly.graph_objects as go
 
 from transformer import Translator
@@ -90,10 +91,14 @@ def copied(updates: dict) -> dict:
     return {c: dict(u) if isinstance(u, dict) else u for c, u in updates.items()}
 
 
-def shared(cache, key: tuple, make, name: str = "") -> dict:
+def shared(cache, key: tuple, make, name: str = "", view=None) -> dict:
     """Updates made and serialized once for everyone (a SharedCache keeps successes only), copied for each user;
-    `name`: what its figures are saved as (serialized)."""
-    return copied(cache.get(key, lambda: serialized(make(), name)))
+    `name`: what its figures are saved as (serialized). Of a `view` built for each visitor, they are kept by the
+    attribute that holds each component (View.parts) and given back for this visitor's components."""
+    if view is None:
+        return copied(cache.get(key, lambda: serialized(make(), name)))
+    kept = cache.get(key, lambda: {view.part_names[c._id]: u for c, u in serialized(make(), name).items()})
+    return copied({view.parts[n]: u for n, u in kept.items()})
 
 
 def beside(drawn, value):
@@ -153,18 +158,23 @@ class View:
     The page calls on_pair and fill when the view's tab is seen, once per pair and per translation, through `show`
     and `guarded`: a view that fails says so in its own notice and the rest of the page goes on working. What it shows
     now ({"pair": ..., "fill": result key}) is kept in the user's `context.Session`. Handlers return dicts of
-    updates, never positional tuples, and can be called directly in tests."""
+    updates, never positional tuples, and can be called directly in tests.
+
+    Most views are built for each visitor who opens their top-level tab (`built_on_opening`, playground/page.py:
+    the page's components cost every visitor's opening); `tab` is then the tab made for it there."""
 
     explained_below = False  # the glance: its picture first, its words under it
     figures: dict = {}  # a view that draws only figures of the translation: {its output's attribute: figure(result)}
+    built_on_opening = True  # False: built on the page, for every visitor (a view that page-wide events draw)
 
-    def __init__(self, entry, ctx: Context, panel):
+    def __init__(self, entry, ctx: Context, panel, tab: gr.Tab | None = None):
         self.name, self.label, self.ctx, self.panel = entry.key, entry.label, ctx, panel
         self.controls, self.outputs, self.pair_inputs, self.pair_outputs, self.focus_outputs = [], [], [], [], []
         self.links: list[gr.HTML] = []  # its HTML whose links open other views (made with js_on_load=LINKED)
+        own_tab = entry.inside is None and tab is None
         if entry.inside is None:
-            self.tab = gr.Tab(_l(entry.label), id=entry.key, elem_id=f"{entry.key}-tab")
-        with self.tab if entry.inside is None else contextlib.nullcontext():
+            self.tab = tab or gr.Tab(_l(entry.label), id=entry.key, elem_id=f"{entry.key}-tab")
+        with self.tab if own_tab else contextlib.nullcontext():
             self.inside = entry.inside
             self.heading = self.heading_in(ENGLISH)
             self.introduced = self.introduction()
@@ -175,6 +185,22 @@ class View:
             self.build()
             if self.explained_below:
                 self.about.render()
+
+    @functools.cached_property
+    def parts(self) -> dict:
+        """Every component the view holds, by the attribute that holds it ("plot", or "plots.2" for one in a list):
+        the same names in every visitor's copy of a view."""
+        named, seen = {}, set()
+        for name, held in vars(self).items():
+            for i, c in enumerate(held if isinstance(held, (list, tuple)) else [held]):
+                if isinstance(c, Block) and c._id not in seen:
+                    named[f"{name}.{i}"], seen = c, seen | {c._id}
+        return named
+
+    @functools.cached_property
+    def part_names(self) -> dict:
+        """Each component's id -> its name in `parts`."""
+        return {c._id: n for n, c in self.parts.items()}
 
     def heading_in(self, _: Texts) -> str:
         """A view drawn inside another's tab is headed by its name."""
@@ -229,14 +255,14 @@ class View:
         if self.pair_outputs and new_pair:
             key = (self.name, pair, key_of(values, self.pair_inputs), values.get(LANGUAGE))
             out, problem = self.guarded(lambda: shared(views, key, lambda: self.on_pair(translator, pair, values),
-                                                       f"{self.name} {pair}"),
+                                                       f"{self.name} {pair}", self),
                                         translator, Texts(language))
             values = values | values_set(out)  # the fill reads what its pair's part set
             problems, shown["pair"], drew = [problem] if problem else [], None if problem else pair, True
         if self.outputs and result is not None and shown.get("fill") != result.key:
             key = (self.name, result.key, key_of(values, self.controls), values.get(LANGUAGE))
             drawn, problem = self.guarded(lambda: shared(views, key, lambda: self.fill(result, values),
-                                                         f"{self.name} {result.text}"),
+                                                         f"{self.name} {result.text}", self),
                                           self.ctx.translator(result.pair), Texts(language))
             out |= {c: out[c] | u if isinstance(u, dict) and isinstance(out.get(c), dict) else u  # both: keep both
                     for c, u in drawn.items()}

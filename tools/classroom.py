@@ -38,6 +38,8 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from playground import registry  # noqa: E402  (the views' tabs: which group holds one)
 SENTENCES = [  # one of its own per student: the examples' kind of scene, none of them an example
     "A boy in a green shirt kicks a ball across the field.", "Two women are talking on a bench in the park.",
     "A dog jumps over a log in the snow.", "An old man is reading a newspaper at a cafe.",
@@ -80,6 +82,8 @@ class Student:
         self.reading = False
         self.query: dict = {}  # the page's own query (?class=CODE): the browser sends it with its events
         self.retried = 0  # polls sent again after a connection closed under them (at_once)
+        self.parts: list[dict] = []  # parts built for this session (a tab's gr.render), and their events
+        self.rendered: list[dict] = []
 
     def _served_by(self, response: httpx.Response) -> None:
         if "x-replica" in response.headers:
@@ -145,13 +149,26 @@ class Student:
             raise RuntimeError(f"event {dependency['id']} failed: {str(done.get('output'))[:300]}")
         self.apply(dependency, done["output"].get("data", []))
         received = len(joined.content) + sum(n for _, n in got) + self.follow(dependency)
+        received += self.built(done["output"].get("render_config"))
         received += self.changed(done["output"].get("changed_state_ids") or [])
         return time.perf_counter() - t0, received
+
+    def built(self, rendered: dict | None) -> int:
+        """Parts built for this session by a render (a tab opened the first time): their values and events kept,
+        and their load events run, as a browser runs them once the parts are in; returns the bytes they brought."""
+        if not rendered:
+            return 0
+        self.values |= {c["id"]: c.get("props", {}).get("value") for c in rendered["components"]}
+        self.parts += rendered["components"]
+        self.rendered += rendered["dependencies"]
+        return sum(self.event(after, None)[1] for after in rendered["dependencies"]
+                   if any(name == "load" for _, name in after["targets"]) and after.get("backend_fn", True))
 
     def changed(self, states: list[int]) -> int:
         """The events a browser runs when an event changed a state that has change listeners (a tab told to draw
         itself); returns the bytes they brought."""
-        return sum(self.event(after, state)[1] for state in states for after in self.config["dependencies"]
+        return sum(self.event(after, state)[1] for state in states
+                   for after in self.config["dependencies"] + self.rendered
                    if [state, "change"] in after["targets"] and after.get("backend_fn", True))
 
     def apply(self, dependency: dict, data: list) -> None:
@@ -193,8 +210,20 @@ class Student:
         return took, received
 
     def open_tab(self, label: str) -> tuple[float, int]:
-        """Select a tab, as a click on it does (nothing to run where the page draws it without an event)."""
-        (dependency, tab), = tab_events(self.config, [label])
+        """Select a tab, as a click on it does (nothing to run where the page draws it without an event). A view's
+        tab in a group built for each visitor comes in with its group: the group's tab is opened first, as a user
+        does."""
+        seen = {"components": self.config["components"] + self.parts,
+                "dependencies": self.config["dependencies"] + self.rendered}
+        group = registry.GROUP_LABELS.get(next((e.group for e in registry.VIEWS if e.label == label), None))
+        if block(seen, label=label) is None and group is not None:
+            took, received = self.open_tab(group)
+            seen = {"components": self.config["components"] + self.parts,
+                    "dependencies": self.config["dependencies"] + self.rendered}
+            (dependency, tab), = tab_events(seen, [label])
+            more = self.event(dependency, tab) if dependency else (0.0, 0)
+            return took + more[0], received + more[1]
+        (dependency, tab), = tab_events(seen, [label])
         return self.event(dependency, tab) if dependency else (0.0, 0)
 
     def open_page(self) -> tuple[float, int]:

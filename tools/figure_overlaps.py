@@ -93,6 +93,9 @@ def screens(page, language: str = "en"):
             for level, label in enumerate(_(label) for label in labels):
                 tab = page.get_by_role("tab", name=label, exact=True)
                 beyond = page.locator(".overflow-dropdown:visible").get_by_role("button", name=label, exact=True)
+                if level:  # a group's tabs come in once it is built for this page (its first opening)
+                    tab.or_(page.locator(".overflow-dropdown").get_by_role("button", name=label, exact=True)).first \
+                        .wait_for(state="attached", timeout=30_000)
                 if tab.count() and tab.first.is_visible():
                     tab.first.click()
                 elif beyond.count():  # a narrow screen's further line of tabs

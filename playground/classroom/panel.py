@@ -512,6 +512,11 @@ class ClassPanel:
         keys = [k for _, k in choices]
         return gr.update(choices=choices, value=chosen if chosen in keys else next(iter(keys), None))
 
+    def share_after(self, brought, event) -> None:
+        """`brought`: a visitor's event that opens a model they uploaded (the Model card's); a teacher's is shared
+        with the class after it."""
+        event(brought.success, self.share_brought, [], [self.teacher], [self.said], show_progress="hidden")
+
     @to_page
     def share_brought(self, values: dict, request: gr.Request) -> dict:
         """A model the teacher brought while teaching: in the class's language menus too (the phones this process
@@ -700,10 +705,9 @@ class ClassPanel:
 
     # -------------------------------------------------------------------------
 
-    def wire(self, page, event, translated_by_user: list, brought=None) -> None:
+    def wire(self, page, event, translated_by_user: list) -> None:
         """The class's events. `translated_by_user`: the page's translations a user asked for with Translate or
-        Enter; a student's sentence is sent after each (`.success`). `brought`: the page's event that opens a model
-        a user uploaded; a teacher's is shared with the class after it. The page translates after a wall's "Show in
+        Enter; a student's sentence is sent after each (`.success`). The page translates after a wall's "Show in
         every view" (playground/page.py)."""
         self.page = page
         common = dict(show_progress="hidden")
@@ -735,8 +739,6 @@ class ClassPanel:
         event(self.roster.act, self.act, [], [self.teacher], [self.said], **common)  # a custom event: one at a time
         event([self.student_tick.tick], self.tick_student, [], [self.member],
               self.student_view + [self.member, self.said, page.tabs.top, page.panel.pair], queue=False, **common)
-        if brought is not None:
-            event(brought.success, self.share_brought, [], [self.teacher], [self.said], **common)
         page.demo.unload(self.forget)
         event(self.question.vote, self.cast, [], [self.member], [self.question], **common)
         event(self.question.answer, self.answer, [], [self.member], [self.question], **common)

@@ -9,6 +9,7 @@ from playground.view import LINKED, View
 
 
 class GlanceView(View):
+    built_on_opening = False  # the first tab: drawn with every translation, on the page
     explained_below = True  # the picture first: it fits the first screen
     figures = {"picture": glance.figure}
 

@@ -26,6 +26,8 @@ ANSWER_JS = "tp.answers(element, trigger, 'answer')"  # a quiz's choice buttons 
 
 
 class LessonView(View):
+    built_on_opening = False  # the class mode, links and the quiz draw it
+
     def build(self) -> None:  # its keys and links: assets/page.js
         self.number = gr.State(1)  # per user: the step shown (inside the tab: Tabs take only tabs)
         with gr.Row(equal_height=True):

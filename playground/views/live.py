@@ -24,11 +24,10 @@ class LiveView(View):
         return explained(EXPLAIN["live"], _=_, parameters=_.number(parameters, 0))
 
     def build(self) -> None:
-        """Its controls and figures are made for a visitor who opens the tab, once (gr.render): most never train, and
-        a page's every component costs each visitor's opening (docs/many-users.md)."""
-        opened = gr.State(False)
-        self.tab.select(lambda: True, None, opened, api_visibility="private")  # a link's selection fires it too
-        gr.render(inputs=[opened], triggers=[opened.change])(lambda shown: ToyTrainer().wire() if shown else None)
+        self.trainer = ToyTrainer()  # one visitor's: the view is built for each visitor who opens it
+
+    def wire(self, result: gr.State) -> None:
+        self.trainer.wire()
 
 
 class ToyTrainer:

@@ -15,7 +15,7 @@ from transformer.interpret.attribution import IG_STEPS
 from transformer.training.timeline import lens_over_epochs, snapshots
 from transformer.interpret import analyses
 
-from playground.view import PartlyDrawn, View, copied, texts, to_page, log, serialized
+from playground.view import PartlyDrawn, View, shared, texts, to_page, log
 from .common import need
 from playground.figures import used as figures
 from playground.i18n import ENGLISH, Texts, _l
@@ -148,7 +148,7 @@ class UsedView(View):
         def make() -> dict:
             expl = explanation(translator, result, step, alternative, ig_steps)
             path = downloads.write(self.ctx.downloads, "what-the-model-used", downloads.used_payload(expl, lens, training))
-            return serialized({
+            return {
                 self.step: gr.update(choices=output_choices(result), value=step),
                 self.alternative: gr.update(choices=alternative_choices(translator, lens, step),
                                             value=alternative),
@@ -156,10 +156,10 @@ class UsedView(View):
                 self.attributions: attribution_figure(expl, _),
                 self.deletion: deletion_table(expl.deletion),
                 self.shares: source_share_figure(expl, _),
-                self.download: gr.update(value=str(path), visible=True)})
+                self.download: gr.update(value=str(path), visible=True)}
 
-        return copied(self.ctx.caches.views.get(("used token", result.key, step, alternative, ig_steps, _.language),
-                                                make))
+        return shared(self.ctx.caches.views, ("used token", result.key, step, alternative, ig_steps, _.language), make,
+                      view=self)
 
     def fill(self, result, values: dict) -> dict:
         translator = self.ctx.translator(result.pair)
