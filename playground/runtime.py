@@ -123,13 +123,18 @@ class Page:
         result = session.newest(shown)  # None: a newer one landed, and is no longer kept
         if result is None and shown is not None:
             return {}
+        drawing = [view for key, view in (self.views if views is None else views).items() if key in registry.tabs()[tab]]
+        begun = [view.own_events for view in drawing]
         out, marks = self.draw(session, tab, result, values, views)
         newest = session.newest(result)  # a newer one may have landed while this drew
         if newest is not result:
             if newest is None:
                 return {}
             (out, marks), result = self.draw(session, tab, newest, values, views), newest
-        session.shown.update(marks)
+        for view, before in zip(drawing, begun):  # a control of it changed meanwhile: its own handler draws it
+            if view.own_events != before:
+                out, marks = {c: u for c, u in out.items() if c not in view.draws}, marks | {view.name: None}
+        session.shown.update({name: mark for name, mark in marks.items() if mark is not None})
         return out | self.focused(session, tab, result, values, out, views)
 
     def focused(self, session: Session, tab: str, result, values: dict, drawn: dict, views: dict | None = None) -> dict:

@@ -1,6 +1,6 @@
-"""The page's tabs as components: the top level, each group's tabs, each view's tab, the states of the top-level tabs
-built for each visitor, and the signal (a gr.State that an event sets to a new number when the open tab should draw
-itself: its change event draws the tab the user's session has open)."""
+"""The page's tabs as components: the top level, each group's tabs, each view's tab, the two hidden numbers of each
+top-level tab built for each visitor, and the signal (a gr.State that an event sets to a new number when the open tab
+should draw itself: its change event draws the tab the user's session has open)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,8 +19,8 @@ class Tabs:
     group_tabs: dict  # group key -> its gr.Tab at the top level
     signal: gr.State  # set to a new number: the open tab draws itself
     items: dict  # key -> its gr.Tab on the page: each view's of the page, each top-level tab built for visitors
-    built: dict  # top-level tab built for each visitor -> the gr.State set to True when it first opens: it is built
-    drawn: dict  # ... -> the gr.State set to a new number when it should draw itself (once built)
+    built: dict  # top-level tab built for each visitor -> the hidden number set to 1 when it first opens: it is built
+    drawn: dict  # ... -> the hidden number set to a new number when it should draw itself (once built)
 
     @property
     def components(self) -> set:
@@ -40,13 +40,13 @@ class Tabs:
         unit = registry.top_tab(key)
         if unit not in self.built:
             return {}
-        return {self.built[unit]: True} if session.builds(unit) else {self.drawn[unit]: next(TICKETS)}
+        return {self.built[unit]: 1} if session.builds(unit) else {self.drawn[unit]: next(TICKETS)}
 
     def wire(self, page, event) -> None:
         """Every tab draws itself when selected, a group's tab the view open inside it, and the signal the tab that
         is open; event(triggers, handler, views) wires a handler to the inputs and outputs of the views it may draw.
-        These draw the views on the page; a top-level tab built for each visitor is woken by its states (`wake`)."""
-        on_page, states = page.on_page, {*self.built.values(), *self.drawn.values()}
+        These draw the views on the page; a top-level tab built for each visitor is woken by its numbers (`wake`)."""
+        on_page, wakers = page.on_page, {*self.built.values(), *self.drawn.values()}
 
         def views_of(*tabs: str) -> list:
             return [on_page[k] for tab in tabs for k in registry.tabs()[tab] if k in on_page]
@@ -58,7 +58,7 @@ class Tabs:
             if key in on_page:
                 event([self.items[key].select], opener(key, registry.entry(key).group), views_of(key))
         for group, tab in self.group_tabs.items():
-            event([tab.select], opener(None, group), views_of(*registry.members(group)), draws=states)
+            event([tab.select], opener(None, group), views_of(*registry.members(group)), draws=wakers)
         for unit in self.built.keys() - self.group_tabs.keys():  # a view's top-level tab built for each visitor
-            event([self.items[unit].select], opener(unit, None), [], draws=states)
-        event([self.signal.change], opener(None, None), views_of(*registry.tabs()), draws=states)
+            event([self.items[unit].select], opener(unit, None), [], draws=wakers)
+        event([self.signal.change], opener(None, None), views_of(*registry.tabs()), draws=wakers)

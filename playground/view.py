@@ -47,6 +47,7 @@ def to_page(fn):
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def streamed(*args, **kwargs):
+            began(args)
             try:
                 for update in fn(*args, **kwargs):
                     yield serialized(update, file_name(args))
@@ -56,11 +57,19 @@ def to_page(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        began(args)
         try:
             return serialized(fn(*args, **kwargs), file_name(args))
         except Exception as e:
             raise failed(e, args, kwargs) from None
     return wrapper
+
+
+def began(args: tuple) -> None:
+    """A handler of a view built for one visitor has begun (a control of it the visitor changed): a drawing of that
+    view begun before it read the control's old value, and is not sent (Page.redraw)."""
+    if args and isinstance(args[0], View) and args[0].built_on_opening:
+        args[0].own_events += 1
 
 
 def file_name(args: tuple) -> str:
@@ -169,6 +178,7 @@ class View:
 
     def __init__(self, entry, ctx: Context, panel, tab: gr.Tab | None = None):
         self.name, self.label, self.ctx, self.panel = entry.key, entry.label, ctx, panel
+        self.own_events = 0  # its own handlers begun (`began`): a visitor's own copy counts that visitor's
         self.controls, self.outputs, self.pair_inputs, self.pair_outputs, self.focus_outputs = [], [], [], [], []
         self.links: list[gr.HTML] = []  # its HTML whose links open other views (made with js_on_load=LINKED)
         own_tab = entry.inside is None and tab is None

@@ -424,6 +424,25 @@ def test_a_tab_opened_while_a_newer_translation_lands_draws_the_newer_one(page, 
     assert landed and opened and page.sessions.of(user).shown["rollout"]["fill"] == landed[0].key != old.key
 
 
+def test_a_control_changed_while_its_tab_draws_leaves_that_view_to_its_own_handler(page, monkeypatch):
+    """The visitor changes Heatmaps' kind while the Attention tab draws with the old one: that drawing, sent after the
+    kind's own (newer) picture, would put the old kind back, so it sends nothing of Heatmaps and marks nothing."""
+    user, attention = User("changes-meanwhile"), page.views["attention"]
+    result = page.show_translation(defaults(page) | {page.panel.text: "A dog catches a ball."}, user)[page.result]
+    draw = page.draw
+
+    def changed_meanwhile(session, tab, result, values, views=None):
+        attention.redraw(result, "encoder", 1, "average", "heads")  # the kind's own event begins meanwhile
+        return draw(session, tab, result, values, views)
+
+    monkeypatch.setattr(page, "draw", changed_meanwhile)
+    opened = open_tab(page, "attention", defaults(page) | {page.result: result}, user)
+    assert not set(opened) & set(attention.draws) and "attention" not in page.sessions.of(user).shown
+    monkeypatch.setattr(page, "draw", draw)  # nothing changed while it draws: drawn and marked
+    opened = open_tab(page, "attention", defaults(page) | {page.result: result}, user)
+    assert attention.plot in opened and page.sessions.of(user).shown["attention"]["fill"] == result.key
+
+
 def test_a_view_of_an_older_translation_draws_nothing_once_the_newest_is_gone():
     class Drawn:  # what Newest reads of a context.Result
         def __init__(self, key: str):
