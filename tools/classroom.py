@@ -147,10 +147,10 @@ class Student:
         done = got[-1][0]
         if not done.get("success", False):
             raise RuntimeError(f"event {dependency['id']} failed: {str(done.get('output'))[:300]}")
-        self.apply(dependency, done["output"].get("data", []))
+        woken = self.apply(dependency, done["output"].get("data", []))
         received = len(joined.content) + sum(n for _, n in got) + self.follow(dependency)
         received += self.built(done["output"].get("render_config"))
-        received += self.changed(done["output"].get("changed_state_ids") or [])
+        received += self.changed((done["output"].get("changed_state_ids") or []) + woken)
         return time.perf_counter() - t0, received
 
     def built(self, rendered: dict | None) -> int:
@@ -165,19 +165,30 @@ class Student:
                    if any(name == "load" for _, name in after["targets"]) and after.get("backend_fn", True))
 
     def changed(self, states: list[int]) -> int:
-        """The events a browser runs when an event changed a state that has change listeners (a tab told to draw
-        itself); returns the bytes they brought."""
+        """The events a browser runs when an event changed a state or a hidden number that has change listeners (a
+        tab told to be built or to draw itself); returns the bytes they brought. (A browser runs those of every
+        component whose value an event changed; the visible ones' are left out here, as before.)"""
         return sum(self.event(after, state)[1] for state in states
                    for after in self.config["dependencies"] + self.rendered
                    if [state, "change"] in after["targets"] and after.get("backend_fn", True))
 
-    def apply(self, dependency: dict, data: list) -> None:
+    def apply(self, dependency: dict, data: list) -> list[int]:
+        """The event's answer applied to the page's values; returns the hidden numbers whose value it changed."""
+        woken = []
         for component, value in zip(dependency["outputs"], data):
             if isinstance(value, dict) and value.get("__type__") == "update":
-                if "value" in value:
-                    self.values[component] = value["value"]
-            else:
-                self.values[component] = value
+                if "value" not in value:
+                    continue
+                value = value["value"]
+            if component in self.hidden_numbers and value != self.values.get(component):
+                woken.append(component)
+            self.values[component] = value
+        return woken
+
+    @functools.cached_property
+    def hidden_numbers(self) -> set[int]:
+        return {c["id"] for c in self.config["components"]
+                if c.get("type") == "number" and c.get("props", {}).get("visible") is False}
 
     def follow(self, dependency: dict) -> int:
         """The events a browser runs after this one (`.then`), each on the queue or off it as the page says;
@@ -312,7 +323,7 @@ def together(students: list[Student], step) -> tuple[list[tuple[float, int]], li
             r = step(student, i)
             with lock:
                 results.append(r)
-        except Exception as e:  # counted and printed, never hidden
+        except (Exception, SystemExit) as e:  # counted and printed, never hidden (a thread's SystemExit was)
             with lock:
                 errors.append(f"student {i}: {type(e).__name__}: {e}")
 
