@@ -64,11 +64,15 @@ class Page:
         the page's) part for the chosen pair and for `result` (View.show), and what each view then shows (committed
         by the caller once the updates are sure to be sent)."""
         out, marks, values = {}, {}, values | {LANGUAGE: session.language}
-        views = self.views if views is None else views
-        for view in (views[key] for key in registry.tabs()[tab] if key in views):
+        for view in self.of_tab(tab, views):
             drawn, marks[view.name] = view.show(values[self.panel.pair], result, values, session.shown.get(view.name, {}))
             out, values = out | drawn, values | values_set(drawn)  # a view reads what one drawn before it set
         return out, marks
+
+    def of_tab(self, tab: str, views: dict | None = None) -> list:
+        """The views of `views` (by default the page's) that tab `tab` shows, in its order."""
+        views = self.views if views is None else views
+        return [views[key] for key in registry.tabs()[tab] if key in views]
 
     @to_page
     def show_translation(self, values: dict, request: gr.Request | None = None, which: int | None = None) -> dict:
@@ -123,7 +127,7 @@ class Page:
         result = session.newest(shown)  # None: a newer one landed, and is no longer kept
         if result is None and shown is not None:
             return {}
-        drawing = [view for key, view in (self.views if views is None else views).items() if key in registry.tabs()[tab]]
+        drawing = self.of_tab(tab, views)
         begun = [view.own_events for view in drawing]
         out, marks = self.draw(session, tab, result, values, views)
         newest = session.newest(result)  # a newer one may have landed while this drew
@@ -133,8 +137,9 @@ class Page:
             (out, marks), result = self.draw(session, tab, newest, values, views), newest
         for view, before in zip(drawing, begun):  # a control of it changed meanwhile: its own handler draws it
             if view.own_events != before:
-                out, marks = {c: u for c, u in out.items() if c not in view.draws}, marks | {view.name: None}
-        session.shown.update({name: mark for name, mark in marks.items() if mark is not None})
+                out = {c: u for c, u in out.items() if c not in view.draws}
+                marks.pop(view.name, None)
+        session.shown.update(marks)
         return out | self.focused(session, tab, result, values, out, views)
 
     def focused(self, session: Session, tab: str, result, values: dict, drawn: dict, views: dict | None = None) -> dict:

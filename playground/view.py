@@ -66,8 +66,8 @@ def to_page(fn):
 
 
 def began(args: tuple) -> None:
-    """A handler of a view built for one visitor has begun (a control of it the visitor changed): a drawing of that
-    view begun before it read the control's old value, and is not sent (Page.redraw)."""
+    """A handler of a view built for one visitor has begun (the visitor changed one of its controls): a drawing of
+    that view that began before it read the control's old value, and sends nothing of the view (Page.redraw)."""
     if args and isinstance(args[0], View) and args[0].built_on_opening:
         args[0].own_events += 1
 

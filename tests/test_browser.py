@@ -665,8 +665,8 @@ def test_hostile_text_through_the_page_runs_no_script(page):
         frame = page.frame_locator("#bertviz iframe")
         frame.locator("svg text", has_text=mark).first.wait_for(state="attached", timeout=30_000)
         drawn = read_whole(page, frame, mark, "<")  # "<": the opening sentence has "bike" too, no "<"
-        if mark not in drawn or "<" not in drawn:  # known, not fixed: now and then the frame is drawn again from the sentence before
-            # (notes of stops 61-62); the view opened again draws the newest, which is what this test reads
+        if mark not in drawn or "<" not in drawn:  # known, not fixed: now and then the frame is drawn again from the
+            # sentence before (notes of stops 61-62); the view opened again draws the newest, which this test reads
             open_view(page, "Attention", "Heatmaps")
             open_view(page, "Attention", "bertviz")
             drawn = read_whole(page, page.frame_locator("#bertviz iframe"), mark, "<")
