@@ -209,8 +209,8 @@ def context_for(translators: dict[str, Translator], bertviz_offline: bool, cache
 def view_tabs(ctx: Context, panel: TranslatePanel, signal: gr.State) -> tuple[dict, Tabs]:
     """Every view's tab, in the registry's order: a group's tab where its first view comes, with its views' tabs
     inside; a view drawn inside another's tab under it. Every tab is a tab on a phone, on as many lines as the tabs
-    take. A top-level tab whose views are all built on opening (View.built_on_opening) holds only the two numbers that
-    build and draw them for each visitor who opens it (`built_for_visitors`); the others' views are built here.
+    take. A top-level tab whose views are all built on opening (View.built_on_opening) is built for each visitor who
+    opens it (`built_for_visitors`), woken by two hidden numbers made after the tabs; the others' views are built here.
     Hidden numbers, not gr.States: gradio's browser sets a State that an event leaves out to nothing, which fires
     its change event and built a group again for a visitor who had it."""
     views, groups, group_tabs, items, built, drawn = {}, {}, {}, {}, {}, {}
@@ -228,8 +228,8 @@ def view_tabs(ctx: Context, panel: TranslatePanel, signal: gr.State) -> tuple[di
             group = registry.entry(keys[0]).group
             label = registry.GROUP_LABELS[group] if group else registry.entry(unit).label
             if all(CLASSES[k].built_on_opening for k in keys):
-                with gr.Tab(_l(label), id=unit, elem_id=f"{unit}-group" if group else f"{unit}-tab") as items[unit]:
-                    built[unit], drawn[unit] = gr.Number(0, visible=False), gr.Number(0, visible=False)
+                items[unit] = gr.Tab(_l(label), id=unit, elem_id=f"{unit}-group" if group else f"{unit}-tab")
+                built[unit] = None  # its numbers: below, out of the tabs
                 group_tabs |= {group: items[unit]} if group else {}
             elif group:
                 with gr.Tab(_l(label), id=group, elem_id=f"{group}-group") as group_tabs[group], \
@@ -238,6 +238,8 @@ def view_tabs(ctx: Context, panel: TranslatePanel, signal: gr.State) -> tuple[di
                         build_here(key)
             else:
                 build_here(unit)
+    for unit in built:  # side by side, so that one form holds them all (gradio wraps each run of inputs in one)
+        built[unit], drawn[unit] = gr.Number(0, visible=False), gr.Number(0, visible=False)
     return views, Tabs(top, groups, group_tabs, signal, items, built, drawn)
 
 

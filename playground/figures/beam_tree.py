@@ -15,6 +15,14 @@ BEAM_COLORS = {"live": "#3182bd", "finished": "#31a354", "pruned": "#bdbdbd"}
 BEAM_STATES = {"live": N_("live"), "finished": N_("finished"), "pruned": N_("pruned")}  # the legend's names
 
 
+def ranks(nodes) -> dict[int, int]:
+    """Each node's rank among the candidates of its step, by log-probability, counted from 1 (as the steps)."""
+    by_step: dict[int, list[int]] = {}
+    for i, n in enumerate(nodes):
+        by_step.setdefault(n.step, []).append(i)
+    return {i: r + 1 for ids in by_step.values() for r, i in enumerate(sorted(ids, key=lambda i: -nodes[i].log_prob))}
+
+
 def beam_tree(tree, to_pieces: Callable[[Iterable[int]], list[str]], _: Texts = ENGLISH) -> go.Figure:
     """Beam search as a tree: step on x, rank within the step on y; edges to each node's parent; the winning
     path drawn thick. to_pieces: the tokenizer's `pieces`, ids -> pieces. Hover shows the cumulative
@@ -24,13 +32,7 @@ def beam_tree(tree, to_pieces: Callable[[Iterable[int]], list[str]], _: Texts = 
     title = _("Beam search, beam size {size}, length penalty {penalty}: {n} candidates ranked", size=tree.beam_size,
               penalty=_.number(penalty, 0 if penalty == int(penalty) else 2), n=len(nodes))
     tokens = to_pieces(n.token for n in nodes)  # tokens[i]: node i's token
-    rank: dict[int, int] = {}
-    by_step: dict[int, list[int]] = {}
-    for i, n in enumerate(nodes):
-        by_step.setdefault(n.step, []).append(i)
-    for ids in by_step.values():
-        for r, i in enumerate(sorted(ids, key=lambda i: -nodes[i].log_prob)):
-            rank[i] = r + 1  # counted from 1, as the steps
+    rank = ranks(nodes)
     win = set(tree.path(tree.winner)) if tree.winner >= 0 else set()
     fig = go.Figure()
     ex, ey, wx, wy = [], [], [], []

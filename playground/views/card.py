@@ -91,21 +91,13 @@ def trained_with(metrics) -> str:
     return how
 
 
-def model_card(translator, pair: str, title: str | None = None, _: Texts = ENGLISH) -> str:
-    """The checkpoint in Markdown: device, parameters per component, config, test scores, how it was trained.
-    title: what it is called (by default its pair, "EN-DE"). Its headline and sentences in the language of `_`; its
-    tables and the training's commands as they are."""
-    cfg, metrics = translator.cfg, translator.metrics
-    title = title or pair.upper()
+def card_tables(translator) -> str:
+    """The checkpoint's parameters per component (with each one's share) and its config, as two Markdown tables."""
     breakdown = parameter_breakdown(translator)
     total = sum(n for _, n in breakdown)
     rows = "\n".join(f"| {name} | {n:,} | {100 * n / total:.1f}% |" for name, n in breakdown)
-    config = "\n".join(f"| `{k}` | {v} |" for k, v in cfg.to_dict().items())
-    test = metrics.test
-    scores = "\n".join(f"| {name} | {s.get('bleu_lc', float('nan')):.2f} | {s.get('bleu', float('nan')):.2f} | "
-                       f"{s.get('chrf', float('nan')):.2f} |" for name, s in test.items()) or "| (not recorded) | | | |"
-    how = trained_with(metrics)
-    tables = f"""| component | parameters | share |
+    config = "\n".join(f"| `{k}` | {v} |" for k, v in translator.cfg.to_dict().items())
+    return f"""| component | parameters | share |
 | --- | ---: | ---: |
 {rows}
 
@@ -113,6 +105,20 @@ def model_card(translator, pair: str, title: str | None = None, _: Texts = ENGLI
 | --- | --- |
 {config}
 """
+
+
+def model_card(translator, pair: str, title: str | None = None, _: Texts = ENGLISH) -> str:
+    """The checkpoint in Markdown: device, parameters per component, config, test scores, how it was trained.
+    title: what it is called (by default its pair, "EN-DE"). Its headline and sentences in the language of `_`; its
+    tables and the training's commands as they are."""
+    cfg, metrics = translator.cfg, translator.metrics
+    title = title or pair.upper()
+    total = sum(n for _, n in parameter_breakdown(translator))
+    test = metrics.test
+    scores = "\n".join(f"| {name} | {s.get('bleu_lc', float('nan')):.2f} | {s.get('bleu', float('nan')):.2f} | "
+                       f"{s.get('chrf', float('nan')):.2f} |" for name, s in test.items()) or "| (not recorded) | | | |"
+    how = trained_with(metrics)
+    tables = card_tables(translator)
     imported = metrics.imported
     if imported:  # an OPUS-MT model: where it came from and under which licence, not how we trained it
         return f"""### {title} `{translator.name}`: imported
