@@ -1,4 +1,5 @@
-"""The three layers: the library (transformer/) imports no page code, and no two modules import each other."""
+"""The three layers: the library (transformer/) imports no page code, no two modules import each other, the page's
+parts import one another one way only, and no function of the page is longer than fifty lines."""
 from __future__ import annotations
 
 import ast
@@ -60,24 +61,52 @@ def test_importing_the_whole_library_loads_no_page_package():
     assert out.stdout.strip() == "[]", out.stderr
 
 
+def circle(graph: dict[str, list[str]]) -> str:
+    """An import circle of `graph` (name -> the names it imports), written "a -> b -> a"; "" when there is none."""
+    state: dict[str, str] = {}  # "open" while on the current path, "done" after
+
+    def visit(node: str, path: list[str]) -> str:
+        state[node] = "open"
+        for nxt in graph.get(node, []):
+            if state.get(nxt) == "open":
+                return " -> ".join(path[path.index(nxt):] + [nxt])
+            found = visit(nxt, path + [nxt]) if nxt not in state else ""
+            if found:
+                return found
+        state[node] = "done"
+        return ""
+
+    return next((found for name in graph if name not in state for found in [visit(name, [name])] if found), "")
+
+
 def test_no_import_circles():
     modules = our_modules()
     graph = {name: sorted(m for m in imports_of(path, modules) if m in modules and m != name)
              for name, path in modules.items()}
-    state: dict[str, str] = {}  # "open" while on the current path, "done" after
+    assert not circle(graph), "import circle: " + circle(graph)
 
-    def visit(node: str, path: list[str]) -> None:
-        state[node] = "open"
-        for nxt in graph[node]:
-            if state.get(nxt) == "open":
-                raise AssertionError("import circle: " + " -> ".join(path[path.index(nxt):] + [nxt]))
-            if nxt not in state:
-                visit(nxt, path + [nxt])
-        state[node] = "done"
 
-    for name in graph:
-        if name not in state:
-            visit(name, [name])
+def test_the_pages_parts_import_one_another_one_way_only():
+    """A subpackage of playground (views, figures, classroom) counts as one part: a view's module that imports the
+    panel, which imports a views module, climbs back up though no two modules import each other."""
+    def part(name: str) -> str:  # playground.views.attention -> playground.views
+        return ".".join(name.split(".")[:2])
+
+    modules = {name: path for name, path in our_modules().items() if name.startswith("playground.")}
+    graph: dict[str, list[str]] = {}
+    for name, path in modules.items():
+        graph.setdefault(part(name), []).extend(part(m) for m in imports_of(path, modules)
+                                                if m in modules and part(m) != part(name))
+    assert {"playground.views", "playground.panel", "playground.page"} <= graph.keys()
+    assert not circle(graph), "an import climbs back up: " + circle(graph)
+
+
+def test_no_function_of_the_page_is_longer_than_fifty_lines():
+    long = [f"{path.relative_to(ROOT)}: {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for path in sorted((ROOT / "playground").rglob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 50]
+    assert not long, "; ".join(long)
 
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is in requirements-dev.txt")
