@@ -3,8 +3,7 @@
     python deploy/serve.py --replicas 2 --port 8080 [--host 127.0.0.1] [--threads 1] [-- APP FLAGS...]
 
 Starts N processes of `python app.py` on the ports after --port (8081, 8082, ...; a free one where another program
-already listens), waits until each answers,
-then runs HAProxy (Debian's `haproxy` package) in the foreground on --port with deploy/haproxy.cfg. Every
+already listens, or takes the port before the replica listens), waits until each answers, then runs HAProxy (Debian's `haproxy` package) in the foreground on --port with deploy/haproxy.cfg. Every
 response carries `X-Replica: r1` (r2, ...), the replica that served it. Ctrl-C or SIGTERM stops the balancer and
 every replica. A replica that exits leaves the rotation within 2 s; the others go on.
 """
@@ -42,6 +41,11 @@ def port_for(preferred: int) -> int:
             return preferred
         except OSError:
             pass
+    return free_port()
+
+
+def free_port() -> int:
+    """A port nothing uses now, picked by the system."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -61,6 +65,24 @@ def wait_until_up(port: int, process: subprocess.Popen, what: str = "the replica
             # read back as the status line)
             time.sleep(0.2)
     raise SystemExit(f"{what} on port {port} did not answer within {timeout:.0f} s")
+
+
+def replica_up(name: str, port: int, process: subprocess.Popen, launch, tries: int = 3) -> tuple[subprocess.Popen, int]:
+    """(replica `name`'s process, its port) once it answers. A replica that exits before it answers, its port taken
+    after it was chosen (a port is free when chosen, and any connection may get a free port as its own meanwhile), is
+    started again by `launch(name, port)` on a port the system picks, `tries` times in all."""
+    for _ in range(tries - 1):
+        try:
+            wait_until_up(port, process)
+            return process, port
+        except SystemExit as e:
+            if process.poll() is None:  # it did not answer in time: no other port will help
+                raise
+            print(f"{e}; started again on another port", flush=True)
+        port = free_port()
+        process = launch(name, port)
+    wait_until_up(port, process)
+    return process, port
 
 
 def stop(processes: list[subprocess.Popen]) -> None:
@@ -96,14 +118,18 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"}
     processes: list[subprocess.Popen] = []
     signal.signal(signal.SIGTERM, interrupted)
+
+    def launch(name: str, port: int) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port), "--threads",
+                                 str(args.threads), "--trusted-proxy", "127.0.0.1", *args.app_flags], cwd=ROOT,
+                                env={**env, "PLAYGROUND_REPLICA": name})
+
     try:
-        for name, port in replicas:
-            processes.append(subprocess.Popen(
-                [sys.executable, str(ROOT / "app.py"), "--port", str(port), "--threads", str(args.threads),
-                 "--trusted-proxy", "127.0.0.1", *args.app_flags], cwd=ROOT, env={**env, "PLAYGROUND_REPLICA": name}))
-        for (name, port), process in zip(replicas, processes):
-            wait_until_up(port, process)
-            print(f"replica {name} pid {process.pid} port {port}", flush=True)
+        processes += [launch(name, port) for name, port in replicas]  # all at once: they load together
+        for i, (name, port) in enumerate(replicas):
+            processes[i], port = replica_up(name, port, processes[i], launch)
+            replicas[i] = (name, port)
+            print(f"replica {name} pid {processes[i].pid} port {port}", flush=True)
         config = Path(tempfile.mkdtemp(prefix="playground-haproxy-")) / "haproxy.cfg"
         config.write_text(haproxy_config(args.host, args.port, replicas), encoding="utf-8")
         balancer = subprocess.Popen([haproxy, "-f", str(config), "-db"])

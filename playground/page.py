@@ -213,7 +213,7 @@ def view_tabs(ctx: Context, panel: TranslatePanel, signal: gr.State) -> tuple[di
     opens it (`built_for_visitors`), woken by two hidden numbers made after the tabs; the others' views are built here.
     Hidden numbers, not gr.States: gradio's browser sets a State that an event leaves out to nothing, which fires
     its change event and built a group again for a visitor who had it."""
-    views, groups, group_tabs, items, built, drawn = {}, {}, {}, {}, {}, {}
+    views, groups, group_tabs, items, built, drawn, for_visitors = {}, {}, {}, {}, {}, {}, []
 
     def build_here(key: str):
         entry = registry.entry(key)
@@ -229,8 +229,8 @@ def view_tabs(ctx: Context, panel: TranslatePanel, signal: gr.State) -> tuple[di
             label = registry.GROUP_LABELS[group] if group else registry.entry(unit).label
             if all(CLASSES[k].built_on_opening for k in keys):
                 items[unit] = gr.Tab(_l(label), id=unit, elem_id=f"{unit}-group" if group else f"{unit}-tab")
-                built[unit] = None  # its numbers: below, out of the tabs
                 group_tabs |= {group: items[unit]} if group else {}
+                for_visitors.append(unit)
             elif group:
                 with gr.Tab(_l(label), id=group, elem_id=f"{group}-group") as group_tabs[group], \
                         gr.Tabs(overflow_behavior="wrap") as groups[group]:
@@ -238,7 +238,7 @@ def view_tabs(ctx: Context, panel: TranslatePanel, signal: gr.State) -> tuple[di
                         build_here(key)
             else:
                 build_here(unit)
-    for unit in built:  # side by side, so that one form holds them all (gradio wraps each run of inputs in one)
+    for unit in for_visitors:  # side by side, so that one form holds them all (gradio wraps each run of inputs in one)
         built[unit], drawn[unit] = gr.Number(0, visible=False), gr.Number(0, visible=False)
     return views, Tabs(top, groups, group_tabs, signal, items, built, drawn)
 

@@ -133,6 +133,33 @@ def test_a_replica_port_already_taken_is_replaced_by_a_free_one():
         assert other != busy and port_for(other) == other  # the free one is kept as asked
 
 
+def test_a_replica_whose_port_was_taken_after_it_was_chosen_is_started_again_on_another():
+    """A replica exits when its port is taken between the moment it was chosen and the moment it listens (CI met
+    it once): serve.replica_up starts it again on a port the system picks, and waits for that one."""
+    import socket
+
+    from serve import replica_up
+
+    replica = ("import http.server, sys\n"  # a replica that serves /config, or exits as app.py does on a busy port
+               "class Page(http.server.BaseHTTPRequestHandler):\n"
+               "    def do_GET(self): self.send_response(200); self.end_headers(); self.wfile.write(b'{}')\n"
+               "    def log_message(self, *args): pass\n"
+               "http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), Page).serve_forever()\n")
+    launched = []
+
+    def launch(name: str, port: int) -> subprocess.Popen:
+        launched.append(port)
+        return subprocess.Popen([sys.executable, "-c", replica, str(port)], stderr=subprocess.DEVNULL)
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:  # someone took the chosen port meanwhile
+        busy = taken.getsockname()[1]
+        process, port = replica_up("r1", busy, launch("r1", busy), launch)
+    try:
+        assert port != busy and launched == [busy, port] and process.poll() is None
+    finally:
+        process.kill()
+
+
 def test_waiting_for_a_replica_goes_on_past_an_answer_that_is_not_http():
     """A connection to a port nobody listens on yet may meet itself (the system gave it that port as its own) and
     read its own request back: wait_until_up keeps waiting, and returns once the page's config answers."""

@@ -76,7 +76,10 @@ def circle(graph: dict[str, list[str]]) -> str:
         state[node] = "done"
         return ""
 
-    return next((found for name in graph if name not in state for found in [visit(name, [name])] if found), "")
+    for name in graph:
+        if name not in state and (found := visit(name, [name])):
+            return found
+    return ""
 
 
 def test_no_import_circles():

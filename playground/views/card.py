@@ -91,12 +91,12 @@ def trained_with(metrics) -> str:
     return how
 
 
-def card_tables(translator) -> str:
-    """The checkpoint's parameters per component (with each one's share) and its config, as two Markdown tables."""
-    breakdown = parameter_breakdown(translator)
+def card_tables(breakdown: list[tuple[str, int]], cfg) -> str:
+    """The checkpoint's parameters per component (`breakdown`: parameter_breakdown's, with each one's share) and its
+    config, as two Markdown tables."""
     total = sum(n for _, n in breakdown)
     rows = "\n".join(f"| {name} | {n:,} | {100 * n / total:.1f}% |" for name, n in breakdown)
-    config = "\n".join(f"| `{k}` | {v} |" for k, v in translator.cfg.to_dict().items())
+    config = "\n".join(f"| `{k}` | {v} |" for k, v in cfg.to_dict().items())
     return f"""| component | parameters | share |
 | --- | ---: | ---: |
 {rows}
@@ -113,12 +113,13 @@ def model_card(translator, pair: str, title: str | None = None, _: Texts = ENGLI
     tables and the training's commands as they are."""
     cfg, metrics = translator.cfg, translator.metrics
     title = title or pair.upper()
-    total = sum(n for _, n in parameter_breakdown(translator))
+    breakdown = parameter_breakdown(translator)
+    total = sum(n for _, n in breakdown)
     test = metrics.test
     scores = "\n".join(f"| {name} | {s.get('bleu_lc', float('nan')):.2f} | {s.get('bleu', float('nan')):.2f} | "
                        f"{s.get('chrf', float('nan')):.2f} |" for name, s in test.items()) or "| (not recorded) | | | |"
     how = trained_with(metrics)
-    tables = card_tables(translator)
+    tables = card_tables(breakdown, cfg)
     imported = metrics.imported
     if imported:  # an OPUS-MT model: where it came from and under which licence, not how we trained it
         return f"""### {title} `{translator.name}`: imported
