@@ -3,9 +3,10 @@
     python deploy/serve.py --replicas 2 --port 8080 [--host 127.0.0.1] [--threads 1] [-- APP FLAGS...]
 
 Starts N processes of `python app.py` on the ports after --port (8081, 8082, ...; a free one where another program
-already listens, or takes the port before the replica listens), waits until each answers, then runs HAProxy (Debian's `haproxy` package) in the foreground on --port with deploy/haproxy.cfg. Every
-response carries `X-Replica: r1` (r2, ...), the replica that served it. Ctrl-C or SIGTERM stops the balancer and
-every replica. A replica that exits leaves the rotation within 2 s; the others go on.
+already listens, or takes the port before the replica listens), waits until each answers, then runs HAProxy
+(Debian's `haproxy` package) in the foreground on --port with deploy/haproxy.cfg. Every response carries
+`X-Replica: r1` (r2, ...), the replica that served it. Ctrl-C or SIGTERM stops the balancer and every replica. A
+replica that exits leaves the rotation within 2 s; the others go on.
 """
 from __future__ import annotations
 
@@ -67,7 +68,8 @@ def wait_until_up(port: int, process: subprocess.Popen, what: str = "the replica
     raise SystemExit(f"{what} on port {port} did not answer within {timeout:.0f} s")
 
 
-def replica_up(name: str, port: int, process: subprocess.Popen, launch, tries: int = 3) -> tuple[subprocess.Popen, int]:
+def replica_up(name: str, port: int, process: subprocess.Popen, launch,
+               tries: int = 3) -> tuple[subprocess.Popen, int]:
     """(replica `name`'s process, its port) once it answers. A replica that exits before it answers, its port taken
     after it was chosen (a port is free when chosen, and any connection may get a free port as its own meanwhile), is
     started again by `launch(name, port)` on a port the system picks, `tries` times in all."""
