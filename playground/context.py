@@ -20,6 +20,7 @@ from transformer.interpret import analyses
 from transformer.interpret.analyses import Inspection
 from transformer.translator import Translation, Translator
 
+from . import registry
 from .i18n import N_, _l, language_of
 from .uploads import Uploads
 
@@ -90,8 +91,8 @@ class Caches:
 
 @dataclass
 class Context:
-    """The server's state shared by every user: every checkpoint, loaded once, where downloads go, and the page's
-    caches."""
+    """The server's state shared by every user: every checkpoint, loaded once, where downloads go, the page's
+    caches, and each browser session's page."""
 
     translators: dict[str, Translator]
     downloads: Path  # every download of the page (playground.downloads: one writer, pruned hourly)
@@ -100,6 +101,7 @@ class Context:
     batcher: GreedyBatcher = field(default_factory=lambda: GreedyBatcher())  # a class's greedy translations, batched
     public_url: str | None = None  # the address other machines open (links.shared_address), when known
     uploads: Uploads | None = None  # models teachers brought, each in its own session's menu only
+    sessions: "Sessions" = field(default_factory=lambda: Sessions(registry.FIRST))
 
     @property
     def pairs(self) -> list[str]:
@@ -147,6 +149,8 @@ class Session:
     panel_only: bool = False  # the panel and no views (a student's page in a class): no view drawn
     language: str = "en"  # what the server writes for it is in this language (playground.i18n.language_of)
     built: set = field(default_factory=set)  # the tabs built for this visitor (playground/page.py: build_tab)
+    lesson_step: int = 1  # the Lesson's step shown (a link's lesson=N; its Back and Next), which the class is shown
+    teaching: bool = False  # the page runs a class: its views are built with the teacher's parts
 
     def ask(self) -> int:
         """A new translate request: its number."""

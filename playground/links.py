@@ -24,15 +24,16 @@ class Link:
     present: bool  # presentation mode
     problems: list[str]  # what was left out, and why
     sentence: int | None = None  # which of the text's sentences the views show (from 0), when the link says
+    step: int | None = None  # the Lesson's step it opens, when it opens the Lesson
 
 
 def read(query: dict[str, str], values: dict, panel, lesson) -> Link:
     """A link's URL parameters applied to the page's inputs (panel: the TranslatePanel; lesson: the Lesson view)."""
     values, problems = settings(query, values, panel)
-    opened = registry.FIRST
+    opened, step = registry.FIRST, None
     if "lesson" in query:  # the Lesson, at that step
-        number, problem = lesson.number_from(query["lesson"])
-        values[lesson.number], opened = number, "lesson"
+        step, problem = lesson.number_from(query["lesson"])
+        opened = "lesson"
         problems += [problem] if problem else []
     elif query.get("view") in registry.BY_KEY:
         opened = registry.tab_of(query["view"])
@@ -45,7 +46,7 @@ def read(query: dict[str, str], values: dict, panel, lesson) -> Link:
             sentence = int(raw) - 1
         else:
             problems.append(f"sentence={raw!r} was left out (a sentence's number in the text: 1, 2, ...)")
-    return Link(values, opened, query.get("present", "") in ("1", "true", "yes"), problems, sentence)
+    return Link(values, opened, query.get("present", "") in ("1", "true", "yes"), problems, sentence, step)
 
 
 LOOPBACK = ("127.", "localhost", "[::1]", "::1", "0.0.0.0")
@@ -126,14 +127,19 @@ def settings(query: dict[str, str], values: dict, panel) -> tuple[dict, list[str
     return values, problems
 
 
+def wire_links(page, event, views) -> None:
+    """The links of `views` (the page's, or those built for a visitor) open their view."""
+    for link in (link for view in views for link in view.links):
+        event(link.open, page.show_part, [], draws=page.tabs.components | {page.tabs.signal},
+              show_progress="hidden")
+
+
 def wire(page, event) -> None:
     """The page's links: a glance box or the Lesson's "go deeper" (a gr.HTML's own `open` event) selects its view's
     tabs and signals the tab to draw; "Link to this" writes the shareable link."""
-    for link in (link for view in page.views.values() for link in view.links):
-        event(link.open, page.show_part, [], draws=page.tabs.components | {page.tabs.signal},
-              show_progress="hidden")
-    panel, lesson = page.panel, page.views["lesson"]
+    wire_links(page, event, page.on_page.values())
+    panel = page.panel
     for share in (panel.share, panel.present_share):
         addressed = share.click(None, None, panel.link, js=ADDRESS_JS)  # in the browser: no event on the server
-        event(addressed.then, page.share, [], [panel.link, panel.text, panel.present, panel.which, lesson.number,
-                                                *panel.decoding], [panel.link], show_progress="hidden")
+        event(addressed.then, page.share, [], [panel.link, panel.text, panel.present, panel.which, *panel.decoding],
+              [panel.link], show_progress="hidden")

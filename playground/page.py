@@ -282,12 +282,15 @@ def build_tab(page: Page, event, unit: str, session) -> None:
                     views |= {k: CLASSES[k](registry.entry(k), page.ctx, page.panel, tab if k == key else None)
                               for k in registry.tabs()[key]}
     for view in views.values():
+        view.starting_from(session)
         view.wire(page.result)
+    links.wire_links(page, event, views.values())
     if "card" in views:  # a model brought: opened, chosen, and the sentence translated with it
         card = views["card"]
         brought = event([card.bring.upload], page.bringer(card), page.first, page.panel.controls + [card.bring],
                         page.translated | {page.panel.pair, card.brought}, concurrency_limit=1, concurrency_id="bring")
         page.classroom.share_after(brought, event)
+    page.classroom.wire_views(views, event, session)
     shown = list(views.values())
     draw = page.opener(None if group else unit, group, views, select=inner)
     tabs = [inner] if inner is not None else []
@@ -314,7 +317,7 @@ def wire(page: Page, classes: ClassPanel) -> None:
     """Every event of the page. `event(triggers, handler, views, reads, draws)` wires a handler to the inputs the
     views in `shown` read (with the pair, the user's translation and `reads`) and the outputs they draw (and
     `draws`); a click while it runs is kept and runs next (always_last)."""
-    demo, ctx, panel, result, views, tabs = page.demo, page.ctx, page.panel, page.result, page.views, page.tabs
+    demo, ctx, panel, result, tabs = page.demo, page.ctx, page.panel, page.result, page.tabs
 
     def event(trigger, handler, shown: list, reads=(), draws=(), **kwargs):
         trigger = functools.partial(gr.on, trigger) if isinstance(trigger, list) else trigger
@@ -344,9 +347,8 @@ def wire(page: Page, classes: ClassPanel) -> None:
     built_for_visitors(page, event)
     links.wire(page, event)
     if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
-        lesson = views["lesson"].number
-        event(demo.load, page.open, first, set(panel.controls) | {lesson, classes.member, classes.teacher},
-              set(panel.outputs) | set(panel.decoding) | {result, panel.pair, panel.text, panel.present, lesson}
+        event(demo.load, page.open, first, set(panel.controls) | {classes.member, classes.teacher},
+              set(panel.outputs) | set(panel.decoding) | {result, panel.pair, panel.text, panel.present}
               | tabs.components | {tabs.signal} | classes.opening,
               concurrency_limit=4)  # served from the caches: a class opening at once waits little
 

@@ -38,11 +38,14 @@ class Page:
     tabs: Tabs  # the tabs, and the signal that draws the open one
     views: dict  # key -> View, in the registry's order (of a view built for each visitor who opens its tab: a copy
     # built off the page, for tools and tests; each visitor's own is wired in its tab's gr.render, playground/page.py)
-    sessions: Sessions = field(default_factory=lambda: Sessions(registry.FIRST))
     classroom: object = None  # the class panel (playground/classroom/panel.py), for tools and tests: it listens to
     # the page's events, and nothing here calls it
     openers: list = field(default_factory=list)  # what else opening the page does: f(query, values, request) ->
     # updates, run before it translates (a class's link joins the class: playground/classroom/panel.py)
+
+    @property
+    def sessions(self) -> Sessions:
+        return self.ctx.sessions
 
     @property
     def translated(self) -> set:
@@ -195,23 +198,23 @@ class Page:
         """Page load: a shared link's settings applied (links.read), then the translation (made once per server for
         everyone who opens the same link) in the first tab. A link's own tab is selected and signalled to draw. The
         page's `openers` run first (a class's link joins the class)."""
-        panel, lesson = self.panel, self.views["lesson"]
+        panel, session = self.panel, self.sessions.of(request)
         query = dict(request.query_params) if request is not None else {}
-        link = links.read(query, values, panel, lesson)
+        link = links.read(query, values, panel, self.views["lesson"])
         # only what the link changes: a page answered late (30 phones opening at once) keeps what was typed meanwhile
-        out = {c: link.values[c] for c in [panel.pair, panel.text, lesson.number] + panel.decoding
-               if link.values[c] != values[c]}
+        out = {c: link.values[c] for c in [panel.pair, panel.text] + panel.decoding if link.values[c] != values[c]}
+        session.lesson_step = link.step or session.lesson_step
         out |= {panel.present: link.present}
         for opener in self.openers:
             out |= opener(query, values, request)
         try:  # unless Translate was clicked before this load was answered: that translation is the newer
-            if self.sessions.of(request).ticket is None:
+            if session.ticket is None:
                 out |= self.show_translation(link.values, request, which=link.sentence)
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
             link.problems.append(str(e.message))
         if link.opened != registry.FIRST:
-            self.opened(self.sessions.of(request), link.opened)
-            self.sessions.of(request).linked = link.opened
+            self.opened(session, link.opened)
+            session.linked = link.opened
             out |= self.tabs.selected(link.opened) | {self.tabs.signal: next(TICKETS)}
         if link.problems:
             note = "The link's settings were not all usable: " + "; ".join(link.problems) + "."
@@ -255,7 +258,7 @@ class Page:
     def share(self, values: dict, request: gr.Request | None = None) -> dict:
         """The shareable link: the page's address (the browser's, right behind any proxy), the panel's settings, the
         open view and the Lesson's step."""
-        lesson = self.views["lesson"]
-        address = links.write(values[self.panel.link], values, self.panel, self.sessions.of(request).open,
-                              values[lesson.number], self.ctx.public_url)
+        session = self.sessions.of(request)
+        address = links.write(values[self.panel.link], values, self.panel, session.open, session.lesson_step,
+                              self.ctx.public_url)
         return {self.panel.link: gr.update(value=address, visible=True)}

@@ -162,7 +162,8 @@ class View:
     - `fill(result, values)`: the updates that show a translation (reads `controls`, sets `outputs`); a view that only
       draws figures of the translation declares them instead (`figures`);
     - `focus(result, values, where)`: a part asked for by a click elsewhere (sets `focus_outputs` too);
-    - `wire(result)`: the view's own events.
+    - `wire(result)`: the view's own events;
+    - `starting_from(session)`: a view built for one visitor, set as that visitor's session left it.
 
     The page calls on_pair and fill when the view's tab is seen, once per pair and per translation, through `show`
     and `guarded`: a view that fails says so in its own notice and the rest of the page goes on working. What it shows
@@ -243,6 +244,10 @@ class View:
 
     def wire(self, result: gr.State) -> None:
         """The view's own events (its menus, sliders and buttons)."""
+
+    def starting_from(self, session) -> None:
+        """Built for one visitor (playground/page.py: build_tab): what it starts from of the visitor's
+        context.Session."""
 
     @property
     def reads(self) -> list:

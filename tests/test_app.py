@@ -575,7 +575,7 @@ def test_the_load_event_reads_and_sets_only_what_the_first_tab_shows(page):
     set_by_load = {key for key, view in page.views.items() if outputs & set(view.draws)}
     read_by_load = {key for key, view in page.views.items() if inputs & set(view.reads)}
     assert set_by_load == set(registry.tabs()[registry.FIRST])
-    assert read_by_load - set_by_load == {"lesson"} and page.views["lesson"].number in outputs  # ?lesson=N's step
+    assert read_by_load <= set_by_load  # ?lesson=N: its step kept in the visitor's session, read as the Lesson opens
     assert set(page.panel.outputs) <= outputs and page.result in outputs and page.tabs.top in outputs
     assert page.classroom.said in outputs and page.classroom.member in inputs  # ?class=CODE joins the class
     translate = next(fn for fn in page.demo.fns.values() if (page.panel.go._id, "click") in map(tuple, fn.targets))
@@ -616,6 +616,21 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
     assert "greedy" in open_tab(page, "steps", after(on_load(page), plain))[page.views["beam_tree"].note]
 
 
+def test_a_links_lesson_step_is_the_visitors_own_where_the_lesson_is_built_and_shared_again(page):
+    """?lesson=N: the step is kept in the visitor's session, the Lesson built for them starts there, Back and Next
+    move it, and "Link to this" writes the step shown (the Lesson is built for each visitor who opens it)."""
+    request = Request(lesson="4", text="A dog runs.")
+    out = page.open(on_load(page), request)
+    session, lesson = page.sessions.of(request), page.views["lesson"]
+    assert session.lesson_step == 4 and session.open == "lesson" and out[page.tabs.top].selected == "lesson"
+    lesson.starting_from(session)
+    assert lesson.number.value == 4  # what a Lesson built for this visitor shows first
+    assert lesson.go(out[page.result], 4, +1, request)[lesson.number] == 5 and session.lesson_step == 5
+    link = page.share(after(on_load(page), out) | {page.panel.link: "http://10.0.0.2:7860/"}, request)
+    assert "lesson=5" in link[page.panel.link]["value"]
+    assert page.sessions.of(Request()).lesson_step == 1  # another visitor: the first step
+
+
 @pytest.mark.parametrize("query, says", [
     (dict(pair="xx-yy"), "pair 'xx-yy' is not loaded here"),
     (dict(beam_size="99", strategy="beam"), "beam_size must be a whole number from 1 to 16; got 99)"),
@@ -631,8 +646,8 @@ def test_a_bad_shared_link_still_opens_the_page_and_says_why(page, query, says):
 
 def test_a_share_link_made_on_this_machine_names_the_address_the_class_can_open(page, monkeypatch):
     panel, lesson = page.panel, page.views["lesson"]
-    values = defaults(page) | {panel.text: "Two dogs & a cat?", panel.strategy: "beam", lesson.number: 7,
-                               panel.present: False, panel.stutter_guard: False}
+    values = defaults(page) | {panel.text: "Two dogs & a cat?", panel.strategy: "beam", panel.present: False,
+                               panel.stutter_guard: False}
     public = "http://192.168.1.20:7860/"
     made_here = links.write("http://127.0.0.1:7860/?old=1#x", values, panel, "lesson", 7, public)
     assert made_here.startswith(public + "?") and "lesson=7" in made_here and "strategy=beam" in made_here

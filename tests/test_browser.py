@@ -284,7 +284,7 @@ def test_every_view_and_lesson_step_writes_pieces_and_counts_one_way(browser, se
                 lesson_next(page, n)
             if page.locator("#lesson-reveal").is_visible():
                 page.click("#lesson-reveal")
-                page.wait_for_function("() => document.querySelector('#lesson-answer').textContent.includes('Answer')")
+                page.wait_for_function("() => document.querySelector('#lesson-answer')?.textContent.includes('Answer')")
                 page.wait_for_timeout(300)
             if found := shown_problems(page):
                 problems[f"lesson {n}"] = found[:5]
@@ -860,7 +860,7 @@ def same_line(page, *selectors: str) -> bool:
 
 def lesson_next(page, n: int) -> None:
     page.click("#lesson-next")
-    page.wait_for_function(f"() => document.querySelector('#lesson-where').textContent.includes('Step {n} of')",
+    page.wait_for_function(f"() => document.querySelector('#lesson-where')?.textContent.includes('Step {n} of')",
                            timeout=60_000)
     page.wait_for_function(SETTLED, timeout=60_000)
     page.wait_for_timeout(400)  # plotly lays the figure out, the page scrolls to the step
@@ -888,7 +888,7 @@ def test_a_projector_shows_the_panel_on_one_line_the_whole_glance_and_each_lesso
                 for selector in ("#lesson-question", "#lesson-reveal", "#lesson-plot"):
                     assert in_view(page, selector), (n, selector)
         page.click("#lesson-reveal")
-        page.wait_for_function("() => document.querySelector('#lesson-answer').textContent.includes('Answer')")
+        page.wait_for_function("() => document.querySelector('#lesson-answer')?.textContent.includes('Answer')")
         come_into_view(page, ["#lesson-answer", "#lesson-plot"])
         assert in_view(page, "#lesson-answer") and in_view(page, "#lesson-plot")
         page.screenshot(path=str(ARTIFACTS / f"present_{name}_lesson10.png"))
@@ -1078,10 +1078,10 @@ def test_the_lesson_walks_ten_steps_reveals_each_answer_opens_at_a_step_and_down
         answers = walk_the_lesson(page, shots=(3, 6, 9))
         assert all(a.startswith("Answer:") for a in answers) and len(set(answers)) == 10, answers
         page.click("#lesson-back")
-        page.wait_for_function("() => document.querySelector('#lesson-where').textContent.includes('Step 9 of')")
+        page.wait_for_function("() => document.querySelector('#lesson-where')?.textContent.includes('Step 9 of')")
         page.locator("body").click(position={"x": 5, "y": 5})  # the page, not a text box, has the keys
         page.keyboard.press("ArrowLeft")  # the arrow keys move too
-        page.wait_for_function("() => document.querySelector('#lesson-where').textContent.includes('Step 8 of')")
+        page.wait_for_function("() => document.querySelector('#lesson-where')?.textContent.includes('Step 8 of')")
         with page.expect_download(timeout=60_000) as download:  # one click: the notes are drawn, then downloaded
             page.click("#lesson-notes")
         notes = open(download.value.path(), encoding="utf-8").read()

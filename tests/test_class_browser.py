@@ -163,7 +163,7 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
     teacher.wait_for_selector("#lesson-question", timeout=30_000)
     asked = []
     for number in range(1, 11):
-        teacher.wait_for_function("(n) => document.querySelector('#lesson-where').innerText.includes(`Step ${n} `)",
+        teacher.wait_for_function("(n) => document.querySelector('#lesson-where')?.innerText.includes(`Step ${n} `)",
                                   arg=number, timeout=30_000)
         if not teacher.inner_text("#lesson-question").strip():
             teacher.click("#lesson-next")
@@ -179,7 +179,7 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
             texts = s.locator("#class-question button.choice").all_inner_texts()
             assert len(texts) == len(set(texts)) >= 2 and s.locator("#class-question .poll-question").count() == 1
             s.locator("#class-question button.choice").nth(who % len(texts)).click()
-        teacher.wait_for_function("() => document.querySelector('#lesson-poll').innerText.includes('3 votes')",
+        teacher.wait_for_function("() => document.querySelector('#lesson-poll')?.innerText.includes('3 votes')",
                                   timeout=20_000)
         # Ask, Reveal and the question within one projector screen, the poll beside them, its figure still hidden
         teacher.evaluate("() => tp.toStep()")  # where Back and Next leave the page: the step's top at the window's
@@ -311,7 +311,7 @@ def test_the_app_restarted_mid_lesson_brings_the_teacher_and_every_phone_back_to
     for i, p in enumerate(phones[:2]):  # two vote before the restart, the third after it
         p.wait_for_selector(".question[data-state=open] button.choice", timeout=20_000)
         p.locator("#class-question button.choice").nth(i).click()
-    teacher.wait_for_function("() => document.querySelector('#lesson-poll').innerText.includes('2 votes')",
+    teacher.wait_for_function("() => document.querySelector('#lesson-poll')?.innerText.includes('2 votes')",
                               timeout=20_000)
 
     demo.close()  # the app stops, and starts again on the same file
@@ -330,7 +330,7 @@ def test_the_app_restarted_mid_lesson_brings_the_teacher_and_every_phone_back_to
         phones[2].wait_for_selector(".question[data-state=open] button.choice", timeout=30_000)
         phones[2].locator("#class-question button.choice").nth(0).click()
         teacher.click("button[role=tab]:has-text('Lesson')")
-        teacher.wait_for_function("() => document.querySelector('#lesson-poll').innerText.includes('3 votes')",
+        teacher.wait_for_function("() => document.querySelector('#lesson-poll')?.innerText.includes('3 votes')",
                                   timeout=30_000)
         teacher.click("#lesson-reveal")
         for p in phones:
@@ -377,7 +377,7 @@ def test_the_quiz_before_and_after_with_a_projector_and_three_phones_in_german(b
             s.wait_for_selector("#class-question .quiz[data-state=done]:has-text('alle sechs beantwortet')",
                                 timeout=20_000)
         expected[phase] = [f"{sum(picks(w, q) == q.right for w in range(3))}/3" for q in questions]
-        teacher.wait_for_function("(n) => (document.querySelector('#quiz').innerText.match(/\\/3\\)/g) || [])"
+        teacher.wait_for_function("(n) => (document.querySelector('#quiz')?.innerText.match(/\\/3\\)/g) || [])"
                                   ".length === n", arg=6 * len(expected), timeout=30_000)  # every answer counted
         assert f"3 haben {'vorher' if phase == 'before' else 'nachher'} geantwortet" in teacher.inner_text("#quiz")
     shown = re.findall(r"\((\d+/\d+)\)", teacher.inner_text("#quiz"))

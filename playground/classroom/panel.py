@@ -27,7 +27,7 @@ from transformer.decoding import DecodeOptions
 from transformer.translator import sentences
 
 from .. import context, downloads, links
-from ..context import Context
+from ..context import TICKETS, Context
 from ..doubts import words_with_doubts
 from ..panel import TranslatePanel
 from ..view import to_page, log
@@ -47,6 +47,7 @@ WRONG_CODES = (30, 60)  # per client address: codes that were wrong (a code is n
 SENDS = (12, 60)  # per student: sentences sent to the wall, and votes changed
 ANSWERS = (60, 60)  # per student: a quiz's answers (six questions, changed as a student thinks again)
 STARTS = (10, 600)  # per client address: classes started
+CLASS_VIEWS = ("lesson", "steps")  # the views with a teacher's parts (the question to ask, its votes beside it)
 
 
 def bold(text: str) -> str:
@@ -207,10 +208,11 @@ class ClassPanel:
 
     @property
     def teacher_view(self) -> list:
-        lesson, steps = self.page.views["lesson"], self.page.views["steps"]
+        """What starting and ending a class set: the teacher's parts, and the Lesson and Step by step built again for
+        a page that has them (a teacher's are built with their class's parts: `wire_views`)."""
         return [self.teaching, self.join_fold, self.card, self.roster, self.wall_fold, self.wall,
-                self.teacher_tick, self.entry_column, self.present_start, self.present_end, lesson.ask, lesson.poll,
-                steps.ask, steps.reveal, steps.poll, lesson.quiz]
+                self.teacher_tick, self.entry_column, self.present_start, self.present_end,
+                *(self.page.tabs.built[unit] for unit in CLASS_VIEWS)]
 
     @property
     def student_view(self) -> list:
@@ -239,7 +241,7 @@ class ClassPanel:
             try:
                 self.teaching_class(values)
                 _ = Texts(language_of(request))
-                return self.teacher_shows(self.memory(request), running, _) | {
+                return self.teacher_shows(self.memory(request), running, _, request) | {
                     self.said: _("Class {code} is still running in this browser: end it first (its summary "
                                  "downloads), then start another.", code=bold(shown_code(running["code"])))}
             except ClassError:
@@ -254,27 +256,30 @@ class ClassPanel:
         return ({self.teacher: teacher, self.entry: gr.Accordion(open=False),
                  self.said: _("Class {code} started: the class joins with the QR code or the link.",
                               code=bold(shown_code(code)))}
-                | self.teacher_shows(memory, teacher, _))
+                | self.teacher_shows(memory, teacher, _, request))
 
-    def teacher_shows(self, memory: ClassMemory, teacher: dict, _: Texts) -> dict:
+    def teacher_shows(self, memory: ClassMemory, teacher: dict, _: Texts, request) -> dict:
         """The teacher's part of the page, shown (no Start while it runs); the class drawn at its next tick."""
         memory.seen, memory.drawn = None, {}
-        lesson, steps = self.page.views["lesson"], self.page.views["steps"]
         return {self.teaching: gr.Column(visible=True), self.wall_fold: gr.Accordion(visible=True),
                 self.teacher_tick: gr.Timer(active=True), self.entry_column: gr.Column(visible=False),
                 self.present_start: gr.Button(visible=False), self.present_end: gr.Button(visible=True),
-                lesson.ask: gr.Button(visible=True), steps.ask: gr.Button(visible=True),
-                steps.reveal: gr.Button(visible=True),
-                self.card: pages.join_card(teacher["link"], teacher["code"], 0, _=_)}
+                self.card: pages.join_card(teacher["link"], teacher["code"], 0, _=_)} | self.teaches(request, True)
 
-    def teacher_gone(self) -> dict:
-        lesson, steps = self.page.views["lesson"], self.page.views["steps"]
+    def teacher_gone(self, request) -> dict:
         return {self.teaching: gr.Column(visible=False), self.wall_fold: gr.Accordion(visible=False),
                 self.teacher_tick: gr.Timer(active=False), self.teacher: {},
                 self.entry_column: gr.Column(visible=True), self.present_start: gr.Button(visible=True),
-                self.present_end: gr.Button(visible=False), lesson.ask: gr.Button(visible=False), lesson.poll: "",
-                lesson.quiz: "",
-                steps.ask: gr.Button(visible=False), steps.reveal: gr.Button(visible=False), steps.poll: ""}
+                self.present_end: gr.Button(visible=False)} | self.teaches(request, False)
+
+    def teaches(self, request, teaching: bool) -> dict:
+        """The page's session runs a class, or no longer does: the Lesson and Step by step, when this visitor has
+        them, are built again, with the class's parts or without."""
+        session = self.page.sessions.of(request)
+        if session.teaching == teaching:
+            return {}
+        session.teaching = teaching
+        return {self.page.tabs.built[unit]: next(TICKETS) for unit in CLASS_VIEWS if unit in session.built}
 
     @quiet
     def tick_teacher(self, values: dict, request: gr.Request) -> dict:
@@ -285,43 +290,37 @@ class ClassPanel:
             class_id = self.teaching_class(values)
         except ClassError:  # ended elsewhere, or expired
             _ = Texts(language_of(request))
-            return self.teacher_gone() | {self.said: _("The class has ended.")}
+            return self.teacher_gone(request) | {self.said: _("The class has ended.")}
         session = self.page.sessions.of(request)
         _ = Texts(session.language)
-        self.write_shown(memory, class_id, values, session.open, session.language)
+        self.write_shown(memory, class_id, values, session)
         version = self.store.version(class_id)
         if version is None or version == memory.seen:
             return {}
         state = self.store.state(class_id, roster=True)
         memory.seen = state.version
         teacher = values[self.teacher]
-        poll = state.poll
-        lesson, steps = self.page.views["lesson"], self.page.views["steps"]
         drawn = {self.join_fold: _("Class {code} · {joined}: the QR code, the link and the code",
                                    code=shown_code(state.code), joined=pages.joined(state.students, state.locked, _)),
                  self.card: pages.join_card(teacher["link"], state.code, state.students, state.locked, _),
                  self.roster: pages.roster_html(state, _),
-                 # beside the Lesson's own question its words are not said again; Step by step's question is said
-                 lesson.poll: pages.poll_html(poll, show_counts=True, said=False, _=_) if poll and poll.step else "",
-                 steps.poll: pages.poll_html(poll, show_counts=True, _=_) if poll and not poll.step else "",
-                 self.wall: pages.wall_html(state, teacher=True, _=_),
-                 lesson.quiz: quiz.chart_html(state.quizzes, _)}
+                 self.wall: pages.wall_html(state, teacher=True, _=_)}
         out = memory.changed(drawn)
         if self.join_fold in out:  # its label, which says the class and its count
             out[self.join_fold] = gr.Accordion(label=out[self.join_fold])
         return out
 
-    def write_shown(self, memory: ClassMemory, class_id: int, values: dict, open_view: str,
-                    language: str = "en") -> None:
+    def write_shown(self, memory: ClassMemory, class_id: int, values: dict, session) -> None:
+        """What the teacher shows now, for the students who follow: the sentence, and the Lesson's step when the
+        Lesson is open (context.Session)."""
         result, page = values.get(self.page.result), self.page
         if result is None:
             return
-        number = int(values.get(page.views["lesson"].number) or 1)
-        on_lesson = open_view == "lesson"
+        number, on_lesson = session.lesson_step, session.open == "lesson"
         shown = (result.pair, result.text, number if on_lesson else None)
         if memory.shown == shown:
             return
-        step = page.views["lesson"].made_step(result, number, language) if on_lesson else None
+        step = page.views["lesson"].made_step(result, number, session.language) if on_lesson else None
         self.store.show(class_id, result.pair, result.text, values.get(self.panel.translation) or
                         result.translation.text, shown[2], step.title if step else "", plain(step.question) if step
                         else "")
@@ -345,7 +344,7 @@ class ClassPanel:
         the teacher's language."""
         class_id = self.teaching_class(values)
         result = self.shown_result(class_id, values)
-        step = self.page.views["lesson"].made_step(result, int(values[self.page.views["lesson"].number] or 1),
+        step = self.page.views["lesson"].made_step(result, self.page.sessions.of(request).lesson_step,
                                                    language_of(request))
         if not step.question or len(step.choices) < 2:
             raise ClassError(f"Step {step.number} has no question to vote on for this sentence.")
@@ -357,12 +356,12 @@ class ClassPanel:
         return {self.said: _("The question is on the class's phones: their votes come in beside it.")}
 
     @to_page
-    def ask_steps(self, values: dict, request: gr.Request | None = None) -> dict:
-        """Step by step's question: which piece comes next at the step shown, its choices the model's top pieces."""
+    def ask_steps(self, values: dict, request: gr.Request | None = None, steps=None) -> dict:
+        """Step by step's question (of `steps`, a visitor's view; by default the page's copy): which piece comes next
+        at the step shown, its choices the model's top pieces."""
         class_id, _ = self.teaching_class(values), Texts(language_of(request))
-        result = self.shown_result(class_id, values)
-        question, choices, right, explained = pages.next_piece_poll(
-            result, int(values[self.page.views["steps"].index]) - 1, _)
+        result, steps = self.shown_result(class_id, values), steps or self.page.views["steps"]
+        question, choices, right, explained = pages.next_piece_poll(result, int(values[steps.index]) - 1, _)
         self.store.ask(class_id, question, choices, right, explained, pair=result.pair, text=result.text)
         return {self.said: _("The question is on the class's phones: their votes come in beside it.")}
 
@@ -384,7 +383,7 @@ class ClassPanel:
         except ClassError:
             return {}
         poll = self.store.state(class_id, wall=0).poll
-        if poll is None or poll.revealed or poll.step != int(values[self.page.views["lesson"].number] or 1):
+        if poll is None or poll.revealed or poll.step != self.page.sessions.of(request).lesson_step:
             return {}
         self.store.reveal(class_id)
         _ = Texts(language_of(request))
@@ -410,7 +409,7 @@ class ClassPanel:
             labels[shared[0]] = self.ctx.label(shared[0]) if self.ctx.uploads.translator(shared[0]) else "its model"
         path = downloads.write(self.ctx.downloads, f"class-{state.code.lower()}", pages.summary(state, labels, _),
                                suffix=".html")
-        return self.teacher_gone() | {
+        return self.teacher_gone(request) | {
             self.summary: gr.update(value=str(path)),
             self.said: _("Class {code} ended: its summary is downloading, and its data is deleted.",
                          code=shown_code(state.code))}
@@ -600,10 +599,11 @@ class ClassPanel:
     # -------------------------------------------------------------------------
     # The quiz: a teacher's class on its phones, or a student alone on the Lesson's tab
 
-    def start_quiz(self, values: dict, request: gr.Request | None, phase: str) -> dict:
+    def start_quiz(self, values: dict, request: gr.Request | None, phase: str, lesson=None) -> dict:
         """On a teacher's page the class's quiz (asked on the sentence the class was shown, in the teacher's
-        language; the projector shows its chart); on any other page, the student's own."""
-        lesson = self.page.views["lesson"]
+        language; the projector shows its chart); on any other page, the student's own (in `lesson`, a visitor's
+        Lesson; by default the page's copy)."""
+        lesson = lesson or self.page.views["lesson"]
         if not (values.get(self.teacher) or {}).get("code"):
             return lesson.own_quiz(values.get(self.page.result), phase, values.get(lesson.rounds), request)
         class_id, _ = self.teaching_class(values), Texts(language_of(request))
@@ -618,12 +618,12 @@ class ClassPanel:
                 lesson.quiz: quiz.chart_html(self.store.state(class_id, wall=0).quizzes, _)}
 
     @to_page
-    def quiz_before(self, values: dict, request: gr.Request) -> dict:
-        return self.start_quiz(values, request, "before")
+    def quiz_before(self, values: dict, request: gr.Request, lesson=None) -> dict:
+        return self.start_quiz(values, request, "before", lesson)
 
     @to_page
-    def quiz_after(self, values: dict, request: gr.Request) -> dict:
-        return self.start_quiz(values, request, "after")
+    def quiz_after(self, values: dict, request: gr.Request, lesson=None) -> dict:
+        return self.start_quiz(values, request, "after", lesson)
 
     @to_page
     def settings(self, values: dict, request: gr.Request) -> dict:
@@ -692,7 +692,7 @@ class ClassPanel:
         if teacher.get("code"):
             try:
                 self.teaching_class(values)
-                return self.teacher_shows(self.memory(request), teacher, Texts(language_of(request)))
+                return self.teacher_shows(self.memory(request), teacher, Texts(language_of(request)), request)
             except ClassError:
                 return {self.teacher: {}}
         if member.get("code"):
@@ -711,7 +711,6 @@ class ClassPanel:
         every view" (playground/page.py)."""
         self.page = page
         common = dict(show_progress="hidden")
-        lesson, steps = page.views["lesson"], page.views["steps"]
         for start in (self.start, self.present_start):
             started = start.click(None, None, self.address, js=links.ADDRESS_JS)  # in the browser
             event(started.then, self.begin, [], [self.address, self.teacher], [self.teacher, self.entry, self.said]
@@ -724,12 +723,8 @@ class ClassPanel:
         # off the queue: one write to the store, which must not wait behind a class's translations for a slot
         event(self.question.send, self.send_translated, [], [self.member, page.panel.text, page.panel.translation,
                                                              page.panel.notice], [self.said], queue=False, **common)
-        event([self.teacher_tick.tick], self.tick_teacher, [], [self.teacher, lesson.number, page.panel.translation],
+        event([self.teacher_tick.tick], self.tick_teacher, [], [self.teacher, page.panel.translation],
               self.teacher_view + [self.teacher, self.said], queue=False, **common)
-        event([lesson.ask.click], self.ask_lesson, [], [self.teacher, lesson.number], [self.said], **common)
-        event([steps.ask.click], self.ask_steps, [], [self.teacher, steps.index], [self.said], **common)
-        event([steps.reveal.click], self.reveal_class, [], [self.teacher], [self.said], **common)
-        event([lesson.reveal.click], self.reveal_with_lesson, [], [self.teacher, lesson.number], [self.said], **common)
         for end in (self.end, self.present_end):
             event([end.click], self.finish, [], [self.teacher], [self.summary, self.said, self.teacher]
                   + self.teacher_view,
@@ -742,11 +737,69 @@ class ClassPanel:
         page.demo.unload(self.forget)
         event(self.question.vote, self.cast, [], [self.member], [self.question], **common)
         event(self.question.answer, self.answer, [], [self.member], [self.question], **common)
-        for button, start in ((lesson.quiz_before, self.quiz_before), (lesson.quiz_after, self.quiz_after)):
-            event([button.click], start, [], [self.teacher, lesson.rounds], [self.said, lesson.quiz, lesson.rounds],
-                  **common)
         event([self.nickname.blur, self.nickname.submit, self.send.input, self.follow.input], self.settings, [],
               [self.member, self.nickname, self.send, self.follow], [self.member, self.followed, self.nickname,
                                                                      self.said], **common)
         event([self.leave.click], self.quit, [], [self.member],
               [self.said, page.tabs.top, self.member] + self.student_view, **common)
+
+    def wire_views(self, views: dict, event, session) -> None:
+        """The class's parts of the views built for one visitor (in their tab's gr.render: playground/page.py). The
+        Lesson's quiz, and on a teacher's page the Lesson's and Step by step's questions to ask, with the class's
+        votes beside them (and the quiz's chart), drawn by a timer of their own while the class runs."""
+        common, teaching = dict(show_progress="hidden"), session.teaching
+        if "lesson" in views:
+            lesson = views["lesson"]
+
+            def quiz_before(values: dict, request: gr.Request):
+                return self.quiz_before(values, request, lesson)
+
+            def quiz_after(values: dict, request: gr.Request):
+                return self.quiz_after(values, request, lesson)
+            for button, start in ((lesson.quiz_before, quiz_before), (lesson.quiz_after, quiz_after)):
+                event([button.click], start, [], [self.teacher, lesson.rounds], [self.said, lesson.quiz, lesson.rounds],
+                      **common)
+            event([lesson.reveal.click], self.reveal_with_lesson, [], [self.teacher], [self.said], **common)
+            event([lesson.ask.click], self.ask_lesson, [], [self.teacher], [self.said], **common)
+        if "steps" in views:
+            steps = views["steps"]
+
+            def ask_steps(values: dict, request: gr.Request):
+                return self.ask_steps(values, request, steps)
+            event([steps.ask.click], ask_steps, [], [self.teacher, steps.index], [self.said], **common)
+            event([steps.reveal.click], self.reveal_class, [], [self.teacher], [self.said], **common)
+        shown = [views[unit] for unit in CLASS_VIEWS if unit in views] if teaching else []
+        for button in [view.ask for view in shown] + ([views["steps"].reveal] if teaching and "steps" in views else []):
+            button.visible = True  # made before the render is sent: drawn shown
+        if shown:
+            event([gr.Timer(TEACHER_TICK_S).tick], self.votes_beside(shown), [], [self.teacher],
+                  [view.poll for view in shown] + [view.quiz for view in shown if view.name == "lesson"],
+                  queue=False, **common)
+
+    def votes_beside(self, views: list):
+        """A teacher's Lesson and Step by step (`views`, built for one visitor): the class's question, with its
+        votes, beside the view that asked it (beside the Lesson's own question its words are not said again), and
+        the quiz's chart in the Lesson; sent when they changed."""
+        sent: dict = {}
+
+        @quiet
+        def drawn(values: dict, request: gr.Request) -> dict:
+            try:
+                class_id = self.teaching_class(values)
+            except ClassError:  # ended: the page's own tick says so, and builds these views again without it
+                return {}
+            version = self.store.version(class_id)
+            if version is None or version == sent.get("version"):
+                return {}
+            state, _ = self.store.state(class_id, wall=0), Texts(language_of(request))
+            poll, out = state.poll, {}
+            for view in views:
+                lesson = view.name == "lesson"
+                out[view.poll] = (pages.poll_html(poll, show_counts=True, said=not lesson, _=_)
+                                  if poll and bool(poll.step) == lesson else "")
+                out |= {view.quiz: quiz.chart_html(state.quizzes, _)} if lesson else {}
+            sent["version"] = version
+            changed = {c: v for c, v in out.items() if sent.get(c) != v}
+            sent.update(changed)
+            return changed
+        return drawn

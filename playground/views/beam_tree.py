@@ -16,8 +16,6 @@ USED = {"greedy": N_("This translation used greedy decoding: choose **Beam searc
 
 
 class BeamTreeView(View):
-    built_on_opening = False  # drawn in Step by step's tab
-
     def build(self) -> None:  # no tab of its own: built inside the "Step by step" tab, below the steps it explains
         self.note = gr.Markdown(elem_classes="notice")
         self.plot = gr.Plot(label=_l("Search tree"), elem_id="beam-tree-plot")

@@ -26,10 +26,8 @@ ANSWER_JS = "tp.answers(element, trigger, 'answer')"  # a quiz's choice buttons 
 
 
 class LessonView(View):
-    built_on_opening = False  # the class mode, links and the quiz draw it
-
     def build(self) -> None:  # its keys and links: assets/page.js
-        self.number = gr.State(1)  # per user: the step shown (inside the tab: Tabs take only tabs)
+        self.number = gr.State(1)  # the step shown, as the visitor's session holds it (`starting_from`)
         with gr.Row(equal_height=True):
             self.back = gr.Button(_l("◀ Back"), scale=0, min_width=120, elem_id="lesson-back")
             self.where = gr.Markdown(elem_id="lesson-where")
@@ -44,7 +42,8 @@ class LessonView(View):
                     self.reveal = gr.Button(_l("Reveal the answer"), variant="primary", size="md",
                                             elem_id="lesson-reveal")
                     self.ask = gr.Button(_l("Ask the class"), size="md", visible=False, elem_id="lesson-ask")
-                self.poll = gr.HTML(elem_id="lesson-poll", padding=False)  # the class's votes (classroom/panel.py)
+                self.poll = gr.HTML(elem_id="lesson-poll", padding=False)  # the class's votes (classroom/panel.py:
+                # shown on a teacher's page)
                 self.answer = gr.Markdown(elem_id="lesson-answer")
             with gr.Column(scale=3, min_width=360) as self.side:
                 self.plot = gr.Plot(show_label=False, elem_id="lesson-plot")
@@ -80,6 +79,9 @@ class LessonView(View):
             return min(max(number, 1), lesson.STEPS), f"lesson={raw!r} is not a step: there are {lesson.STEPS}"
         return number, ""
 
+    def starting_from(self, session) -> None:
+        self.number.value = session.lesson_step  # a State's value is read at the session's first use of it
+
     def made_step(self, result, number: int, language: str = DEFAULT) -> lesson.LessonStep:
         translator = self.ctx.translator(result.pair)
         return result.derived(f"lesson step {int(number)} {language}",
@@ -110,6 +112,7 @@ class LessonView(View):
     @to_page
     def go(self, result, number, delta: int, request: gr.Request | None = None) -> dict:
         number, language = min(max(int(number or 1) + delta, 1), lesson.STEPS), language_of(request)
+        self.ctx.sessions.of(request).lesson_step = number  # what the class is shown, and a link opens
         return self.display(self.made_step(need(result), number, language), language=language) | {self.number: number}
 
     def back_one(self, result, number, request: gr.Request):

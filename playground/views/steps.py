@@ -24,8 +24,6 @@ def step_view(result, index: int, _: Texts = ENGLISH):
 
 
 class StepsView(View):
-    built_on_opening = False  # the class mode's polls draw it
-
     def build(self) -> None:
         self.decided = gr.HTML(elem_id="steps-decided", padding=False)  # when each piece was decided
         self.probs = gr.Plot(label=_l("Top-5 at every step"), elem_id="steps-probs")
