@@ -14,14 +14,13 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 import gradio as gr
-import gradio.context
 from starlette.middleware import Middleware
 
 from playground import links, registry
 from playground.bertviz_view import script_files
 from transformer import Translator, archive
 
-from .view import listen
+from .view import as_on_the_page, listen, without_api_schemas
 from .runtime import Page
 from .api import register as register_api
 from .context import ROOT, Caches, Context
@@ -161,27 +160,6 @@ def named_only(block_fn, outputs: list):
     return fn
 
 
-def without_api_schemas(blocks) -> None:
-    """The page's own components (of `blocks`) left out of the API (its events are private: only the named
-    endpoints of playground/api.py are the API). Gradio otherwise writes three JSON schemas of every component into
-    the page's config and computes them again for every visitor's session (a download button's is 5 kB): a class
-    of 30 opened the page about 8 % slower with them (docs/many-users.md)."""
-    from gradio.components import Component
-    from gradio.components.api_component import Api
-
-    for block in blocks:
-        if isinstance(block, Component) and not isinstance(block, Api) and not block.skip_api:
-            block.__class__ = private(type(block))
-
-
-@functools.cache
-def private(component: type) -> type:
-    """`component`'s class, but out of the API: the same name and module, so that gradio's browser side sees the
-    very same component (its type and class id)."""
-    return type(component.__name__, (component,), {"skip_api": property(lambda self: True),
-                                                   "__module__": component.__module__})
-
-
 # the page's languages as links ("?lang=de": the choice stays on this browser, playground/i18n.py), each in its own
 # language; the page's own is marked by the style (html[lang])
 LANGUAGE_LINKS = " · ".join(f'<a href="?lang={code}" hreflang="{code}" lang="{code}">{name}</a>'
@@ -299,18 +277,6 @@ def build_tab(page: Page, event, unit: str, session) -> None:
     for key in registry.members(group) if group else []:
         event([views[key].tab.select], page.opener(key, group, views), [views[k] for k in registry.tabs()[key]])
     as_on_the_page()
-
-
-def as_on_the_page() -> None:
-    """The parts the running gr.render made, as the page's own are: an event's input interactive (gradio's browser
-    decides that for the first page's parts, not for a render's), and out of the API."""
-    config, render = gradio.context.LocalContext.blocks_config.get(), gradio.context.LocalContext.renderable.get()
-    made = [b for b in config.blocks.values() if getattr(b, "rendered_in", None) is render]
-    inputs = {c._id for fn in config.fns.values() if fn.rendered_in is render for c in fn.inputs}
-    for c in made:
-        if c._id in inputs and getattr(c, "interactive", False) is None:
-            c.interactive = True
-    without_api_schemas(made)
 
 
 def wire(page: Page, classes: ClassPanel) -> None:

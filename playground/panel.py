@@ -76,17 +76,16 @@ class TranslatePanel:
 
     def settings(self) -> None:
         """The folded settings: decoding, the three-way comparison, presentation mode and the link."""
-        with gr.Row():
+        with gr.Row():  # one row, wrapped to the fold's width: one form (each row of inputs is one more component)
             self.strategy = gr.Radio([(_l("Greedy"), "greedy"), (_l("Random sampling"), "sample"),
                                       (_l("Beam search"), "beam")],
                                      value="greedy", label=_l("Decoding"))
             self.max_len = gr.Slider(0, 200, value=0, step=1, label=_l("Max length (0: automatic)"))
-        with gr.Row():  # on: a word, or a piece inside one, at most twice in a row (a single letter three times), a
-            # phrase of two or three words once; off shows the model's own stutters ("Görs·ev·ev·ev", "zu spät zu spät")
+            # on: a word, or a piece inside one, at most twice in a row (a single letter three times), a phrase of two
+            # or three words once; off shows the model's own stutters ("Görs·ev·ev·ev", "zu spät zu spät")
             self.stutter_guard = gr.Checkbox(
                 True, label=_l("Stutter guard: a word, or a piece inside one, at most twice in a row; a phrase once"),
-                elem_id="stutter-guard")
-        with gr.Row():
+                elem_id="stutter-guard")  # a line of its own (assets/style.css)
             self.temperature = gr.Slider(0, 3, value=1.0, step=0.05, label=_l("Temperature (0: greedy)"), visible=False)
             self.top_k = gr.Slider(0, 100, value=0, step=1, label=_l("Top-k (0: off)"), visible=False)
             self.top_p = gr.Slider(0.05, 1, value=1.0, step=0.05, label=_l("Top-p (1: off)"), visible=False)

@@ -1,5 +1,5 @@
-"""How a handler is wired and how its answer reaches the page (`listen`, `to_page`), and the View base class: what
-every view of the page shares (its tab, words and notice) and how it draws what it lacks (`View.show`)."""
+"""How a handler is wired and how its answer reaches the page (`listen`, `to_page`), the parts a visitor's gr.render
+makes kept as the page's own (`as_on_the_page`), and the View base class: what every view of the page shares (its tab, words and notice) and how it draws what it lacks (`View.show`)."""
 from __future__ import annotations
 
 import contextlib
@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import gradio as gr
+import gradio.context
 from gradio.blocks import Block
 import plotly.graph_objects as go
 
@@ -123,6 +124,39 @@ def listen(trigger, handler, inputs: set, outputs: set, **kwargs):
     def sent(*args):
         return handler(*args) or gr.skip()  # nothing to send: gradio still needs an update per output
     return trigger(sent, inputs, outputs, api_visibility="private", **kwargs)
+
+
+def without_api_schemas(blocks) -> None:
+    """The page's own components (of `blocks`) left out of the API (its events are private: only the named
+    endpoints of playground/api.py are the API). Gradio otherwise writes three JSON schemas of every component into
+    the page's config and computes them again for every visitor's session (a download button's is 5 kB): a class
+    of 30 opened the page about 8 % slower with them (docs/many-users.md)."""
+    from gradio.components import Component
+    from gradio.components.api_component import Api
+
+    for block in blocks:
+        if isinstance(block, Component) and not isinstance(block, Api) and not block.skip_api:
+            block.__class__ = private(type(block))
+
+
+@functools.cache
+def private(component: type) -> type:
+    """`component`'s class, but out of the API: the same name and module, so that gradio's browser side sees the
+    very same component (its type and class id)."""
+    return type(component.__name__, (component,), {"skip_api": property(lambda self: True),
+                                                   "__module__": component.__module__})
+
+
+def as_on_the_page() -> None:
+    """The parts the running gr.render made, as the page's own are: an event's input interactive (gradio's browser
+    decides that for the first page's parts, not for a render's), and out of the API."""
+    config, render = gradio.context.LocalContext.blocks_config.get(), gradio.context.LocalContext.renderable.get()
+    made = [b for b in config.blocks.values() if getattr(b, "rendered_in", None) is render]
+    inputs = {c._id for fn in config.fns.values() if fn.rendered_in is render for c in fn.inputs}
+    for c in made:
+        if c._id in inputs and getattr(c, "interactive", False) is None:
+            c.interactive = True
+    without_api_schemas(made)
 
 
 # -----------------------------------------------------------------------------

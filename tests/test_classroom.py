@@ -424,10 +424,9 @@ def test_fifteen_joins_from_one_address_are_each_listed_and_a_locked_class_takes
     class_id = classes.teaching_class(values)
     state = classes.store.state(class_id, roster=True)
     assert state.students == 15 and len(state.roster) == 15
-    listed = classes.tick_teacher(values | {page.panel.translation: ""},
-                                  Visitor("teacher-15"))
-    assert listed[classes.roster].count('data-act="remove"') == 15 and "15 students joined" in listed[classes.roster]
-    assert listed[classes.join_fold].label.startswith("Class ") and "15 students joined" in listed[classes.join_fold].label
+    listed, parts = classes.tick_teacher(values | {page.panel.translation: ""}, Visitor("teacher-15")), classes.off_page[0]
+    assert listed[parts.roster].count('data-act="remove"') == 15 and "15 students joined" in listed[parts.roster]
+    assert listed[parts.join_fold].label.startswith("Class ") and "15 students joined" in listed[parts.join_fold].label
     classes.act(values, gr.EventData(None, {"act": "remove", "id": store_key(members[0]["token"])}))
     assert "closed" in classes.act(values, gr.EventData(None, {"act": "lock", "id": ""}))[classes.said]
     for i in range(5):  # fresh sessions, the same address or another one: refused
@@ -467,7 +466,8 @@ def test_a_running_class_is_never_lost_to_a_second_start(page):
     assert classes.teaching_class({classes.teacher: teacher}) is not None
     ended = classes.finish({classes.teacher: teacher})
     assert ended[classes.present_start].visible is True and ended[classes.teacher] == {}
-    for button, out in ((classes.end, ended), (classes.present_end, ended), (classes.start, again)):
+    for button, out in ((classes.present_end, ended), (classes.start, again)):  # (the teacher's own End: built for
+        # the teacher's page, wired as present_end is: ClassPanel.ends)
         fn = next(f for f in page.demo.fns.values() if (button._id, "click") in map(tuple, f.targets))
         if fn.fn is None:  # the browser's part (the page's address) first, then the handler
             fn = next(f for f in page.demo.fns.values() if f.trigger_after == fn._id)
@@ -582,7 +582,7 @@ def test_postgresql_restarted_mid_lesson_the_page_waits_and_a_teacher_and_three_
     shown = classes.tick_teacher({classes.teacher: teacher, panel.translation: "", page.result: None},
                                  Visitor("pg-teacher"))
     assert all(f"I have {i + 2} cats." in shown[classes.wall] for i in range(3))
-    assert "3 students joined" in shown[classes.card]
+    assert "3 students joined" in shown[classes.off_page[0].card]
     lesson = page.views["lesson"]  # the teacher's Lesson: the votes beside its question
     assert "3 votes" in classes.votes_beside([lesson])({classes.teacher: teacher}, Visitor("pg-teacher"))[lesson.poll]
     classes.finish({classes.teacher: teacher})

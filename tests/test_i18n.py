@@ -278,13 +278,13 @@ def test_in_german_and_french_the_lesson_and_the_class_pages_say_nothing_in_engl
         for lang, page in pages.items():
             page.click("#lesson-tab-button")
             where = i18n.Texts(lang)("Step {number} of {steps}: {title}", number=1, steps=10, title="")
-            page.wait_for_function("(w) => document.querySelector('#lesson-where').innerText.includes(w) && "
-                                   "document.querySelector('#lesson-question').innerText.includes('?')",
+            page.wait_for_function("(w) => document.querySelector('#lesson-where')?.innerText.includes(w) && "
+                                   "document.querySelector('#lesson-question')?.innerText.includes('?')",
                                    arg=where.strip(), timeout=30_000)
             steps[lang] = lesson_step(page)
             page.click("#lesson-reveal")
             said = i18n.gettext(lang, "Answer:")
-            page.wait_for_function("(s) => document.querySelector('#lesson-answer').innerText.includes(s)",
+            page.wait_for_function("(s) => document.querySelector('#lesson-answer')?.innerText.includes(s)",
                                    arg=said, timeout=30_000)
             steps[lang]["answer"] = page.inner_text("#lesson-answer").strip()
         for part, english in steps["en"].items():

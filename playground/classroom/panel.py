@@ -30,7 +30,7 @@ from .. import context, downloads, links
 from ..context import TICKETS, Context
 from ..doubts import words_with_doubts
 from ..panel import TranslatePanel
-from ..view import to_page, log
+from ..view import as_on_the_page, to_page, log
 from . import pages
 from .store import ClassError, Poll, Quiz, Store, normal_code, shown_code
 from playground import quiz
@@ -114,6 +114,53 @@ class ClassMemory:
         return out
 
 
+@dataclass
+class TeacherParts:
+    """A teacher's own parts, built for the teacher's page (ClassPanel.build_parts): End, the join card in its fold
+    (whose label says the class and its count) and the list of students (with the lock: its own buttons)."""
+
+    end: gr.Button
+    join_fold: gr.Accordion
+    card: gr.HTML
+    roster: gr.HTML
+
+    @classmethod
+    def build(cls, card: str = "") -> TeacherParts:
+        with gr.Column(elem_id="class-teacher"):
+            end = gr.Button(_l("End the class: download its summary"), size="sm", variant="stop", elem_id="class-end")
+            with gr.Accordion(_l("Join: the QR code, the link and the code"), open=True,
+                              elem_id="class-join-card") as join_fold:
+                shown = gr.HTML(card, elem_id="class-card")
+            with gr.Accordion(_l("Students"), open=False, elem_id="class-students"):
+                roster = gr.HTML(elem_id="class-roster", js_on_load=ACT_JS)
+        return cls(end, join_fold, shown, roster)
+
+
+@dataclass
+class StudentParts:
+    """A student's own controls, built for the student's page (ClassPanel.build_parts): the nickname and the two
+    switches (as the student's browser keeps them), and Leave."""
+
+    nickname: gr.Textbox
+    send: gr.Checkbox
+    follow: gr.Checkbox
+    leave: gr.Button
+
+    @classmethod
+    def build(cls, member: dict) -> StudentParts:
+        with gr.Column(elem_id="class-student"):
+            with gr.Row():
+                nickname = gr.Textbox(member.get("nickname", ""), label=_l("Nickname (optional)"), max_length=24,
+                                      min_width=160, elem_id="class-nickname")
+                with gr.Column(min_width=160):
+                    send = gr.Checkbox(member.get("send", True), label=_l("Send my sentences to the class"),
+                                       elem_id="class-send")
+                    follow = gr.Checkbox(member.get("follow", True), label=_l("Follow the teacher"),
+                                         elem_id="class-follow-toggle")
+            leave = gr.Button(_l("Leave the class"), size="sm", elem_id="class-leave")
+        return cls(nickname, send, follow, leave)
+
+
 class ClassPanel:
     """Built in five places: its entry (`entry_controls`, beside the panel's settings), Start and End buttons in
     presentation mode's bar (`present_controls`), the phone's question above the panel (`question_controls`), the
@@ -172,58 +219,61 @@ class ClassPanel:
         self.question = gr.HTML(elem_id="class-question", js_on_load=VOTE_JS, padding=False)
 
     def build(self, panel: TranslatePanel) -> None:
+        """The class's notices, and the teacher's or the student's own parts, built for the page that runs or joins a
+        class (`build_parts`) each time it starts, joins, leaves or ends one: `parts` set to a new number."""
         self.panel = panel
-        self.address = gr.Textbox(visible=False)  # the page's address, put there by the browser (links.ADDRESS_JS)
+        self.address = gr.Textbox(visible=False, render=False)  # the page's address, put there by the browser
+        # (links.ADDRESS_JS); placed with the page's hidden numbers (`wall_controls`), in one form
+        self.parts = gr.Number(0, visible=False, render=False)
         self.said = gr.Markdown(elem_classes="notice", elem_id="class-said")
-        with gr.Column(visible=False, elem_id="class-teacher") as self.teaching:
-            self.end = gr.Button(_l("End the class: download its summary"), size="sm", variant="stop",
-                                 elem_id="class-end")
-            with gr.Accordion(_l("Join: the QR code, the link and the code"), open=True,
-                              elem_id="class-join-card") as self.join_fold:  # its label: the class and its count
-                self.card = gr.HTML(elem_id="class-card")
-            with gr.Accordion(_l("Students"), open=False, elem_id="class-students"):
-                self.roster = gr.HTML(elem_id="class-roster", js_on_load=ACT_JS)  # and the lock: its own buttons
         # hidden, outside the teacher's part (which ends with the class): the browser clicks it once the summary is
         # written (gradio #9230, as the Lesson's notes)
         self.summary = gr.DownloadButton(_l("Summary"), visible="hidden", elem_id="class-summary")
-        with gr.Column(visible=False, elem_id="class-student") as self.studying:
-            self.followed = gr.HTML(elem_id="class-follow")
-            self.class_wall = gr.HTML(elem_id="class-student-wall")
-            with gr.Row():
-                self.nickname = gr.Textbox(label=_l("Nickname (optional)"), max_length=24, min_width=160,
-                                           elem_id="class-nickname")
-                with gr.Column(min_width=160):
-                    self.send = gr.Checkbox(True, label=_l("Send my sentences to the class"), elem_id="class-send")
-                    self.follow = gr.Checkbox(True, label=_l("Follow the teacher"), elem_id="class-follow-toggle")
-            self.leave = gr.Button(_l("Leave the class"), size="sm", elem_id="class-leave")
-        self.teacher_tick = gr.Timer(TEACHER_TICK_S, active=False)
+        # a student's page: what the teacher shows, then the class's wall; drawn by the page's own poll (not a part
+        # built for the page), which a phone moved to another replica goes on sending
+        self.following = gr.HTML(elem_id="class-following", padding=False)
+        gr.render(inputs=[self.parts, self.teacher, self.member], triggers=[self.parts.change])(self.build_parts)
         self.student_tick = gr.Timer(STUDENT_TICK_S, active=False)
 
     def wall_controls(self) -> None:
         """The projector's wall, under the views: it grows with the class, and folds apart (or opens alone in a
         window of its own, `?wall`, for a second screen)."""
+        self.address.render()
+        self.parts.render()
         with gr.Accordion(_l("The class's wall"), open=True, visible=False,
                           elem_id="class-wall-fold") as self.wall_fold:
             self.wall = gr.HTML(elem_id="class-wall", js_on_load=ACT_JS)
 
+    def build_parts(self, number, teacher: dict, member: dict, request: gr.Request) -> None:
+        """This page's own parts of its class (inside a gr.render): a teacher's (the join card, the list of students,
+        End, and the timer that polls the class) or a student's (the nickname and the switches, Leave); nothing on a
+        page outside a class."""
+        session, memory = self.page.sessions.of(request), self.memory(request)
+        memory.seen, memory.drawn = None, {}  # new parts: everything drawn again at the next poll
+        teacher, member, _ = teacher or {}, member or {}, Texts(language_of(request))
+        if session.teaching and teacher.get("code"):
+            self.wire_teacher(TeacherParts.build(pages.join_card(teacher["link"], teacher["code"], 0, _=_)))
+        elif session.panel_only and member.get("code"):
+            self.wire_student(StudentParts.build(member))
+        as_on_the_page()
+
     @property
     def teacher_view(self) -> list:
-        """What starting and ending a class set: the teacher's parts, and the Lesson and Step by step built again for
-        a page that has them (a teacher's are built with their class's parts: `wire_views`)."""
-        return [self.teaching, self.join_fold, self.card, self.roster, self.wall_fold, self.wall,
-                self.teacher_tick, self.entry_column, self.present_start, self.present_end,
+        """What starting and ending a class set: the wall, the entry, the teacher's parts built again (`parts`), and
+        the Lesson and Step by step built again for a page that has them (a teacher's are built with their class's
+        parts: `wire_views`)."""
+        return [self.wall_fold, self.wall, self.entry_column, self.present_start, self.present_end, self.parts,
                 *(self.page.tabs.built[unit] for unit in CLASS_VIEWS)]
 
     @property
     def student_view(self) -> list:
-        return [self.studying, self.followed, self.question, self.class_wall, self.student_tick, self.entry_column,
-                self.present_start]
+        return [self.question, self.following, self.student_tick, self.entry_column, self.present_start, self.parts]
 
     @property
     def opening(self) -> set:
         """What opening the page may set: a class's link joins it, a reload finds the class again."""
-        return {self.member, self.teacher, self.entry, self.said, self.page.tabs.top, self.nickname, self.send,
-                self.follow} | set(self.teacher_view) | set(self.student_view)
+        return {self.member, self.teacher, self.entry, self.said, self.page.tabs.top} | set(self.teacher_view) | set(
+            self.student_view)
 
     # -------------------------------------------------------------------------
     # The teacher
@@ -241,7 +291,7 @@ class ClassPanel:
             try:
                 self.teaching_class(values)
                 _ = Texts(language_of(request))
-                return self.teacher_shows(self.memory(request), running, _, request) | {
+                return self.teacher_shows(request) | {
                     self.said: _("Class {code} is still running in this browser: end it first (its summary "
                                  "downloads), then start another.", code=bold(shown_code(running["code"])))}
             except ClassError:
@@ -251,41 +301,41 @@ class ClassPanel:
         code, secret = self.store.start()
         address = links.shared_address(values[self.address] or "", self.ctx.public_url)
         teacher = {"code": code, "secret": secret, "link": pages.join_link(address, code)}
-        memory = self.memory(request, fresh=True)
+        self.memory(request, fresh=True)
         _ = Texts(language_of(request))
         return ({self.teacher: teacher, self.entry: gr.Accordion(open=False),
                  self.said: _("Class {code} started: the class joins with the QR code or the link.",
                               code=bold(shown_code(code)))}
-                | self.teacher_shows(memory, teacher, _, request))
+                | self.teacher_shows(request))
 
-    def teacher_shows(self, memory: ClassMemory, teacher: dict, _: Texts, request) -> dict:
-        """The teacher's part of the page, shown (no Start while it runs); the class drawn at its next tick."""
-        memory.seen, memory.drawn = None, {}
-        return {self.teaching: gr.Column(visible=True), self.wall_fold: gr.Accordion(visible=True),
-                self.teacher_tick: gr.Timer(active=True), self.entry_column: gr.Column(visible=False),
-                self.present_start: gr.Button(visible=False), self.present_end: gr.Button(visible=True),
-                self.card: pages.join_card(teacher["link"], teacher["code"], 0, _=_)} | self.teaches(request, True)
+    def teacher_shows(self, request) -> dict:
+        """The teacher's parts of the page, built and shown (no Start while it runs); the class drawn at its first
+        poll."""
+        return {self.wall_fold: gr.Accordion(visible=True), self.entry_column: gr.Column(visible=False),
+                self.present_start: gr.Button(visible=False), self.present_end: gr.Button(visible=True)} | self.teaches(
+            request, True)
 
     def teacher_gone(self, request) -> dict:
-        return {self.teaching: gr.Column(visible=False), self.wall_fold: gr.Accordion(visible=False),
-                self.teacher_tick: gr.Timer(active=False), self.teacher: {},
+        return {self.wall_fold: gr.Accordion(visible=False), self.teacher: {},
                 self.entry_column: gr.Column(visible=True), self.present_start: gr.Button(visible=True),
                 self.present_end: gr.Button(visible=False)} | self.teaches(request, False)
 
     def teaches(self, request, teaching: bool) -> dict:
-        """The page's session runs a class, or no longer does: the Lesson and Step by step, when this visitor has
-        them, are built again, with the class's parts or without."""
+        """The page's session runs a class, or no longer does: the teacher's parts are built (or taken away), and the
+        Lesson and Step by step, when this visitor has them, built again with the class's parts or without."""
         session = self.page.sessions.of(request)
         if session.teaching == teaching:
             return {}
         session.teaching = teaching
-        return {self.page.tabs.built[unit]: next(TICKETS) for unit in CLASS_VIEWS if unit in session.built}
+        return {self.parts: next(TICKETS)} | {self.page.tabs.built[unit]: next(TICKETS) for unit in CLASS_VIEWS
+                                              if unit in session.built}
 
     @quiet
-    def tick_teacher(self, values: dict, request: gr.Request) -> dict:
-        """The class as the projector shows it, when it changed; and what the teacher shows now, written for the
-        students who follow (the sentence, and the Lesson step when the Lesson is open)."""
-        memory = self.memory(request)
+    def tick_teacher(self, values: dict, request: gr.Request, parts: TeacherParts | None = None) -> dict:
+        """The class as the projector shows it (in the teacher's `parts`; by default a copy off the page), when it
+        changed; and what the teacher shows now, written for the students who follow (the sentence, and the Lesson
+        step when the Lesson is open)."""
+        memory, parts = self.memory(request), parts or self.off_page[0]
         try:
             class_id = self.teaching_class(values)
         except ClassError:  # ended elsewhere, or expired
@@ -300,14 +350,14 @@ class ClassPanel:
         state = self.store.state(class_id, roster=True)
         memory.seen = state.version
         teacher = values[self.teacher]
-        drawn = {self.join_fold: _("Class {code} · {joined}: the QR code, the link and the code",
-                                   code=shown_code(state.code), joined=pages.joined(state.students, state.locked, _)),
-                 self.card: pages.join_card(teacher["link"], state.code, state.students, state.locked, _),
-                 self.roster: pages.roster_html(state, _),
+        drawn = {parts.join_fold: _("Class {code} · {joined}: the QR code, the link and the code",
+                                    code=shown_code(state.code), joined=pages.joined(state.students, state.locked, _)),
+                 parts.card: pages.join_card(teacher["link"], state.code, state.students, state.locked, _),
+                 parts.roster: pages.roster_html(state, _),
                  self.wall: pages.wall_html(state, teacher=True, _=_)}
         out = memory.changed(drawn)
-        if self.join_fold in out:  # its label, which says the class and its count
-            out[self.join_fold] = gr.Accordion(label=out[self.join_fold])
+        if parts.join_fold in out:  # its label, which says the class and its count
+            out[parts.join_fold] = gr.Accordion(label=out[parts.join_fold])
         return out
 
     def write_shown(self, memory: ClassMemory, class_id: int, values: dict, session) -> None:
@@ -465,10 +515,10 @@ class ClassPanel:
                   "follow": kept.get("follow", True)}
         self.memory(request, fresh=True)  # a page new to this class
         self.page.sessions.of(request).panel_only = True
-        return {self.member: member, self.studying: gr.Column(visible=True), self.student_tick: gr.Timer(active=True),
-                self.entry_column: gr.Column(visible=False), self.present_start: gr.Button(visible=False),
-                self.page.tabs.top: gr.Tabs(visible=False), self.question: "",
-                self.nickname: nickname, self.send: member["send"], self.follow: member["follow"],
+        return {self.member: member, self.parts: next(TICKETS), self.student_tick: gr.Timer(active=True),
+                self.entry_column: gr.Column(visible=False),
+                self.present_start: gr.Button(visible=False), self.page.tabs.top: gr.Tabs(visible=False),
+                self.question: "",
                 self.said: _("You are in class {code}. What you translate goes to the class's wall unless you "
                              "switch it off below.", code=bold(shown_code(code)))}
 
@@ -482,6 +532,7 @@ class ClassPanel:
 
     @quiet
     def tick_student(self, values: dict, request: gr.Request) -> dict:
+        """What a student's page shows of the class, when it changed."""
         memory, _ = self.memory(request), Texts(language_of(request))
         try:
             class_id, member = self.membership(values)  # each time: a student taken out is told at once
@@ -496,9 +547,10 @@ class ClassPanel:
         state = self.store.state(class_id, wall=4 * pages.PHONE_WALL)
         memory.seen, memory.poll, memory.quiz = state.version, state.poll, state.quiz
         mine = self.store.vote_of(state.poll.id, member["token"]) if state.poll else None
-        drawn = {self.followed: pages.followed_html(state, _) if member.get("follow", True) else "",
+        followed = pages.followed_html(state, _) if member.get("follow", True) else ""
+        drawn = {self.following: f'<div id="class-follow">{followed}</div><div id="class-student-wall">'
+                                 f'{pages.wall_html(state, teacher=False, limit=pages.PHONE_WALL, _=_)}</div>',
                  self.question: self.phone_box(memory, member, mine, _),
-                 self.class_wall: pages.wall_html(state, teacher=False, limit=pages.PHONE_WALL, _=_),
                  self.page.panel.pair: self.menu(class_id, values.get(self.page.panel.pair))}
         return memory.changed(drawn)
 
@@ -548,9 +600,9 @@ class ClassPanel:
     def left(self, request) -> dict:
         self.memory(request, fresh=True)
         self.page.sessions.of(request).panel_only = False
-        return {self.member: {}, self.studying: gr.Column(visible=False), self.student_tick: gr.Timer(active=False),
+        return {self.member: {}, self.parts: next(TICKETS), self.student_tick: gr.Timer(active=False),
                 self.page.tabs.top: gr.Tabs(visible=True), self.entry_column: gr.Column(visible=True),
-                self.present_start: gr.Button(visible=True), self.question: ""}
+                self.present_start: gr.Button(visible=True), self.question: "", self.following: ""}
 
     @to_page
     def cast(self, values: dict, request: gr.Request, clicked: gr.EventData) -> dict:
@@ -626,16 +678,16 @@ class ClassPanel:
         return self.start_quiz(values, request, "after", lesson)
 
     @to_page
-    def settings(self, values: dict, request: gr.Request) -> dict:
-        """The nickname and the two switches, kept in the student's browser; the nickname in the class too (unique
-        there). The follow box is emptied at once when following stops, and drawn again at the next poll."""
+    def settings(self, values: dict, request: gr.Request, parts: StudentParts | None = None) -> dict:
+        """The nickname and the two switches (of `parts`, the student's; by default a copy off the page), kept in the
+        student's browser; the nickname in the class too (unique there). The class is drawn again at once as the
+        switches now ask (the teacher's sentence shown or not)."""
         member = dict(values.get(self.member) or {})
         if not member.get("token"):
             return {}
-        memory = self.memory(request)
-        memory.seen = None  # the next poll draws what the switches now ask for
-        memory.drawn.pop(id(self.followed), None)
-        nickname = " ".join((values[self.nickname] or "").split())[:24]
+        memory, parts = self.memory(request), parts or self.off_page[1]
+        memory.seen = None
+        nickname = " ".join((values[parts.nickname] or "").split())[:24]
         said = {}
         if nickname != member.get("nickname", ""):
             try:
@@ -643,8 +695,9 @@ class ClassPanel:
                 said = {self.said: f"Your nickname in the class: **{html.escape(nickname)}**." if nickname else ""}
             except ClassError as e:  # taken, or posing as the teacher: the old one stays
                 nickname, said = member.get("nickname", ""), {self.said: gettext(language_of(request), str(e))}
-        member |= {"nickname": nickname, "send": bool(values[self.send]), "follow": bool(values[self.follow])}
-        return {self.member: member, self.nickname: nickname} | said | ({} if member["follow"] else {self.followed: ""})
+        member |= {"nickname": nickname, "send": bool(values[parts.send]), "follow": bool(values[parts.follow])}
+        return self.tick_student(values | {self.member: member}, request) | {self.member: member,
+                                                                           parts.nickname: nickname} | said
 
     @to_page
     def quit(self, values: dict, request: gr.Request) -> dict:
@@ -692,7 +745,7 @@ class ClassPanel:
         if teacher.get("code"):
             try:
                 self.teaching_class(values)
-                return self.teacher_shows(self.memory(request), teacher, Texts(language_of(request)), request)
+                return self.teacher_shows(request)
             except ClassError:
                 return {self.teacher: {}}
         if member.get("code"):
@@ -706,41 +759,66 @@ class ClassPanel:
     # -------------------------------------------------------------------------
 
     def wire(self, page, event, translated_by_user: list) -> None:
-        """The class's events. `translated_by_user`: the page's translations a user asked for with Translate or
-        Enter; a student's sentence is sent after each (`.success`). The page translates after a wall's "Show in
+        """The class's events on the page (a teacher's and a student's own parts wire theirs as they are built:
+        `wire_teacher`, `wire_student`). `translated_by_user`: the page's translations a user asked for with Translate
+        or Enter; a student's sentence is sent after each (`.success`). The page translates after a wall's "Show in
         every view" (playground/page.py)."""
-        self.page = page
+        self.page, self.event = page, event
+        # a teacher's and a student's parts built off the page, for tools and tests (a page's own are built for it:
+        # `build_parts`); built now, their labels are among the page's translated ones (playground.i18n._l)
+        with gr.Blocks():
+            self.off_page = TeacherParts.build(), StudentParts.build({})
         common = dict(show_progress="hidden")
         for start in (self.start, self.present_start):
             started = start.click(None, None, self.address, js=links.ADDRESS_JS)  # in the browser
             event(started.then, self.begin, [], [self.address, self.teacher], [self.teacher, self.entry, self.said]
                   + self.teacher_view, **common)
         event([self.join.click, self.code.submit], self.join_typed, [], [self.code, self.member],
-              [self.member, self.said, page.tabs.top, self.nickname, self.send, self.follow] + self.student_view,
-              **common)
+              [self.member, self.said, page.tabs.top] + self.student_view, **common)
         for translated in translated_by_user:  # in the browser: only a student's page sends a request (tp.sent)
             translated.success(None, js="() => tp.sent()")
         # off the queue: one write to the store, which must not wait behind a class's translations for a slot
         event(self.question.send, self.send_translated, [], [self.member, page.panel.text, page.panel.translation,
                                                              page.panel.notice], [self.said], queue=False, **common)
-        event([self.teacher_tick.tick], self.tick_teacher, [], [self.teacher, page.panel.translation],
-              self.teacher_view + [self.teacher, self.said], queue=False, **common)
-        for end in (self.end, self.present_end):
-            event([end.click], self.finish, [], [self.teacher], [self.summary, self.said, self.teacher]
-                  + self.teacher_view,
-                  **common).success(None, js="() => document.getElementById('class-summary')?.click()")
+        self.ends(self.present_end)
+        event([self.student_tick.tick], self.tick_student, [], [self.member], [self.member, self.said, page.tabs.top,
+                                                                              page.panel.pair] + self.student_view,
+              queue=False, **common)
         self.opened_sentence = event(self.wall.act, self.act, [], [self.teacher],
                                      [self.said, page.panel.pair, page.panel.text], **common)
-        event(self.roster.act, self.act, [], [self.teacher], [self.said], **common)  # a custom event: one at a time
-        event([self.student_tick.tick], self.tick_student, [], [self.member],
-              self.student_view + [self.member, self.said, page.tabs.top, page.panel.pair], queue=False, **common)
         page.demo.unload(self.forget)
         event(self.question.vote, self.cast, [], [self.member], [self.question], **common)
         event(self.question.answer, self.answer, [], [self.member], [self.question], **common)
-        event([self.nickname.blur, self.nickname.submit, self.send.input, self.follow.input], self.settings, [],
-              [self.member, self.nickname, self.send, self.follow], [self.member, self.followed, self.nickname,
-                                                                     self.said], **common)
-        event([self.leave.click], self.quit, [], [self.member],
+
+    def ends(self, button: gr.Button) -> None:
+        """`button` ends the class: its summary written, then downloaded by the browser."""
+        self.event([button.click], self.finish, [], [self.teacher], [self.summary, self.said, self.teacher]
+                   + self.teacher_view, show_progress="hidden").success(
+            None, js="() => document.getElementById('class-summary')?.click()")
+
+    def wire_teacher(self, parts: TeacherParts) -> None:
+        """A teacher's parts, built for the teacher's page: polled every TEACHER_TICK_S, End, and the list of
+        students' buttons."""
+        event, common = self.event, dict(show_progress="hidden")
+
+        def tick(values: dict, request: gr.Request) -> dict:
+            return self.tick_teacher(values, request, parts)
+        event([gr.Timer(TEACHER_TICK_S).tick], tick, [], [self.teacher, self.page.panel.translation],
+              [parts.join_fold, parts.card, parts.roster, self.teacher, self.said] + self.teacher_view, queue=False,
+              **common)
+        self.ends(parts.end)
+        event(parts.roster.act, self.act, [], [self.teacher], [self.said], **common)  # a custom event: one at a time
+
+    def wire_student(self, parts: StudentParts) -> None:
+        """A student's controls, built for the student's page: the nickname and switches kept, Leave."""
+        event, common, page = self.event, dict(show_progress="hidden"), self.page
+
+        def settings(values: dict, request: gr.Request) -> dict:
+            return self.settings(values, request, parts)
+        event([parts.nickname.blur, parts.nickname.submit, parts.send.input, parts.follow.input], settings, [],
+              [self.member, parts.nickname, parts.send, parts.follow],
+              [self.member, parts.nickname, self.said, page.tabs.top, page.panel.pair] + self.student_view, **common)
+        event([parts.leave.click], self.quit, [], [self.member],
               [self.said, page.tabs.top, self.member] + self.student_view, **common)
 
     def wire_views(self, views: dict, event, session) -> None:
