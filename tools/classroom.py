@@ -85,6 +85,22 @@ class Student:
         self.parts: list[dict] = []  # parts built for this session (a tab's gr.render), and their events
         self.rendered: list[dict] = []
 
+    @property
+    def seen(self) -> dict:
+        """The page as this session has it: the parts built for it (the newest first: parts built again replace
+        those before them) and the page's config."""
+        return {"components": self.parts[::-1] + self.config["components"],
+                "dependencies": self.rendered[::-1] + self.config["dependencies"]}
+
+    def reload(self) -> None:
+        """The page opened again in this browser (a new session on the server), what the browser keeps kept: its
+        cookies and its BrowserStates (a class's teacher or student)."""
+        kept = {c["id"] for c in self.config["components"] if c.get("type") == "browserstate"}
+        self.values = {c["id"]: self.values.get(c["id"]) if c["id"] in kept else c.get("props", {}).get("value")
+                       for c in self.config["components"]}
+        self.session, self.parts, self.rendered = uuid.uuid4().hex[:11], [], []
+        self.open_page()
+
     def _served_by(self, response: httpx.Response) -> None:
         if "x-replica" in response.headers:
             self.replicas.add(response.headers["x-replica"])
@@ -224,17 +240,13 @@ class Student:
         """Select a tab, as a click on it does (nothing to run where the page draws it without an event). A view's
         tab in a group built for each visitor comes in with its group: the group's tab is opened first, as a user
         does."""
-        seen = {"components": self.config["components"] + self.parts,
-                "dependencies": self.config["dependencies"] + self.rendered}
         group = registry.GROUP_LABELS.get(next((e.group for e in registry.VIEWS if e.label == label), None))
-        if block(seen, label=label) is None and group is not None:
+        if block(self.seen, label=label) is None and group is not None:
             took, received = self.open_tab(group)
-            seen = {"components": self.config["components"] + self.parts,
-                    "dependencies": self.config["dependencies"] + self.rendered}
-            (dependency, tab), = tab_events(seen, [label])
+            (dependency, tab), = tab_events(self.seen, [label])
             more = self.event(dependency, tab) if dependency else (0.0, 0)
             return took + more[0], received + more[1]
-        (dependency, tab), = tab_events(seen, [label])
+        (dependency, tab), = tab_events(self.seen, [label])
         return self.event(dependency, tab) if dependency else (0.0, 0)
 
     def open_page(self) -> tuple[float, int]:
@@ -362,12 +374,15 @@ def classroom(url: str, n: int, tabs: list[str], timeout: float, training: bool 
     return report
 
 
-def ticks(config: dict) -> tuple[dict, dict]:
-    """The teacher's and the students' polls of their class: the two timers' tick events."""
-    timers = [c["id"] for c in config["components"] if c.get("type") == "timer"]
-    polls = [d for d in config["dependencies"] if any(t[0] in timers and t[1] == "tick" for t in d["targets"])]
-    card = block(config, elem_id="class-card")["id"]
-    return next(d for d in polls if card in d["outputs"]), next(d for d in polls if card not in d["outputs"])
+def tick(page: Student, elem_id: str) -> dict:
+    """A page's poll of its class that draws the part `elem_id`: a timer's tick event (the teacher's, which draws
+    the join card "class-card", and the teacher's Lesson's, "lesson-poll", come with the parts built for the
+    teacher; the students', "class-following", is the page's own)."""
+    seen = page.seen
+    timers = {c["id"] for c in seen["components"] if c.get("type") == "timer"}
+    drawn = block(seen, elem_id=elem_id)["id"]
+    return next(d for d in seen["dependencies"]
+                if drawn in d["outputs"] and any(t[0] in timers and t[1] == "tick" for t in d["targets"]))
 
 
 def start_class(teacher: Student, url: str) -> str:
@@ -394,7 +409,7 @@ def vote(student: Student, choice: int) -> tuple[float, int]:
 
 
 def value_of(student: Student, elem_id: str):
-    return student.values.get(block(student.config, elem_id=elem_id)["id"])
+    return student.values.get(block(student.seen, elem_id=elem_id)["id"])
 
 
 def class_mode(url: str, n: int, timeout: float, kill=None) -> dict:
@@ -407,13 +422,15 @@ def class_mode(url: str, n: int, timeout: float, kill=None) -> dict:
     teacher.open_page()
     config = teacher.config
     code = start_class(teacher, url)
-    teacher_tick, student_tick = ticks(config)
+    teacher.open_tab("Lesson")  # built for the teacher, with the class's question to ask and its votes beside it
+    teacher_tick, lesson_tick, student_tick = tick(teacher, "class-card"), tick(teacher, "lesson-poll"), tick(
+        teacher, "class-following")
     shown, stop = [], threading.Event()  # (time, votes shown) of every teacher poll
 
     def projector():
         while not stop.is_set():
-            drawn = teacher.at_once(teacher_tick)
-            poll = drawn.get(block(config, elem_id="lesson-poll")["id"])
+            teacher.at_once(teacher_tick)
+            poll = teacher.at_once(lesson_tick).get(block(teacher.seen, elem_id="lesson-poll")["id"])
             if isinstance(poll, str) and "vote" in poll:
                 total = int(re.search(r"(\d+) votes?", poll).group(1))
                 shown.append((time.monotonic(), total))
@@ -447,7 +464,7 @@ def class_mode(url: str, n: int, timeout: float, kill=None) -> dict:
     if kill is not None:
         kill()
         time.sleep(4)  # the balancer takes the replica out after two failed checks, 1 s apart
-    ask = find(config, "click", elem_id="lesson-ask")
+    ask = find(teacher.seen, "click", elem_id="lesson-ask")
     teacher.event(ask, ask["targets"][0][0])
     question = block(config, elem_id="class-question")["id"]
     deadline = time.monotonic() + 30
