@@ -127,6 +127,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         register_api(ctx)
     without_api_schemas(demo.blocks.values())
     page.views = with_copies(page)
+    classes.build_off_page()
     return page
 
 

@@ -922,6 +922,16 @@ def test_compare_models_opens_on_a_model_that_translates_otherwise_and_puts_two_
     assert len(traces(across[compare.plot])) == 2  # each map on its own tokens, no difference map
 
 
+def test_the_page_is_built_from_at_most_120_components(page):
+    """Every component on the page costs each visitor's opening (Gradio copies its configuration into every session):
+    the views and the class's own parts are built for the visitor who opens or needs them (docs/many-users.md)."""
+    config = page.demo.get_config_file()
+    assert len(config["components"]) <= 120
+    on_page = {c["props"].get("elem_id") for c in config["components"]}
+    assert not on_page & {"lesson-ask", "steps-ask", "class-card", "class-roster", "class-end", "class-nickname"}
+    assert {"class-question", "class-following", "class-wall", "translate-button"} <= on_page  # polled by the page
+
+
 def test_every_tab_bar_holds_only_tabs(page):
     """Anything else placed straight inside gr.Tabs (a State, say) shifts the browser's tabs: a click on one opened
     the next one's label over another."""

@@ -361,6 +361,44 @@ def started(page, who: str = "teacher") -> tuple[dict, dict]:
     return out[classes.teacher], out
 
 
+def test_starting_and_ending_a_class_builds_the_teachers_parts_and_the_lesson_they_opened_again(page):
+    """The teacher's own parts are built for the teacher's page (the hidden number `parts` set anew), and the Lesson
+    or Step by step a teacher already opened is built again, with the class's question to ask; a tab not opened yet
+    is built as it opens, already with it. Ending the class builds them again without."""
+    classes, tabs = page.classroom, page.tabs
+    visitor = Visitor("teacher-rebuilt", host="10.1.20.20")
+    session = page.sessions.of(visitor)
+    session.built.add("lesson")  # the Lesson was opened before the class started; Step by step was not
+    out = classes.begin({classes.address: "http://127.0.0.1:7860/", page.result: None, classes.teacher: {}}, visitor)
+    assert session.teaching and classes.parts in out and tabs.built["lesson"] in out and tabs.built["steps"] not in out
+    again = classes.begin({classes.address: "", page.result: None, classes.teacher: out[classes.teacher]}, visitor)
+    assert "still running" in again[classes.said] and classes.parts not in again  # nothing built twice
+    ended = classes.finish({classes.teacher: out[classes.teacher]}, visitor)
+    assert not session.teaching and classes.parts in ended and tabs.built["lesson"] in ended
+    assert ended[tabs.built["lesson"]] != out[tabs.built["lesson"]]  # a new number: its change builds it again
+
+
+def test_a_teachers_lesson_and_step_by_step_are_built_with_the_question_and_the_votes_beside_it(page):
+    """wire_views, as a teacher's render calls it: Ask the class shown (and Step by step's Reveal to the class), a
+    timer of their own that draws the votes beside each view's question; a visitor outside a class gets neither."""
+    import gradio as gr
+    from playground import registry
+    from playground.views import CLASSES
+
+    classes = page.classroom
+    for teaching in (True, False):
+        with gr.Blocks() as blocks:
+            views = {k: CLASSES[k](registry.entry(k), page.ctx, page.panel) for k in ("lesson", "steps")}
+            events = len(blocks.fns)
+            classes.wire_views(views, classes.event, type("Session", (), {"teaching": teaching})())
+            timers = [b for b in blocks.blocks.values() if isinstance(b, gr.Timer)]
+            ticks = [fn for fn in blocks.fns.values() if fn.targets and fn.targets[0][1] == "tick"]
+        assert [views["lesson"].ask.visible, views["steps"].ask.visible, views["steps"].reveal.visible] == [teaching] * 3
+        assert len(timers) == len(ticks) == int(teaching) and len(blocks.fns) > events
+        if teaching:
+            assert {views["lesson"].poll, views["lesson"].quiz, views["steps"].poll} == set(ticks[0].outputs)
+
+
 def test_a_student_copying_the_teachers_requests_without_the_secret_is_refused(page):
     classes = page.classroom
     teacher, out = started(page)

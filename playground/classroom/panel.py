@@ -190,6 +190,13 @@ class ClassPanel:
                 self.memories.popitem(last=False)
             return self.memories[key]
 
+    def build_off_page(self) -> None:
+        """A teacher's and a student's parts built off the page (`off_page`), for tools and tests (a page's own are
+        built for it: `build_parts`). Made before the page is served, their labels are among its translated ones
+        (playground.i18n._l)."""
+        with gr.Blocks():
+            self.off_page = TeacherParts.build(), StudentParts.build({})
+
     def limited(self, kind: str, who: str, limit: tuple[int, int]) -> bool:
         """True when `who` may do `kind` once more (the event counted in the store)."""
         return self.store.limit(f"{kind} {who}", *limit)
@@ -764,10 +771,6 @@ class ClassPanel:
         or Enter; a student's sentence is sent after each (`.success`). The page translates after a wall's "Show in
         every view" (playground/page.py)."""
         self.page, self.event = page, event
-        # a teacher's and a student's parts built off the page, for tools and tests (a page's own are built for it:
-        # `build_parts`); built now, their labels are among the page's translated ones (playground.i18n._l)
-        with gr.Blocks():
-            self.off_page = TeacherParts.build(), StudentParts.build({})
         common = dict(show_progress="hidden")
         for start in (self.start, self.present_start):
             started = start.click(None, None, self.address, js=links.ADDRESS_JS)  # in the browser
