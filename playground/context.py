@@ -101,7 +101,7 @@ class Context:
     batcher: GreedyBatcher = field(default_factory=lambda: GreedyBatcher())  # a class's greedy translations, batched
     public_url: str | None = None  # the address other machines open (links.shared_address), when known
     uploads: Uploads | None = None  # models teachers brought, each in its own session's menu only
-    sessions: "Sessions" = field(default_factory=lambda: Sessions(registry.FIRST))
+    sessions: Sessions = field(default_factory=lambda: Sessions(registry.FIRST))  # each visitor's page (Session)
 
     @property
     def pairs(self) -> list[str]:

@@ -1,5 +1,6 @@
 """How a handler is wired and how its answer reaches the page (`listen`, `to_page`), the parts a visitor's gr.render
-makes kept as the page's own (`as_on_the_page`), and the View base class: what every view of the page shares (its tab, words and notice) and how it draws what it lacks (`View.show`)."""
+makes kept as the page's own (`as_on_the_page`), and the View base class: what every view of the page shares (its
+tab, words and notice) and how it draws what it lacks (`View.show`)."""
 from __future__ import annotations
 
 import contextlib

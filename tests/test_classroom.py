@@ -393,7 +393,8 @@ def test_a_teachers_lesson_and_step_by_step_are_built_with_the_question_and_the_
             classes.wire_views(views, classes.event, type("Session", (), {"teaching": teaching})())
             timers = [b for b in blocks.blocks.values() if isinstance(b, gr.Timer)]
             ticks = [fn for fn in blocks.fns.values() if fn.targets and fn.targets[0][1] == "tick"]
-        assert [views["lesson"].ask.visible, views["steps"].ask.visible, views["steps"].reveal.visible] == [teaching] * 3
+        shown = [views["lesson"].ask.visible, views["steps"].ask.visible, views["steps"].reveal.visible]
+        assert shown == [teaching] * 3
         assert len(timers) == len(ticks) == int(teaching) and len(blocks.fns) > events
         if teaching:
             assert {views["lesson"].poll, views["lesson"].quiz, views["steps"].poll} == set(ticks[0].outputs)
@@ -462,7 +463,8 @@ def test_fifteen_joins_from_one_address_are_each_listed_and_a_locked_class_takes
     class_id = classes.teaching_class(values)
     state = classes.store.state(class_id, roster=True)
     assert state.students == 15 and len(state.roster) == 15
-    listed, parts = classes.tick_teacher(values | {page.panel.translation: ""}, Visitor("teacher-15")), classes.off_page[0]
+    listed = classes.tick_teacher(values | {page.panel.translation: ""}, Visitor("teacher-15"))
+    parts = classes.off_page[0]  # the teacher's parts (a page's own are built for it)
     assert listed[parts.roster].count('data-act="remove"') == 15 and "15 students joined" in listed[parts.roster]
     assert listed[parts.join_fold].label.startswith("Class ") and "15 students joined" in listed[parts.join_fold].label
     classes.act(values, gr.EventData(None, {"act": "remove", "id": store_key(members[0]["token"])}))

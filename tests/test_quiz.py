@@ -115,7 +115,8 @@ def test_a_teacher_and_three_phones_take_the_quiz_before_and_after_in_german(pag
     with pytest.raises(gr.Error, match="not one of the choices"):
         classes.answer({classes.member: phones[0][1]}, phones[0][0],
                        gr.EventData(None, {"quiz": str(asked.id), "question": "0", "choice": "x"}))
-    chart = classes.votes_beside([lesson])({classes.teacher: teacher}, Visitor("teacher-quiz", headers=GERMAN))[lesson.quiz]
+    chart = classes.votes_beside([lesson])({classes.teacher: teacher},
+                                           Visitor("teacher-quiz", headers=GERMAN))[lesson.quiz]
     assert "vor der Lektion" in chart and "3 haben vorher geantwortet" in chart
     # per question: 2 right of 3 for the first three, 1 of 3 for the last three
     assert shares_in(chart) == ["2/3"] * 3 + ["1/3"] * 3
@@ -126,7 +127,8 @@ def test_a_teacher_and_three_phones_take_the_quiz_before_and_after_in_german(pag
         for i, q in enumerate(after.questions):
             classes.answer({classes.member: member}, visitor,
                            gr.EventData(None, {"quiz": str(after.id), "question": str(i), "choice": str(q["right"])}))
-    chart = classes.votes_beside([lesson])({classes.teacher: teacher}, Visitor("teacher-quiz", headers=GERMAN))[lesson.quiz]
+    chart = classes.votes_beside([lesson])({classes.teacher: teacher},
+                                           Visitor("teacher-quiz", headers=GERMAN))[lesson.quiz]
     assert shares_in(chart) == [s for pair in zip(["2/3"] * 3 + ["1/3"] * 3, ["3/3"] * 6) for s in pair]
     out = classes.finish({classes.teacher: teacher}, Visitor("teacher-quiz", headers=GERMAN))
     summary = open(out[classes.summary]["value"], encoding="utf-8").read()

@@ -163,8 +163,10 @@ class StudentParts:
 
 class ClassPanel:
     """Built in five places: its entry (`entry_controls`, beside the panel's settings), Start and End buttons in
-    presentation mode's bar (`present_controls`), the phone's question above the panel (`question_controls`), the
-    teacher's and the student's parts under the panel (`build`), and the wall under the views (`wall_controls`)."""
+    presentation mode's bar (`present_controls`), the phone's question above the panel (`question_controls`), a
+    student's view of the class and the teacher's or the student's own parts, built for the page that needs them,
+    under the panel (`build`, `build_parts`), and the wall under the views (`wall_controls`); and in a teacher's
+    Lesson and Step by step (`wire_views`)."""
 
     def __init__(self, ctx: Context, store: Store, trusted_proxies: frozenset[str] = frozenset()):
         self.ctx, self.store, self.trusted = ctx, store, trusted_proxies
