@@ -273,10 +273,14 @@ def build_tab(page: Page, event, unit: str, session) -> None:
     shown = list(views.values())
     draw = page.opener(None if group else unit, group, views, select=inner)
     tabs = [inner] if inner is not None else []
-    event(page.demo.load, draw, shown, draws=tabs)  # drawn once built: gradio runs a render's load events after it
-    event([page.tabs.drawn[unit].change], draw, shown, draws=tabs)
+    # one queue for every visitor's drawing of this tab, as for a tab on the page: an event made in a render is its
+    # own concurrency group otherwise, and a class opening the tab at once drew it on as many threads as visitors
+    queue = dict(concurrency_id=f"draw {unit}")
+    event(page.demo.load, draw, shown, draws=tabs, **queue)  # drawn once built: gradio runs a render's load events
+    event([page.tabs.drawn[unit].change], draw, shown, draws=tabs, **queue)  # after it
     for key in registry.members(group) if group else []:
-        event([views[key].tab.select], page.opener(key, group, views), [views[k] for k in registry.tabs()[key]])
+        event([views[key].tab.select], page.opener(key, group, views), [views[k] for k in registry.tabs()[key]],
+              **queue)
     as_on_the_page()
 
 

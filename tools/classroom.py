@@ -423,14 +423,15 @@ def class_mode(url: str, n: int, timeout: float, kill=None) -> dict:
     config = teacher.config
     code = start_class(teacher, url)
     teacher.open_tab("Lesson")  # built for the teacher, with the class's question to ask and its votes beside it
-    teacher_tick, lesson_tick, student_tick = tick(teacher, "class-card"), tick(teacher, "lesson-poll"), tick(
-        teacher, "class-following")
-    shown, stop = [], threading.Event()  # (time, votes shown) of every teacher poll
+    student_tick = tick(teacher, "class-following")  # the page's own: the same on every replica
+    shown, stop, moving = [], threading.Event(), threading.Lock()  # (time, votes shown) of every teacher poll
 
     def projector():
         while not stop.is_set():
-            teacher.at_once(teacher_tick)
-            poll = teacher.at_once(lesson_tick).get(block(teacher.seen, elem_id="lesson-poll")["id"])
+            with moving:  # the parts built for the teacher's page: the newest (built again after a reload)
+                teacher.at_once(tick(teacher, "class-card"))
+                drawn = teacher.at_once(tick(teacher, "lesson-poll"))
+                poll = drawn.get(block(teacher.seen, elem_id="lesson-poll")["id"])
             if isinstance(poll, str) and "vote" in poll:
                 total = int(re.search(r"(\d+) votes?", poll).group(1))
                 shown.append((time.monotonic(), total))
@@ -462,8 +463,12 @@ def class_mode(url: str, n: int, timeout: float, kill=None) -> dict:
     samples, failed = together(students, lambda s, i: s.translate(SENTENCES[i % len(SENTENCES)]))  # as a class
     report["translate and send"], errors = summary(samples) if samples else None, errors + failed
     if kill is not None:
-        kill()
-        time.sleep(4)  # the balancer takes the replica out after two failed checks, 1 s apart
+        with moving:
+            kill()
+            time.sleep(4)  # the balancer takes the replica out after two failed checks, 1 s apart
+            if "r1" in teacher.replicas:  # the parts built for the teacher's page were r1's: the teacher reloads
+                teacher.reload()
+                teacher.open_tab("Lesson")
     ask = find(teacher.seen, "click", elem_id="lesson-ask")
     teacher.event(ask, ask["targets"][0][0])
     question = block(config, elem_id="class-question")["id"]
