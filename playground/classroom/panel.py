@@ -851,19 +851,22 @@ class ClassPanel:
                 return self.ask_steps(values, request, steps)
             event([steps.ask.click], ask_steps, [], [self.teacher, steps.index], [self.said], **common)
             event([steps.reveal.click], self.reveal_class, [], [self.teacher], [self.said], **common)
-        shown = [views[unit] for unit in CLASS_VIEWS if unit in views] if teaching else []
-        for button in [view.ask for view in shown] + ([views["steps"].reveal] if teaching and "steps" in views else []):
-            button.visible = True  # made before the render is sent: drawn shown
-        if shown:
-            event([gr.Timer(TEACHER_TICK_S).tick], self.votes_beside(shown), [], [self.teacher],
-                  [view.poll for view in shown] + [view.quiz for view in shown if view.name == "lesson"],
-                  queue=False, **common)
+        shown = [views[unit] for unit in CLASS_VIEWS if unit in views]
+        if not (teaching and shown):
+            return
+        for view in shown:  # made before the render is sent: drawn shown
+            view.ask.visible = True
+        if "steps" in views:
+            views["steps"].reveal.visible = True
+        event([gr.Timer(TEACHER_TICK_S).tick], self.votes_beside(shown), [], [self.teacher],
+              [view.poll for view in shown] + [view.quiz for view in shown if view.name == "lesson"], queue=False,
+              **common)
 
     def votes_beside(self, views: list):
         """A teacher's Lesson and Step by step (`views`, built for one visitor): the class's question, with its
         votes, beside the view that asked it (beside the Lesson's own question its words are not said again), and
         the quiz's chart in the Lesson; sent when they changed."""
-        sent: dict = {}
+        memory = ClassMemory()  # what these views were last sent
 
         @quiet
         def drawn(values: dict, request: gr.Request) -> dict:
@@ -872,7 +875,7 @@ class ClassPanel:
             except ClassError:  # ended: the page's own tick says so, and builds these views again without it
                 return {}
             version = self.store.version(class_id)
-            if version is None or version == sent.get("version"):
+            if version is None or version == memory.seen:
                 return {}
             state, _ = self.store.state(class_id, wall=0), Texts(language_of(request))
             poll, out = state.poll, {}
@@ -881,8 +884,6 @@ class ClassPanel:
                 out[view.poll] = (pages.poll_html(poll, show_counts=True, said=not lesson, _=_)
                                   if poll and bool(poll.step) == lesson else "")
                 out |= {view.quiz: quiz.chart_html(state.quizzes, _)} if lesson else {}
-            sent["version"] = version
-            changed = {c: v for c, v in out.items() if sent.get(c) != v}
-            sent.update(changed)
-            return changed
+            memory.seen = version
+            return memory.changed(out)
         return drawn
