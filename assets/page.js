@@ -287,7 +287,10 @@
   };
   // drawn again by plotly (a new figure, a resize, fit's own change) or shown (a figure drawn in a hidden tab
   // measures nothing until its tab opens): fit once plotly is done
-  const soon = (plot) => { clearTimeout(plot.fitting); plot.fitting = setTimeout(() => tp.fit(plot), 50); };
+  const soon = (plot) => {
+    clearTimeout(plot.fitting);
+    plot.fitting = setTimeout(() => { plot.fitting = 0; tp.fit(plot); }, 50);
+  };
   const resized = new ResizeObserver(entries => entries.forEach(e => e.contentRect.width && soon(e.target)));
   new MutationObserver(() => document.querySelectorAll('.js-plotly-plot:not([data-fits])').forEach(plot => {
     if (!plot.on) return;  // plotly has not made it a graph yet
@@ -296,6 +299,17 @@
     plot.on('plotly_relayout', () => soon(plot));
     resized.observe(plot);
   })).observe(document.documentElement, {childList: true, subtree: true});
+
+  // Settled: no event running (gradio's status trackers hidden), no figure waiting to be laid out, and nothing on the
+  // page changed for `quiet` ms. What a person would call "done drawing"; the browser tests wait on it (tp.settled())
+  // instead of sleeping for a fixed time
+  let changed = performance.now();
+  new MutationObserver(() => { changed = performance.now(); }).observe(document.documentElement,
+    {childList: true, subtree: true, attributes: true, characterData: true});
+  tp.settled = (quiet = 150) => performance.now() - changed >= quiet
+    && ![...document.querySelectorAll('[data-testid=status-tracker]')]
+      .some(e => !e.classList.contains('hide') && e.getClientRects().length)
+    && ![...document.querySelectorAll('.js-plotly-plot')].some(plot => plot.fitting);
 
   // the arrow keys move between the Lesson's steps while it is in view (never while typing)
   document.addEventListener('keydown', (event) => {

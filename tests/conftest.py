@@ -140,6 +140,25 @@ def smoke_checkpoint(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def toy_run():
+    """toy_run(task): the live view's trainer with its defaults on copy or reverse (about 40 s), its reports (one
+    every 200 steps, the last at the end). Trained once per test session for every test that reads it: its dropout is
+    off and it draws from its own generator, so the last report's model is the one a run that reports only at its
+    end leaves (tools/alignment.py's `trained`; tests/test_live.py checks it). The tests that read it share the
+    xdist group "toy", so one worker trains each task once."""
+    from transformer.training import live
+
+    runs = {}
+
+    def run(task: str) -> list:
+        if task not in runs:
+            runs[task] = list(live.train_toy(live.ToySettings(task=task), report_every=200))
+        return runs[task]
+
+    return run
+
+
 # -----------------------------------------------------------------------------
 # The app: the shipped checkpoints, served once per test session on a free local port
 

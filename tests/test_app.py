@@ -774,6 +774,7 @@ def drop_timeline_sources(folder: Path) -> None:
 
 @pytest.mark.parametrize("damage, says", [(corrupt_snapshot, "git checkout -- "),
                                           (drop_timeline_sources, "not their sources (timeline_sources)")])
+@pytest.mark.slow
 def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp_path, damage, says):
     pair = shipped_pairs()[0]
     shutil.copytree(SHIPPED / pair, tmp_path / pair)
@@ -809,6 +810,7 @@ def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp
         assert open_tab(page, "used", values)[used.attributions] is not None  # not marked as drawn: tried again
 
 
+@pytest.mark.slow
 def test_what_the_model_used_draws_every_method_the_lens_and_a_download_of_every_number(page):
     values = defaults(page) | {page.panel.text: "A <b>dog</b> & a cat sit on the <script>x</script> sofa."}
     values = after(values, page.show_translation(values))

@@ -10,7 +10,7 @@ import pytest
 import segno
 
 from conftest import CHROMIUM
-from test_browser import ARTIFACTS, EXAMPLES, open_page, pick_example
+from test_browser import ARTIFACTS, EXAMPLES, open_page, pick_example, settle
 from tools.figure_overlaps import SIZES  # the four sizes a class meets: (width, height, presentation mode)
 
 pytestmark = [pytest.mark.slow,
@@ -183,7 +183,7 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
                                   timeout=20_000)
         # Ask, Reveal and the question within one projector screen, the poll beside them, its figure still hidden
         teacher.evaluate("() => tp.toStep()")  # where Back and Next leave the page: the step's top at the window's
-        teacher.wait_for_timeout(300)
+        settle(teacher)
         teacher.screenshot(path=str(ARTIFACTS / f"lesson-projector-step-{number}.png"))
         parts = [box(teacher, sel) for sel in ("#lesson-question", "#lesson-ask", "#lesson-reveal", "#lesson-poll")]
         assert all(p["top"] >= 0 and p["bottom"] <= 720 for p in parts), (number, parts)
@@ -212,7 +212,7 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
         for who, p in (("teacher", teacher), ("student", students[1])):
             p.set_viewport_size({"width": width, "height": height})
             p.evaluate("(on) => tp.present(on)", present)
-            p.wait_for_timeout(300)
+            settle(p)
             p.screenshot(path=str(ARTIFACTS / f"class-{who}-{name}.png"), full_page=True)
             for element in ("#class-wall", "#class-student-wall", "#class-question", "#class-card", "#class-roster"):
                 assert p.evaluate(f"() => {{ const e = document.querySelector('{element}'); return !e || "

@@ -86,6 +86,7 @@ def test_rightness_counts_the_written_references_and_the_judged_translations_apa
     assert judged("fr") == {}
 
 
+@pytest.mark.slow
 def test_the_measures_on_a_tiny_model(translator):
     result = class_sets.class_sets(translator, lang="de")
     fm, nm, nb = result["first_minute"], result["names"], result["numbers"]

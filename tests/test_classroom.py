@@ -129,6 +129,7 @@ def test_votes_from_two_replicas_at_once_are_each_counted_exactly_once(url):
     assert replicas[0].state(class_id).poll.counts == [20, 20]
 
 
+@pytest.mark.slow
 def test_postgresql_restarted_mid_class_loses_no_sentence_or_vote(postgres_url):
     """The database restarts while a class sends and votes (every connection dropped): the calls made meanwhile
     wait for it (the pool checks its connections) and each lands once."""
@@ -587,6 +588,7 @@ def test_a_teacher_moved_to_another_replica_asks_about_the_sentence_the_class_wa
     assert [(p.text, p.step) for p in ended.polls] == [("I see a dog.", 1), ("I see a dog.", None)]
 
 
+@pytest.mark.slow
 def test_postgresql_restarted_mid_lesson_the_page_waits_and_a_teacher_and_three_phones_lose_nothing(
         translators, postgres_url):
     """The class's page on PostgreSQL, a teacher and three phones (their handlers as the page calls them): the

@@ -133,6 +133,7 @@ def test_a_replica_port_already_taken_is_replaced_by_a_free_one():
         assert other != busy and port_for(other) == other  # the free one is kept as asked
 
 
+@pytest.mark.slow
 def test_a_replica_whose_port_was_taken_after_it_was_chosen_is_started_again_on_another():
     """A replica exits when its port is taken between the moment it was chosen and the moment it listens (CI met
     it once): serve.replica_up starts it again on a port the system picks, and waits for that one."""

@@ -102,6 +102,7 @@ def test_training_steps_on_the_device_follow_the_cpu(device):
     assert losses[device] == pytest.approx(losses["cpu"], rel=1e-3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_a_training_run_on_the_device_learns_and_resumes(device, data_dir, tmp_path, monkeypatch):
     """train() as a recipe runs it on a GPU (tools/device_train.sh): its epochs drawn in a process, batches copied from pinned memory

@@ -21,6 +21,7 @@ def test_the_schedule_peaks_at_the_chosen_rate_and_holds_or_decays():
     assert held.lr(400) == pytest.approx(2e-3) and noam.lr(400) == pytest.approx(1e-3)  # (100/400)^0.5
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_curve_and_another_seed_another():
     run = lambda seed: [p.losses for p in live.train_toy(live.ToySettings(steps=30, seed=seed), report_every=10)][-1]
     assert run(3) == run(3)
@@ -70,13 +71,24 @@ def test_looking_at_a_model_leaves_it_in_its_mode(mode):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("toy")
 @pytest.mark.parametrize("task", ["copy", "reverse"])
-def test_the_defaults_learn_the_task(task):
+def test_the_defaults_learn_the_task(task, toy_run):
     """Copy and reverse reach 95 % exact match on held-out sequences within the default steps, and end near it.
     (Which report first reaches it depends on the CPU: its kernels' last bits steer the trajectory.)"""
-    reports = list(live.train_toy(live.ToySettings(task=task), report_every=200))
+    reports = toy_run(task)
     best, last = max(p.accuracy for p in reports), reports[-1]
     assert last.done and best >= 0.95 and last.accuracy >= 0.9, [p.accuracy for p in reports]
+
+
+def test_how_often_a_run_reports_changes_nothing_of_its_training():
+    """What lets one trained toy model serve every test that reads it (conftest's toy_run)."""
+    settings = live.ToySettings(steps=30, d_model=32, n_layers=1, task="copy")
+    *_, often = live.train_toy(settings, report_every=5)
+    *_, once = live.train_toy(settings, report_every=10**9)
+    assert often.step == once.step == 30 and often.done and once.done
+    assert often.losses == once.losses and often.accuracy == once.accuracy
+    assert all(torch.equal(a, b) for a, b in zip(often.model.state_dict().values(), once.model.state_dict().values()))
 
 
 def test_pausing_between_steps_leaves_the_training_as_it_was():

@@ -135,6 +135,7 @@ def test_averaging_snapshots(tmp_path):
     assert average_snapshots([tmp_path / "a.safetensors", tmp_path / "b.safetensors"])["w"].tolist() == [2.0, 4.0]
 
 
+@pytest.mark.slow
 def test_a_tiny_model_learns_to_reverse_sequences():
     """Training from scratch on CPU in seconds: greedy output is the reversed input for nearly every sequence.
     (Not all 50: the last float bits of a CPU's kernels steer the trajectory, and a sequence or two can differ.)"""
@@ -215,6 +216,7 @@ def test_train_records_the_timeline_and_int8_snapshots(data_dir, tmp_path):
         load_snapshot(out, 2)
 
 
+@pytest.mark.slow
 def test_an_epochs_batches_drawn_in_a_process_are_the_ones_drawn_here(data_dir, tmp_path):
     """EpochBatches holds an epoch's padded batches flat and gives each back as it was padded, in the epoch's order;
     the drawing process (Drawer: spawned, sent the Drawing once) gives the same ones, epoch by epoch."""
@@ -317,6 +319,7 @@ def test_torchrun_trains_data_parallel_unchanged(data_dir, tmp_path):
     assert metrics["epochs"][0]["step"] == alone.epochs[0]["step"] // 2  # each rank took half of one process's batches
 
 
+@pytest.mark.slow
 def test_a_first_minute_run_learns_bytes_and_digits_and_draws_names_each_epoch(data_dir, tmp_path):
     """byte_fallback, split_digits, swap_names and templates: the vocabulary spells anything, the epochs differ."""
     from transformer.training.train import Drawing, epoch_examples, set_up
@@ -385,6 +388,7 @@ def test_a_word_list_named_alone_is_a_part_of_its_own_trained_whole(tmp_path):
     assert "more_words" not in read_classroom(f"data/phrasebook.txt,{more}", "de", "heldout")
 
 
+@pytest.mark.slow
 def test_the_third_word_list_trains_no_held_out_word_under_another_name():
     """data/more_words.tsv is trained whole: none of its words is in words.tsv, none differs from a held-out word
     only in spaces, hyphens or a plural s, and no German or French word of it is a held-out word's translation (a
@@ -636,6 +640,7 @@ def test_the_calendar_thirty_are_in_no_training_file_nor_near_a_calendar_frame()
         assert max(len(f & said) / max(len(f), len(said)) for f in frames) < 0.6, item["en"]
 
 
+@pytest.mark.slow
 def test_a_time_budget_sets_the_epoch_count_from_the_second_epoch(data_dir, tmp_path):
     from types import SimpleNamespace
 
@@ -729,6 +734,7 @@ def test_a_grown_model_computes_exactly_what_it_grew_from_and_then_learns_with_i
         grow(Transformer(tiny_config()), tiny_config(n_encoder_layers=3))
 
 
+@pytest.mark.slow
 def test_a_second_stage_may_grow_the_model_and_keeps_its_snapshots_translating_as_they_did(data_dir, tmp_path):
     from transformer.checkpoint import load_snapshot
     from transformer.training.train import translate_all
@@ -748,6 +754,7 @@ def test_a_second_stage_may_grow_the_model_and_keeps_its_snapshots_translating_a
     assert all(before) and translate_all(load_snapshot(second, 1), tokenizer, sentences, 1) == before
 
 
+@pytest.mark.slow
 def test_a_second_stage_on_the_same_vocabulary_keeps_the_first_stages_recorded_translations(data_dir, tmp_path):
     sources = ["a man runs", "the dog sits in the park"]
     (tmp_path / "timeline.json").write_text(json.dumps(sources))

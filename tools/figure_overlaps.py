@@ -32,8 +32,9 @@ BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgr
                 "--disable-component-update", "--no-first-run"]
 SIZES = {"present": (1280, 720, True), "1280x720": (1280, 720, False), "1440x900": (1440, 900, False),
          "390x844": (390, 844, False)}
-SETTLED = ("() => ![...document.querySelectorAll('[data-testid=status-tracker]')]"
-           ".some(e => !e.classList.contains('hide') && e.getClientRects().length)")
+# The page's own signal that it has settled (assets/page.js, tp.settled): no event running, no figure waiting to be
+# laid out, and nothing on it changed for a moment; waited on instead of sleeping for a fixed time
+SETTLED = "() => window.tp?.settled()"
 
 # Each visible figure's texts as drawn (their boxes through the text's own transform), then every pair tested with
 # the separating-axis test for two convex quadrilaterals, and every text against the figure's own box
@@ -135,9 +136,7 @@ def check(url: str, sizes: list[str], shots: Path | None, only: list[str] | None
                 go()
                 if only and not any(o in name for o in only):
                     continue  # a Lesson step walked past on the way to the one asked for
-                page.wait_for_timeout(300)
-                page.wait_for_function(SETTLED, timeout=60_000)
-                page.wait_for_timeout(300)  # plotly lays the figures out
+                page.wait_for_function(SETTLED, timeout=60_000)  # drawn and laid out (assets/page.js)
                 found = collisions(page)
                 report[f"{size}: {name}"] = found
                 if shots:
