@@ -306,6 +306,8 @@
   let changed = performance.now();
   new MutationObserver(() => { changed = performance.now(); }).observe(document.documentElement,
     {childList: true, subtree: true, attributes: true, characterData: true});
+  // a window resized (presentation mode sends one): plotly redraws its figures for it 100 ms later
+  window.addEventListener('resize', () => { changed = performance.now() + 100; });
   tp.settled = (quiet = 150) => performance.now() - changed >= quiet
     && ![...document.querySelectorAll('[data-testid=status-tracker]')]
       .some(e => !e.classList.contains('hide') && e.getClientRects().length)

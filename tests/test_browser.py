@@ -170,6 +170,8 @@ COVERED = """() => [...document.querySelectorAll('button')].filter(b => {
 # A figure's title as read: a wrapped title's lines (tspans) joined by a space
 TITLE = ("(s) => { const e = document.querySelector(s); if (!e) return '';"
          " const lines = [...e.querySelectorAll('tspan.line')].map(t => t.textContent); return lines.length ? lines.join(' ') : e.textContent; }")
+
+
 def settle(page, timeout: int = 60_000) -> None:
     """Wait for the page's signal that it has settled (tools/figure_overlaps.py's SETTLED)."""
     page.wait_for_function(SETTLED, timeout=timeout)
