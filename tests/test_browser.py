@@ -887,8 +887,11 @@ def same_line(page, *selectors: str) -> bool:
 
 
 def step_shown(page) -> int:
-    """The Lesson step on screen, by its heading ("Step 3 of 10: ...", in any of the page's languages)."""
-    return int(re.search(r"(\d+) \w+ 10\b", page.inner_text("#lesson-where")).group(1))  # not a timer's "0.3s"
+    """The Lesson step on screen, by its heading ("Step 3 of 10: ...", in any of the page's languages), once the
+    Lesson built for this page shows one (a timer's "0.3s" beside it is not a step)."""
+    shown = page.wait_for_function("() => document.querySelector('#lesson-where')?.innerText"
+                                   ".match(/(\\d+) \\w+ 10\\b/)?.[1]", timeout=60_000)
+    return int(shown.json_value())
 
 
 def lesson_to(page, n: int, language: str = "en") -> None:
