@@ -37,7 +37,8 @@ def test_attributions_of_a_trained_toy_model_find_the_true_source(task, toy_run)
     """Trained by the live view's trainer (its defaults, ~40 s: alignment.trained, shared by the session's tests);
     thresholds far below what this CPU measured (docs/explanations.md: "Checked where the answer is known"), far
     above chance (one symbol in 3-12)."""
-    model, exact = toy_run(task)[-1].model, toy_run(task)[-1].accuracy
+    last = toy_run(task)[-1]
+    model, exact = last.model, last.accuracy
     assert exact >= 0.9
     seqs = alignment.held_out(30)
     chance = len(seqs) / sum(map(len, seqs))  # a symbol drawn at random is the true one once in len(seq)

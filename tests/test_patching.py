@@ -111,7 +111,8 @@ def test_on_the_copy_task_only_the_changed_position_carries_the_change(toy_run):
     """A model trained to copy (the live view's trainer, ~40 s, shared by the session's tests): change one symbol,
     and patching that source position after the first encoder layer brings the first output back; another position
     does not."""
-    model, exact = toy_run("copy")[-1].model, toy_run("copy")[-1].accuracy
+    last = toy_run("copy")[-1]
+    model, exact = last.model, last.accuracy
     assert exact >= 0.9
     first, second = [5, 9, 7, 12, 6, 8], [5, 9, 11, 12, 6, 8]  # position 2 changes
     cfg = model.cfg
