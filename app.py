@@ -106,8 +106,9 @@ def main() -> None:
     for problem in problems:
         print(f"warning: {problem}")
     public, class_line = public_address(args)
-    demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn, public_url=public,
-                      store=Store(args.database_url), trusted_proxies=frozenset(args.trusted_proxy))
+    store = Store(args.database_url)
+    demo = build_demo(translators, problems, bertviz_offline=not args.bertviz_cdn, public_url=public, store=store,
+                      trusted_proxies=frozenset(args.trusted_proxy))
     # What every first translation reads besides the model, loaded now rather than while a class waits for it: the
     # language identifier of the warnings (an LZMA-packed model, about 0.4 s), the sentence splitter and each target
     # language's dictionary of the "made up" warning (about 0.8 s for German)
@@ -119,7 +120,7 @@ def main() -> None:
     gc.freeze()
     demo.queue(default_concurrency_limit=2)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share, quiet=True, prevent_thread_lock=True,
-                **launch_options())
+                **launch_options(store))
     print("\n".join(said_at_start(args, class_line, demo.share_url)), flush=True)
     demo.block_thread()
 

@@ -31,6 +31,25 @@
     window.location.assign(address);
   });
 
+  // What cannot be undone asks once more, in place: the first click on End (either one) or on a Take out turns the
+  // button into its question for a few seconds (its words from the server: the button's data-sure, or for End the
+  // join card's data-end-sure); only a click on the question goes through. Caught before the button's own handler
+  const SURE_MS = 4000;
+  window.addEventListener('click', (event) => {
+    const button = event.target.closest?.('button[data-sure], #class-end, #class-end-present');
+    if (!button || button.classList.contains('sure')) return;  // asking already: this click goes through
+    const words = button.dataset.sure || document.querySelector('[data-end-sure]')?.dataset.endSure;
+    if (!words) return;
+    event.stopImmediatePropagation();
+    event.preventDefault();
+    const asking = document.createElement('span');  // beside the button's own text, which the CSS hides meanwhile
+    asking.className = 'asking';
+    asking.textContent = words;
+    button.classList.add('sure');
+    button.append(asking);
+    setTimeout(() => { button.classList.remove('sure'); asking.remove(); }, SURE_MS);
+  }, true);
+
   // the class's wall and list of students (the teacher's): their buttons fire the element's own "act" event with
   // what they act on (a sentence's id, a student's key)
   tp.wall = (element, trigger) => element.addEventListener('click', (event) => {

@@ -114,11 +114,22 @@ def digits(number: str) -> str:
     return re.sub(r"\D", "", number)
 
 
+# a one-digit number as the page's languages may write it in words, by the words' beginnings ("3 cats" -> "drei
+# Katzen", "the 2nd" -> "der zweite"); "un" and "ein" begin many words, so a 1 is rarely doubted
+DIGIT_WORDS = [("zero", "null", "zéro"), ("one", "first", "ein", "erst", "un", "premi"),
+               ("two", "second", "zwei", "zwo", "deux"), ("three", "third", "drei", "dritt", "trois"),
+               ("four", "vier", "quatr"), ("five", "fifth", "fünf", "cinq"), ("six", "sechs"),
+               ("seven", "sieben", "siebt", "sept"), ("eight", "acht", "huit"), ("nine", "ninth", "neun", "neuf", "neuv")]
+
+
 def changed_numbers(source: str, translation: str) -> list[str]:
-    """The source's numbers of two or more digits whose digits the translation does not write, in order, as one of
-    its own numbers (10:45 may come out as 10.45, 2,000 as 2.000; a small number may be written as a word)."""
+    """The source's numbers whose digits the translation does not write, in order, as one of its own numbers
+    (10:45 may come out as 10.45, 2,000 as 2.000); a one-digit number may instead be written as a word (DIGIT_WORDS),
+    but not as a longer number (2 -> 12)."""
     written = {digits(n) for n in NUMBER.findall(translation)}
-    return [n for n in NUMBER.findall(source) if len(digits(n)) >= 2 and digits(n) not in written]
+    words = re.findall(r"[^\W\d_]+", translation.lower())
+    return [n for n in NUMBER.findall(source) if digits(n) not in written
+            and not (len(digits(n)) == 1 and any(w.startswith(DIGIT_WORDS[int(n)]) for w in words))]
 
 
 def lost_names(source: str, translation: str, tokenizer) -> list[str]:
@@ -247,7 +258,7 @@ def unfamiliar(translator, text: str, _: Texts = ENGLISH) -> str:
     seen = translator.familiarity(text)
     if seen.unknown:
         return _("This text has characters the model has never seen (its vocabulary spells them byte by byte, or "
-                 "reads each run of them as one <unk>): it was trained on English picture captions and everyday "
+                 "reads each run of them as one unknown piece): it was trained on English picture captions and everyday "
                  "sentences, so expect a poor translation.")
     if seen.far:
         return _("The model splits these words into many small pieces ({n} per word): they are far from the picture "

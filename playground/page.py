@@ -26,6 +26,7 @@ from .api import register as register_api
 from .context import ROOT, Caches, Context
 from .panel import TranslatePanel
 from .classroom.panel import ClassPanel
+from .classroom.passes import PagePass
 from .classroom.store import Store, default_url
 from .uploads import Uploads
 from .i18n import LANGUAGES, LanguageChoice, _l, asks_for_the_page, page_i18n
@@ -36,14 +37,16 @@ SCRIPT = ROOT / "assets" / "page.js"
 STYLE = ROOT / "assets" / "style.css"
 
 
-def launch_options() -> dict:
+def launch_options(store: Store | None = None) -> dict:
     """What `launch` takes besides the address: the page's style and its script (one static file, sent once and
     cached by the browser), its theme, the largest upload (a model brought: transformer.archive's limit), and its
-    languages: the labels' translations and the visitor's choice (playground/i18n.py)."""
+    languages: the labels' translations and the visitor's choice (playground/i18n.py). With the page's `store`, the
+    page's HTML gives each browser a pass that its class joins show (playground/classroom/passes.py)."""
+    passed = [Middleware(PagePass, secret=store.browser_secret())] if store is not None else []
     return dict(css=STYLE.read_text(encoding="utf-8"), head=f'<script src="gradio_api/file={SCRIPT}"></script>',
                 theme=gr.themes.Default(font=[gr.themes.Font("system-ui"), "sans-serif"]),
                 max_file_size=archive.MAX_ARCHIVE, i18n=page_i18n(),
-                app_kwargs={"middleware": [Middleware(LanguageChoice), Middleware(SamePage)]})
+                app_kwargs={"middleware": [Middleware(LanguageChoice), *passed, Middleware(SamePage)]})
 
 
 class SamePage:

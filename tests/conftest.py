@@ -184,19 +184,25 @@ def translators():
 def serving(translators):
     """The real app on 127.0.0.1 at a free port, serving these translators; yields its URL."""
     import socket
+    import tempfile
 
     import app
+    from playground.classroom.store import Store, default_url
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    demo = app.build_demo(translators)
-    demo.queue(default_concurrency_limit=2)
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.launch_options())
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
+    with tempfile.TemporaryDirectory() as folder:
+        store = Store(default_url(Path(folder)))
+        demo = app.build_demo(translators, store=store)
+        demo.queue(default_concurrency_limit=2)
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                    **app.launch_options(store))
+        try:
+            yield f"http://127.0.0.1:{port}/"
+        finally:
+            demo.close()
+            store.engine.dispose()
 
 
 @pytest.fixture(scope="session")

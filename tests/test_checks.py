@@ -14,6 +14,16 @@ def test_a_number_is_changed_unless_its_digits_come_out_as_one_number():
     assert doubts.changed_numbers("Bus 47 and bus 74.", "Bus 74 und Bus 47.") == []  # each kept, order of words free
 
 
+def test_a_one_digit_number_is_checked_both_ways():
+    assert doubts.changed_numbers("I am 2 years old.", "Ich bin 12 Jahre alt.") == ["2"]  # one digit became two
+    assert doubts.changed_numbers("I am 12 years old.", "Ich bin 2 Jahre alt.") == ["12"]  # two became one
+    assert doubts.changed_numbers("I have 3 cats.", "Ich habe Katzen.") == ["3"]  # lost
+    assert doubts.changed_numbers("I have 3 cats.", "J'ai 4 chats.") == ["3"]
+    assert doubts.changed_numbers("I have 3 cats.", "J'ai 3 chats.") == []
+    assert doubts.changed_numbers("It is the 3rd day.", "C'est le troisième jour.") == []  # an ordinal in words
+    assert doubts.changed_numbers("Room 7, please.", "Zimmer sieben, bitte.") == []
+
+
 def test_a_name_is_lost_when_the_translation_does_not_write_it(tokenizer):
     # the tiny tokenizer knows the toy words only: any name is cut into several pieces
     assert doubts.lost_names("My name is Anna.", "Mein Name ist Ananananana.", tokenizer) == ["Anna"]

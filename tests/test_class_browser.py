@@ -74,6 +74,19 @@ def small_tap_targets(page, scope: str) -> list[str]:
         .map(e => `${{e.tagName}} ${{(e.innerText || e.id || '').slice(0, 30)}} ${{e.getBoundingClientRect().height}}`)""")
 
 
+def asks_once_more(page, selector: str) -> None:
+    """What cannot be undone asks once more in place (assets/page.js): a first click turns the button into its
+    question ("Sure? ...") and nothing reaches the server: nothing downloads and nothing is said while the page
+    settles. The caller's second click goes through."""
+    downloads, said = [], page.inner_text("#class-said")
+    page.on("download", downloads.append)
+    page.click(selector)
+    assert page.inner_text(f"{selector} .asking", timeout=5_000).startswith("Sure?")
+    settle(page)
+    page.remove_listener("download", downloads.append)
+    assert not downloads and page.inner_text("#class-said") == said
+
+
 def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
     """A teacher in presentation mode at 1280x720 and three phones at 390x844 through a whole lesson: join by the
     QR code's link, sentences, a pair switched, an example picked, a reload, ten Lesson steps asked and revealed,
@@ -220,7 +233,10 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
     teacher.set_viewport_size({"width": 1280, "height": 720})
     teacher.evaluate("() => tp.present(true)")
 
-    # End: the summary downloads with the sentences, the questions' steps and the students; the code stops working
+    # End: one click asks once more, and the class goes on; the second downloads the summary with the sentences,
+    # the questions' steps and the students, and the code stops working
+    asks_once_more(teacher, "#class-end-present")
+    assert teacher.is_visible("#class-card")
     with teacher.expect_download(timeout=30_000) as download:
         teacher.click("#class-end-present")
     summary = Path(download.value.path()).read_text(encoding="utf-8")
@@ -264,6 +280,19 @@ def test_a_phones_class_page_is_built_for_a_finger_and_keeps_hostile_text_as_tex
     translate(phone, "This one stays on my phone.")
     teacher.wait_for_timeout(3_000)
     assert "stays on my phone" not in wall_text(teacher)
+    # Take out asks once more; then the phone is told, and its link opened again in the same browser (the class
+    # open to new students) does not let it back in
+    teacher.click("#class-students button >> nth=0")  # the list of students unfolds
+    out = "#class-roster button[data-act=remove]"
+    teacher.wait_for_selector(out, timeout=20_000)
+    asks_once_more(teacher, out)
+    assert phone.is_visible("#class-student")  # still in
+    teacher.click(out)
+    phone.wait_for_selector("#class-said:has-text('took you out')", timeout=20_000)
+    phone.goto(link)
+    phone.wait_for_selector("#class-said:has-text('took you out')", timeout=30_000)
+    assert phone.is_hidden("#class-student")
+    asks_once_more(teacher, "#class-end")
     with teacher.expect_download(timeout=30_000):
         teacher.click("#class-end")
     for p in (teacher, phone):
@@ -287,10 +316,11 @@ def test_the_app_restarted_mid_lesson_brings_the_teacher_and_every_phone_back_to
     url, database = f"http://127.0.0.1:{port}/", f"sqlite:///{tmp_path / 'classes.sqlite3'}"
 
     def launched():
-        demo = app.build_demo(translators, store=Store(database))
+        store = Store(database)
+        demo = app.build_demo(translators, store=store)
         demo.queue(default_concurrency_limit=2)
         demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                    **app.launch_options())
+                    **app.launch_options(store))
         return demo
 
     demo = launched()
@@ -385,6 +415,7 @@ def test_the_quiz_before_and_after_with_a_projector_and_three_phones_in_german(b
     assert "Aufmerksamkeitsgewicht" in teacher.inner_text("#quiz")  # the objectives, in German
     teacher.screenshot(path=str(ARTIFACTS / "quiz-projector-de.png"), full_page=True)
     students[0].screenshot(path=str(ARTIFACTS / "quiz-phone-de.png"))
+    asks_once_more(teacher, "#class-end")
     with teacher.expect_download(timeout=30_000) as download:
         teacher.click("#class-end")
     summary = Path(download.value.path()).read_text(encoding="utf-8")

@@ -314,6 +314,37 @@ def test_a_student_taken_out_is_refused_and_leaves_no_trace_on_the_wall_or_the_v
     assert [(s.sentences, s.votes, s.removed) for s in ended.roster] == [(1, 1, False), (1, 0, True)]
 
 
+def test_a_student_taken_out_keeps_their_nickname_from_others_and_the_list_keeps_every_name(url):
+    """A removed student's nickname is not given to another browser; the students without a nickname are numbered
+    as they joined, and keep their numbers when one of them is taken out; they, or every join marked as made without
+    the page's pass, go out in one action."""
+    store = Store(url)
+    code, secret = store.start()
+    class_id = store.teacher(code, secret)
+    store.join(code, "ann", "Ann")
+    for phone in ("s1", "s2", "s3", "s4"):
+        store.join(code, phone)
+    store.remove(class_id, store_key("ann"))
+    with pytest.raises(ClassError, match="already called"):
+        store.join(code, "another-browser", "ann")
+    store.remove(class_id, store_key("s2"))
+    roster = classroom.roster_html(store.state(class_id, roster=True))
+    assert re.findall(r"no nickname \((\d+)\)", roster) == ["1", "3", "4"]  # (2) left; nobody else renamed
+    assert "Take out everyone without a nickname (3)" in roster and roster.count('data-sure="') == 4
+    store.join(code, "named", "Ben")
+    for name in ("Eve", "Mal"):
+        store.join(code, name, name, passless=True)  # joins without the page's pass: marked
+    roster = classroom.roster_html(store.state(class_id, roster=True))
+    assert roster.count('class="roster-passless"') == 2 and "Take out everyone marked ⚠ (2)" in roster
+    assert store.remove_all(class_id, passless=True) == 2
+    assert store.remove_all(class_id, passless=False) == 3
+    state = store.state(class_id, roster=True)
+    assert state.students == 1 and [s.nickname for s in state.roster if not s.removed] == ["Ben"]
+    for phone in ("s1", "s3", "s4", "Eve"):
+        with pytest.raises(ClassError, match="took you out"):
+            store.join(code, phone)
+
+
 def store_key(token: str) -> str:
     from playground.classroom.store import hashed
     return hashed(token)
@@ -325,14 +356,15 @@ def test_an_older_database_is_migrated_and_keeps_its_classes(url):
     class_id = store.teacher(code, secret)
     store.join(code, "phone")
     with store.engine.begin() as db:  # the database as schema 1 left it
-        for table, column in (("classes", "locked"), ("students", "removed"), ("polls", "pair"), ("polls", "text"),
-                              ("polls", "step")):
+        for table, column in (("classes", "locked"), ("students", "removed"), ("students", "passless"),
+                              ("polls", "pair"), ("polls", "text"), ("polls", "step")):
             db.exec_driver_sql(f"ALTER TABLE {table} DROP COLUMN {column}")
         db.execute(update(meta).where(meta.c.key == "schema").values(value="1"))
     again = Store(url)
     assert again.member(code, "phone") == class_id and not again.state(class_id).locked
     again.ask(class_id, "Which?", ["a", "b"], 0, "", pair="en-de", text="Hi.", step=3)
     assert again.state(class_id).poll.step == 3
+    assert [s.passless for s in again.state(class_id, roster=True).roster] == [False]
 
 
 # -----------------------------------------------------------------------------
@@ -475,6 +507,14 @@ def test_fifteen_joins_from_one_address_are_each_listed_and_a_locked_class_takes
             classes.enrol(teacher["code"], {}, Visitor(f"late-{i}", host=f"10.7.7.{7 + i}"))
     with pytest.raises(ClassError, match="took you out"):
         classes.enrol(teacher["code"], members[0], Visitor("script-0-again", host="10.7.7.7"))
+    # the removed student's page is told, and its browser keeps the token the class refuses: its link, opened again
+    # in that browser (the class reopened), does not let it in as a new student
+    told = classes.tick_student({classes.member: members[0]}, Visitor("script-0"))
+    assert "took you out" in told[classes.said] and told[classes.member] == members[0]
+    assert "open to new students" in classes.act(values, gr.EventData(None, {"act": "lock", "id": ""}))[classes.said]
+    opened = classes.opened({"class": teacher["code"]}, {classes.member: told[classes.member]}, Visitor("script-0b"))
+    assert "took you out" in opened[classes.said] and classes.member not in opened
+    classes.act(values, gr.EventData(None, {"act": "lock", "id": ""}))
     back = classes.enrol(teacher["code"], members[1], Visitor("script-1-reload", host="10.7.7.7"))
     assert back[classes.member]["token"] == members[1]["token"]  # a student's reload: the same student
     assert classes.store.state(class_id).students == 14
@@ -673,3 +713,35 @@ def test_a_model_the_teacher_brings_joins_the_class_menu_until_the_class_ends(pa
     assert key not in [k for _, k in menu["choices"]] and menu["value"] == page.ctx.pairs[0]
     for who in (teacher, other):
         classes.finish({classes.teacher: who})
+
+
+@pytest.mark.slow
+def test_ten_joins_posted_without_opening_the_page_are_marked_and_go_out_in_one_click(server):
+    """Ten joins by plain HTTP from one address (the join event posted with the code, the page's HTML never asked
+    for): each is listed with the mark of a join without the page's pass; a student who opened the link is not
+    marked; the teacher's one action takes out every marked one and leaves the student."""
+    from classroom import Student, block, find, start_class, tick, value_of
+
+    teacher = Student(server, 60)
+    teacher.open_page()
+    code = start_class(teacher, server)
+    for _ in range(10):
+        script = Student(server, 60)  # the page's config, as a script reads it: no HTML, so no pass
+        typed = block(script.config, elem_id="class-code")["id"]
+        join = block(script.config, elem_id="class-join")["id"]
+        script.event(find(script.config, "click", elem_id="class-join"), join, changes={typed: code})
+        assert "You are in class" in str(value_of(script, "class-said"))
+    student = Student(server, 60)
+    student.query = {"class": code}
+    student.open_page()  # the link opened: the HTML (its pass) and the page's load, which joins
+    assert "pass" in " ".join(student.http.cookies.keys()) and "You are in class" in str(value_of(student, "class-said"))
+    teacher.at_once(tick(teacher, "class-roster"))
+    roster = str(value_of(teacher, "class-roster"))
+    assert roster.count('class="roster-passless"') == 10 and "11 students joined" in roster
+    listed = block(teacher.seen, elem_id="class-roster")["id"]
+    act = next(d for d in teacher.seen["dependencies"] if [listed, "act"] in d["targets"])
+    teacher.event(act, listed, event_data={"act": "remove-marked", "id": ""})
+    assert "10 students taken out" in str(value_of(teacher, "class-said"))
+    teacher.at_once(tick(teacher, "class-roster"))
+    roster = str(value_of(teacher, "class-roster"))
+    assert "1 student joined" in roster and "roster-passless" not in roster

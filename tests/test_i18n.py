@@ -92,6 +92,38 @@ def test_translations_keep_the_markup_the_arrows_and_the_notation_of_the_english
             assert re.findall(r"\d+", english) == re.findall(r"\d+", string), english
 
 
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_every_explanation_rendered_as_markdown_has_only_the_tags_it_writes(language):
+    """Each view's words (plain words, then how it works and references, folded), rendered as Gradio's Markdown reads
+    them (HTML let through): every tag is one Markdown makes or one the words write as a tag; a start or end token
+    written in the text ("<s>", "</s>") stays text, never HTML's struck-through text."""
+    from html.parser import HTMLParser
+
+    from markdown_it import MarkdownIt
+
+    from playground.explanations import EXPLAIN, WRITTEN_TAGS, explained
+
+    class Tags(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.found = set()
+
+        def handle_starttag(self, tag, attrs):
+            self.found.add(tag)
+
+    markdown = MarkdownIt("commonmark", {"html": True})
+    made = {"p", "code", "em", "strong", "a", "ul", "ol", "li", "pre", "blockquote", "hr", "h1", "h2", "h3"}
+    _ = i18n.Texts(language)
+    for key, entry in EXPLAIN.items():
+        tags = Tags()
+        tags.feed(markdown.render(explained(entry, _=_) if entry.get("plain") else explained(entry, plain="", _=_)))
+        assert tags.found <= made | set(WRITTEN_TAGS), (key, tags.found - made - set(WRITTEN_TAGS))
+    written = explained({"plain": "", "how": "At the first step the decoder reads <s>; it stops at </s>. x<sub>i</sub>"})
+    tags = Tags()
+    tags.feed(markdown.render(written))
+    assert "s" not in tags.found and "sub" in tags.found
+
+
 def test_gettext_translates_what_the_catalogue_has_and_leaves_the_rest_english():
     assert i18n.gettext("de", "Translate") == "Übersetzen" and i18n.gettext("fr", "Translate") == "Traduire"
     assert i18n.gettext("en", "Translate") == "Translate" and i18n.gettext("xx", "Translate") == "Translate"

@@ -47,7 +47,8 @@ def join_card(link: str, code: str, students: int, locked: bool = False, _: Text
     """What the projector shows to let a class in: the QR code, the link as text, the code (large enough to read
     from the back of a room), how many joined and whether the class is closed to new students."""
     qr, join, class_code = _("QR code of the join link"), _("Join on your phone: scan the code or open"), _("Class code")
-    return (f'<div class="join-card"><div class="join-qr" role="img" aria-label="{qr}">'
+    sure = html.escape(_("Sure? Click again to end the class for everyone"))  # End asks it (assets/page.js)
+    return (f'<div class="join-card" data-end-sure="{sure}"><div class="join-qr" role="img" aria-label="{qr}">'
             f'{qr_svg(link)}</div><div class="join-text"><p>{join}</p>'
             f'<p class="join-link"><a href="{html.escape(link)}" target="_blank">{html.escape(link)}</a></p>'
             f'<p>{class_code}</p><p class="join-code">{shown_code(code)}</p>'
@@ -58,23 +59,37 @@ def roster_html(state: ClassState, _: Texts = ENGLISH) -> str:
     """The teacher's list of the class: how many joined and the button that closes the class to new students (or
     opens it), then each student by nickname with their counts, and the buttons that hide everything from one, show
     it again, or take them out of the class (their clicks fire the list's "act" event)."""
+    nameless = {s.key: n for n, s in enumerate((s for s in state.roster if not s.nickname), 1)}  # numbered as they
+    # joined, removed students included: a name never changes when another student leaves
     listed = [s for s in state.roster if not s.removed]
     act = _("Open to new students") if state.locked else _("Close to new students")
+    # a flood of joins, in one click: those marked as joined without the page, or every one without a nickname
+    them, all_out = html.escape(_("Sure? Take them out")), ""
+    marked, nameless_n = sum(s.passless for s in listed), sum(not s.nickname for s in listed)
+    for act_on, n, label in (("remove-marked", marked, _("Take out everyone marked ⚠ ({n})", n=marked)),
+                             ("remove-nameless", nameless_n, _("Take out everyone without a nickname ({n})",
+                                                               n=nameless_n))):
+        if n > 1:
+            all_out += f'<button data-act="{act_on}" data-id="" data-sure="{them}">{label}</button>'
+    passless = html.escape(_("Joined without opening the page: a script, most likely"))
     lock = (f'<p class="roster-head">{joined(state.students, state.locked, _)} <button data-act="lock" data-id="">'
-            f'{act}</button></p>')
+            f'{act}</button>{all_out}</p>')
     if not listed:
         return f'<div class="roster">{lock}<p class="roster-empty">' + _("No student has joined yet.") + '</p></div>'
     rows = []
     show, hide_all, take_out = _("Show their sentences"), _("Hide all theirs"), _("Take out")
-    for i, s in enumerate(listed, 1):
-        name = html.escape(s.nickname) if s.nickname else "<i>" + _("no nickname ({n})", n=i) + "</i>"
+    sure = html.escape(_("Sure? Take out"))  # Take out asks it (assets/page.js)
+    for s in listed:
+        name = html.escape(s.nickname) if s.nickname else "<i>" + _("no nickname ({n})", n=nameless[s.key]) + "</i>"
+        if s.passless:
+            name += f' <span class="roster-passless" title="{passless}" aria-label="{passless}">⚠</span>'
         hide = (f'<button data-act="show-all" data-id="{s.key}">{show}</button>' if s.hidden and
                 s.hidden == s.sentences else f'<button data-act="hide-all" data-id="{s.key}">{hide_all}</button>')
         counts = (_.plural("{n} sentence", "{n} sentences", s.sentences) + " · "
                   + _.plural("{n} vote", "{n} votes", s.votes))
         rows.append(f'<li><span class="roster-name">{name}</span><span class="roster-n">{counts}</span>'
                     f'<span class="roster-actions">{hide if s.sentences else ""}<button data-act="remove" '
-                    f'data-id="{s.key}">{take_out}</button></span></li>')
+                    f'data-id="{s.key}" data-sure="{sure}">{take_out}</button></span></li>')
     return f'<div class="roster">{lock}<ol class="roster-list">{"".join(rows)}</ol></div>'
 
 

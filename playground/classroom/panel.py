@@ -31,8 +31,8 @@ from ..context import TICKETS, Context
 from ..doubts import words_with_doubts
 from ..panel import TranslatePanel
 from ..view import as_on_the_page, to_page, log
-from . import pages
-from .store import ClassError, Poll, Quiz, Store, normal_code, shown_code
+from . import pages, passes
+from .store import ClassError, Poll, Quiz, Store, TakenOut, normal_code, shown_code
 from playground import quiz
 from playground.i18n import N_, Texts, _l, gettext, language_of
 
@@ -170,7 +170,7 @@ class ClassPanel:
 
     def __init__(self, ctx: Context, store: Store, trusted_proxies: frozenset[str] = frozenset()):
         self.ctx, self.store, self.trusted = ctx, store, trusted_proxies
-        key = store.browser_secret()
+        key = self.secret = store.browser_secret()  # also signs the page's passes (passes.py)
         self.teacher = gr.BrowserState({}, storage_key="tp-teacher", secret=key)  # {code, secret, link}
         self.member = gr.BrowserState({}, storage_key="tp-student", secret=key)  # {code, token, nickname, send, follow}
         self.memories: OrderedDict[str, ClassMemory] = OrderedDict()
@@ -474,29 +474,34 @@ class ClassPanel:
                          code=shown_code(state.code))}
 
     @to_page
-    def act(self, values: dict, clicked: gr.EventData) -> dict:
+    def act(self, values: dict, clicked: gr.EventData, request: gr.Request | None = None) -> dict:
         """A button of the wall or of the list of students: "open" puts the sentence in the panel (the page then
         translates it, and every view shows it), "hide" takes it off every screen; "hide-all" and "show-all" do so
-        with every sentence of one student, "remove" takes the student out of the class; "lock" closes the class to
-        new students, or opens it again."""
+        with every sentence of one student, "remove" takes the student out of the class, "remove-marked" every
+        student who joined without the page's pass, "remove-nameless" every one without a nickname; "lock" closes the class to new students, or opens it again."""
         class_id, what, which = self.teaching_class(values), getattr(clicked, "act", ""), getattr(clicked, "id", "")
+        _ = Texts(language_of(request))
         if what == "lock":
-            return self.toggle_lock(values)
+            return self.toggle_lock(values, request)
+        if what in ("remove-marked", "remove-nameless"):
+            n = self.store.remove_all(class_id, passless=what == "remove-marked")
+            return {self.said: _.plural("{n} student taken out of the class: they cannot come back.",
+                                        "{n} students taken out of the class: they cannot come back.", n)}
         if what in ("remove", "hide-all", "show-all"):
             if not re.fullmatch(r"[0-9a-f]{64}", str(which)):
                 raise ClassError(N_("That is not a student of this class."))
             if what == "remove":
                 self.store.remove(class_id, which)
-                return {self.said: "Taken out of the class: their sentences are hidden and they cannot come back."}
+                return {self.said: _("Taken out of the class: their sentences are hidden and they cannot come back.")}
             self.store.hide_all(class_id, which, hidden=what == "hide-all")
-            return {self.said: "Hidden on every screen." if what == "hide-all" else "Shown again."}
+            return {self.said: _("Hidden on every screen.") if what == "hide-all" else _("Shown again.")}
         try:
             sentence_id = int(which)
         except (TypeError, ValueError):
             raise ClassError(N_("That is not a sentence of the wall.")) from None
         if what == "hide":
             self.store.hide(class_id, sentence_id)
-            return {self.said: "Hidden on every screen."}
+            return {self.said: _("Hidden on every screen.")}
         found = self.store.sentence(class_id, sentence_id)
         if found["pair"] not in self.ctx.pairs:
             raise ClassError(N_("That sentence's language pair is not loaded here."))
@@ -513,8 +518,8 @@ class ClassPanel:
         token = member["token"] if same else secrets.token_urlsafe(18)
         nickname = member.get("nickname", "") if same else ""
         try:
-            self.store.join(code, token, nickname,
-                            allow_new=lambda: self.limited("join", address, NEW_STUDENTS))
+            self.store.join(code, token, nickname, allow_new=lambda: self.limited("join", address, NEW_STUDENTS),
+                            passless=not passes.has_pass(request, self.secret))
         except ClassError as e:
             if "No class has this code" in str(e) and not self.limited("miss", address, WRONG_CODES):
                 raise ClassError(N_("Too many wrong codes from here: wait a minute.")) from None
@@ -545,6 +550,8 @@ class ClassPanel:
         memory, _ = self.memory(request), Texts(language_of(request))
         try:
             class_id, member = self.membership(values)  # each time: a student taken out is told at once
+        except TakenOut as e:  # out for good: the browser keeps its token, which the class refuses from now on
+            return self.left(request, member=values.get(self.member)) | {self.said: _(str(e))}
         except ClassError as e:
             return self.left(request) | {self.said: _("The class has ended.") if "No class" in str(e) else _(str(e))}
         memory.class_id = class_id
@@ -606,10 +613,12 @@ class ClassPanel:
             except ClassError:
                 pass
 
-    def left(self, request) -> dict:
+    def left(self, request, member: dict | None = None) -> dict:
+        """The page out of its class; `member`: what its browser keeps of it (a student taken out keeps the token the
+        class refuses), else nothing."""
         self.memory(request, fresh=True)
         self.page.sessions.of(request).panel_only = False
-        return {self.member: {}, self.parts: next(TICKETS), self.student_tick: gr.Timer(active=False),
+        return {self.member: member or {}, self.parts: next(TICKETS), self.student_tick: gr.Timer(active=False),
                 self.page.tabs.top: gr.Tabs(visible=True), self.entry_column: gr.Column(visible=True),
                 self.present_start: gr.Button(visible=True), self.question: "", self.following: ""}
 
@@ -760,9 +769,10 @@ class ClassPanel:
         if member.get("code"):
             try:
                 return self.enrol(member["code"], member, request)
-            except ClassError as e:
-                return {self.member: {}, self.said: gettext(language_of(request), str(e)) if "took you out" in str(e)
-                        else ""}
+            except TakenOut as e:  # kept: the same browser stays out
+                return {self.said: gettext(language_of(request), str(e))}
+            except ClassError:
+                return {self.member: {}, self.said: ""}
         return {}
 
     # -------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from transformer.errors import InputError
 
 from ..i18n import N_
 
-SCHEMA = 3  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
+SCHEMA = 4  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
 LIFETIME_S = 12 * 3600  # a class not ended is deleted this long after it started
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector and typed on a phone
 CODE_LENGTH = 8  # 32^8 = 2^40 codes: with joins rate-limited, not found by trying
@@ -62,7 +62,9 @@ students = Table("students", metadata,
                  Column("student", String(64), primary_key=True),  # hash of the token the student's browser keeps
                  Column("nickname", String(NICKNAME_MAX), nullable=False, default=""),
                  Column("joined", Float, nullable=False),
-                 Column("removed", Boolean, nullable=False, default=False))  # by the teacher: may not come back
+                 Column("removed", Boolean, nullable=False, default=False),  # by the teacher: may not come back
+                 Column("passless", Boolean, nullable=False, default=False))  # joined without the page's pass
+                 # (passes.py): a script that never loaded the page, most likely
 sentences = Table("sentences", metadata,
                   Column("id", Integer, primary_key=True, autoincrement=True),
                   Column("class_id", Integer, ForeignKey("classes.id"), nullable=False, index=True),
@@ -115,11 +117,16 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE polls ADD COLUMN pair VARCHAR(40)", "ALTER TABLE polls ADD COLUMN text TEXT",
         "ALTER TABLE polls ADD COLUMN step INTEGER"],
     3: [],  # the quizzes' two tables: made by create_all
+    4: ["ALTER TABLE students ADD COLUMN passless BOOLEAN NOT NULL DEFAULT FALSE"],
 }
 
 
 class ClassError(InputError):
     """What a user did that the class cannot take, in a sentence for the page (said in place, as bad input is)."""
+
+
+class TakenOut(ClassError):
+    """A student the teacher took out: their browser keeps its token, so that it is refused for the class's life."""
 
 
 def hashed(token: str) -> str:
@@ -214,6 +221,7 @@ class Student:
     votes: int
     hidden: int  # of their sentences, how many are hidden
     removed: bool
+    passless: bool = False  # joined without the page's pass (a script, most likely)
 
 
 @dataclass
@@ -387,15 +395,30 @@ class Store:
         """A student out of the class for good (their token is refused from now on): their sentences hidden, their
         votes gone."""
         with self.engine.begin() as db:
-            found = db.execute(update(students).where(students.c.class_id == class_id, students.c.student == key)
-                               .values(removed=True)).rowcount
-            if not found:
+            if not self._remove(db, class_id, [key]):
                 raise ClassError(N_("That student is not in this class."))
-            db.execute(update(sentences).where(sentences.c.class_id == class_id, sentences.c.student == key)
-                       .values(hidden=True))
-            db.execute(delete(votes).where(votes.c.student == key, votes.c.poll_id.in_(
-                select(polls.c.id).where(polls.c.class_id == class_id))))
-            self._bump(db, class_id)
+
+    @lasting
+    def remove_all(self, class_id: int, passless: bool) -> int:
+        """At once, out of the class: every student who joined without the page's pass (`passless`), else every
+        student without a nickname (a flood of joins). How many."""
+        with self.engine.begin() as db:
+            keys = list(db.execute(select(students.c.student).where(
+                students.c.class_id == class_id, students.c.removed.is_(False),
+                students.c.passless if passless else students.c.nickname == "")).scalars())
+            return self._remove(db, class_id, keys)
+
+    def _remove(self, db, class_id: int, keys: list[str]) -> int:
+        if not keys:
+            return 0
+        found = db.execute(update(students).where(students.c.class_id == class_id, students.c.student.in_(keys),
+                                                  students.c.removed.is_(False)).values(removed=True)).rowcount
+        db.execute(update(sentences).where(sentences.c.class_id == class_id, sentences.c.student.in_(keys))
+                   .values(hidden=True))
+        db.execute(delete(votes).where(votes.c.student.in_(keys), votes.c.poll_id.in_(
+            select(polls.c.id).where(polls.c.class_id == class_id))))
+        self._bump(db, class_id)
+        return found
 
     @lasting
     def hide_all(self, class_id: int, key: str, hidden: bool = True) -> int:
@@ -456,22 +479,24 @@ class Store:
 
     @lasting
     def join(self, code: str, token: str, nickname: str = "", now: float | None = None,
-             allow_new=lambda: True) -> tuple[int, bool]:
+             allow_new=lambda: True, passless: bool = False) -> tuple[int, bool]:
         """A student (their browser's token) in the class with this code: (its id, whether they are new to it).
-        Joining again keeps the votes and may change the nickname, which is unique in the class. A new student is
-        refused when the class is locked, or when `allow_new()` (a rate limit) says no; a removed one always."""
+        Joining again keeps the votes and may change the nickname, which is unique in the class (a removed student
+        keeps theirs: no one else takes it). A new student is refused when the class is locked, or when `allow_new()`
+        (a rate limit) says no; a removed one always. `passless`: a new student's join came without the page's
+        pass (marked in the teacher's list)."""
         row, key = self._living(code, now), hashed(token)
         nickname = checked_nickname(nickname)
         with self.engine.begin() as db:
             known = db.execute(select(students.c.removed, students.c.nickname).where(
                 students.c.class_id == row.id, students.c.student == key)).first()
             if known is not None and known.removed:
-                raise ClassError(N_("The teacher took you out of this class."))
+                raise TakenOut(N_("The teacher took you out of this class."))
             if known is None and row.locked:
                 raise ClassError(N_("This class is closed to new students: ask your teacher to open it."))
             if nickname and (known is None or nickname.lower() != known.nickname.lower()):
                 taken = db.execute(select(students.c.student).where(
-                    students.c.class_id == row.id, students.c.student != key, students.c.removed.is_(False),
+                    students.c.class_id == row.id, students.c.student != key,  # a removed student's too
                     func.lower(students.c.nickname) == nickname.lower())).first()
                 if taken is not None:
                     raise ClassError(f"Someone in this class is already called “{nickname}”: choose another nickname.")
@@ -479,7 +504,7 @@ class Store:
                 raise ClassError(N_("Too many new students from this network just now: wait a minute, then try again."))
             if known is None or known.nickname != nickname:
                 db.execute(self._insert(students).values(
-                    class_id=row.id, student=key, nickname=nickname, removed=False,
+                    class_id=row.id, student=key, nickname=nickname, removed=False, passless=passless,
                     joined=time.time() if now is None else now).on_conflict_do_update(
                     index_elements=["class_id", "student"], set_=dict(nickname=nickname)))
                 self._bump(db, row.id)
@@ -495,7 +520,7 @@ class Store:
         if found is None:
             raise ClassError(N_("Join the class first."))
         if found.removed:
-            raise ClassError(N_("The teacher took you out of this class."))
+            raise TakenOut(N_("The teacher took you out of this class."))
         return row.id
 
     @lasting
@@ -638,7 +663,7 @@ class Store:
             select(polls.c.id).where(polls.c.class_id == class_id))).group_by(votes.c.student)).all())
         rows = db.execute(select(students).where(students.c.class_id == class_id).order_by(students.c.joined))
         return [Student(r.student, r.nickname, sent.get(r.student, (0, 0))[0], voted.get(r.student, 0),
-                        sent.get(r.student, (0, 0))[1], bool(r.removed)) for r in rows]
+                        sent.get(r.student, (0, 0))[1], bool(r.removed), bool(r.passless)) for r in rows]
 
     def _poll(self, db, poll_id: int) -> Poll:
         row = db.execute(select(polls).where(polls.c.id == poll_id)).first()
