@@ -281,9 +281,14 @@ def test_nicknames_are_unique_in_a_class_and_never_the_teachers(url):
     store.join(code, "phone-1", "Ann")
     with pytest.raises(ClassError, match="already called"):
         store.join(code, "phone-2", " ann ")
-    for posing in ("Mr Weber (your teacher)", "TEACHER", "Frau Schmidt", "Le prof", "Lehrerin"):
+    for posing in ("Mr Weber (your teacher)", "TEACHER", "Frau Schmidt", "Le prof", "Lehrerin",
+                   "Hr. Weber", "Fr. Schmidt", "Mme Roy", "M. Roy", "Dr. Who",  # titles abbreviated
+                   "t e a c h e r", "L.e.h.r.e.r", "T34CHER", "tеacher",  # spaced, digits, a Cyrillic е
+                   "Head teacher", "Headmaster", "Schulleiterin", "Rektor", "Directrice", "Proviseur"):  # roles
         with pytest.raises(ClassError, match="only the teacher"):
             store.join(code, "phone-3", posing)
+    for name in ("Derek Torres", "Frida", "Hrvoje", "Max M.", "J B", "Marie-Claire"):  # names, not titles
+        store.join(code, "phone-3", name)
     store.join(code, "phone-1", "Ann B")  # a student may rename themselves; "Ann" is free again
     store.join(code, "phone-2", "Ann")
 

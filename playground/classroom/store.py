@@ -19,6 +19,7 @@ import logging
 import re
 import secrets
 import time
+import unicodedata
 from dataclasses import dataclass, field
 
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, case,
@@ -37,9 +38,16 @@ CODE_LENGTH = 8  # 32^8 = 2^40 codes: with joins rate-limited, not found by tryi
 NICKNAME_MAX = 24
 TEXT_MAX = 300  # the most of a sentence the wall keeps (the page may translate more)
 OUTAGE_S = 30  # how long a call waits for the database to come back (a restart) before it fails
-# a nickname may not pose as the teacher, in the page's languages
-TEACHERLY = re.compile(r"teacher|lehrer|enseignant|professeur|\bprof\b|\bsir\b|\bmiss\b|\bmrs?\b|\bms\b|\bherr\b|"
-                       r"\bfrau\b|\bmadame\b|\bmonsieur\b|admin|moderator", re.IGNORECASE)
+# a nickname may not pose as the teacher, in the page's languages: a teacher's word or a school's role, a title
+# (written out or abbreviated before a name: "Hr. Weber", "Mme Roy", "M. Roy"), read with look-alike letters made
+# Latin ("tеacher" with a Cyrillic е) and, where letters stand apart ("t e a c h e r"), with the gaps closed
+ROLES = (r"teacher|lehrer|enseignant|professeur|schulleiter|direktor|rektor|directeur|directrice|proviseur|"
+         r"headmaster|headmistress|principal|admin|moderator")
+TEACHERLY = re.compile(rf"{ROLES}|\bprof\b|\bsir\b|\bmiss\b|\bmrs?\b|\bms\b|\bherr\b|\bfrau\b|\bmadame\b|"
+                       r"\bmonsieur\b|\bmademoiselle\b|\b(?:hr|fr|frl|mme|mlle|dr)\b\.?\s*\w|\bm\.\s*\w",
+                       re.IGNORECASE)
+LOOK_ALIKES = str.maketrans("аеорсухіјѕԁһкмтвнАЕОРСУХІЈЅКМТВНαεορτυνκιΑΕΟΡΤΥΝΚΙΜ01345",
+                            "aeopcyxijsdhkmtbhAEOPCYXIJSKMTBHaeoptuvkiAEOPTYNKIMoieas")
 log = logging.getLogger("transformer-playground")
 
 metadata = MetaData()
@@ -149,7 +157,10 @@ def shown_code(code: str) -> str:
 def checked_nickname(nickname: str) -> str:
     """A nickname as the class keeps it; ClassError for one that poses as the teacher."""
     nickname = " ".join(nickname.split())[:NICKNAME_MAX]
-    if TEACHERLY.search(nickname):
+    read = "".join(c for c in unicodedata.normalize("NFKD", nickname.translate(LOOK_ALIKES))
+                   if not unicodedata.combining(c))
+    spaced = sum(len(part) == 1 for part in re.split(r"[\W_]+", read)) >= 3  # "t e a c h e r", "L.e.h.r.e.r"
+    if TEACHERLY.search(read) or (spaced and re.search(ROLES, re.sub(r"[\W_]+", "", read), re.IGNORECASE)):
         raise ClassError(N_("Choose another nickname: only the teacher speaks as the teacher."))
     return nickname
 
