@@ -85,12 +85,13 @@ class Texts:
         return format_percent(x, locale=self.language)
 
     def quoted(self, text: str) -> str:
-        """`text` in the language's quotation marks: “dog”, „Hund“, « chien »."""
+        """`text` in the language's quotation marks, nothing between them and the words: “dog”, „Hund“, « chien »
+        (French's spaces do not break)."""
         opening, closing = QUOTES[self.language]
-        return f"{opening}{text}{closing}"
+        return f"{opening}{text.strip()}{closing}"
 
 
-QUOTES = {"en": ("“", "”"), "de": ("„", "“"), "fr": ("« ", " »")}
+QUOTES = {"en": ("“", "”"), "de": ("„", "“"), "fr": ("«\u00a0", "\u00a0»")}
 ENGLISH = Texts(DEFAULT)
 
 

@@ -147,9 +147,10 @@ def bar(right: int, answered: int, phase: str, _: Texts) -> str:
             f'<span class="quiz-share">{_.percent(share)} ({right}/{answered})</span>')
 
 
-def chart_html(quizzes: list, _: Texts) -> str:
+def chart_html(quizzes: list, _: Texts, ended: bool = False) -> str:
     """The projector's chart: the class's share right per objective, before and after the Lesson (the newest quiz
-    of each phase), and how many answered. Empty before any quiz."""
+    of each phase), how many answered, and which quiz is open now (none once the class has `ended`: its summary).
+    Empty before any quiz."""
     by_phase = {q.phase: q for q in quizzes}
     if not by_phase:
         return ""
@@ -164,7 +165,7 @@ def chart_html(quizzes: list, _: Texts) -> str:
     counts = " · ".join(_.plural("{n} student answered {when}", "{n} students answered {when}", q.students,
                                  when=_("before") if q.phase == "before" else _("after"))
                         for q in by_phase.values())
-    opened = next((q for q in quizzes if q.open), None)
+    opened = None if ended else next((q for q in quizzes if q.open), None)
     now = " · " + _("open now: {title}", title=title(opened.phase, _)) if opened else ""
     head, before, after = _("The class, right per learning objective"), _("before the Lesson"), _("after the Lesson")
     return (f'<div class="quiz-chart"><p class="quiz-chart-title">{head}'
@@ -179,7 +180,7 @@ def summary_html(quizzes: list, _: Texts) -> str:
     asked = "".join(f"<li>{title(q.phase, _)}" + (f" ({_.quoted(html.escape(q.text))})" if q.text else "")
                     + "<ol>" + "".join(f"<li>{html.escape(x['text'])} <b>{html.escape(x['choices'][x['right']])}</b>"
                                        "</li>" for x in q.questions) + "</ol></li>" for q in quizzes)
-    return "<h2>" + _("Quiz") + "</h2>" + chart_html(quizzes, _) + f"<ul>{asked}</ul>"
+    return "<h2>" + _("Quiz") + "</h2>" + chart_html(quizzes, _, ended=True) + f"<ul>{asked}</ul>"
 
 
 def own_html(rounds: dict, _: Texts) -> str:

@@ -134,7 +134,8 @@ def test_texts_fill_in_numbers_plurals_and_quotes_as_each_language_writes_them()
     en, de, fr = i18n.Texts("en"), i18n.Texts("de"), i18n.Texts("fr")
     assert [t.number(1234.5) for t in (en, de, fr)] == ["1,234.50", "1.234,50", "1\u202f234,50"]
     assert [t.percent(0.42) for t in (en, de, fr)] == ["42%", "42\xa0%", "42\xa0%"]
-    assert [t.quoted("Hund") for t in (en, de, fr)] == ["“Hund”", "„Hund“", "« Hund »"]
+    assert [t.quoted("Hund") for t in (en, de, fr)] == ["“Hund”", "„Hund“", "«\u00a0Hund\u00a0»"]
+    assert en.quoted(" My sister likes pizza.\n") == "“My sister likes pizza.”"  # no space inside the marks
     one, many = "**{n} piece**: {listed}.", "**{n} pieces**: {listed}."
     assert en.plural(one, many, 1, listed="x") == "**1 piece**: x." and en.plural(one, many, 3, listed="x") == "**3 pieces**: x."
     assert de.plural(one, many, 1, listed="x") == "**1 Wortstück**: x." and de.plural(one, many, 2, listed="x").startswith("**2 Wortstücke")

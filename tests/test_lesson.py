@@ -234,7 +234,7 @@ def test_the_lesson_in_german_and_french_is_the_same_lesson_in_other_words(trans
         words = [(c, d) for c, d in zip(e.choices, o.choices) if re.search(r"[a-z]{3}", c)]
         assert all(c != d for c, d in words), words  # a number stays a number; a word is translated
         assert marked_places(o.marked) == marked_places(e.marked)  # the answer marked on the same cells
-    quote = {"de": "„", "fr": "« "}[language]
+    quote = {"de": "„", "fr": "«\u00a0"}[language]
     assert quote in other[2].question and "”" not in other[2].question  # the language's own quotation marks
     page = notes.write(tmp_path, result, other, language).read_text(encoding="utf-8")
     assert f"lang='{language}'" in page and {"de": "Schritt 1:", "fr": "Étape 1 :"}[language] in page

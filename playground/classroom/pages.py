@@ -242,12 +242,19 @@ li{margin:.6rem 0}.t{color:#333}.n{color:#8a4b00;font-size:.9em}mark.unsure{back
 .right{font-weight:bold}.who{color:#666;font-size:.9em}p,li{overflow-wrap:anywhere}"""
 
 
+# the summary's times in the reader's own time zone and language, once it opens in a browser (UTC where it cannot)
+LOCAL_TIME = ("<script>document.querySelectorAll('time').forEach(t => t.textContent = new Date(t.dateTime)"
+              ".toLocaleString(document.documentElement.lang, {dateStyle: 'long', timeStyle: 'short'}))</script>")
+
+
 def summary(state: ClassState, labels: dict[str, str], _: Texts = ENGLISH) -> str:
     """The class as it ended: every sentence the class sent (hidden ones left out) with its translation, unsure words
     and warnings; every question with the sentence and Lesson step it was asked about, its votes and answer; the
     students by nickname with their counts (those the teacher took out left out). `labels`: pair -> its name on the
     page."""
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.now(timezone.utc)  # written in UTC, and in the reader's own time where the page opens (LOCAL_TIME)
+    when = f'<time datetime="{now.isoformat(timespec="seconds")}">{now.strftime("%Y-%m-%d %H:%M UTC")}</time>'
+
     sent = []
     for e in grouped(state.wall):
         who = html.escape(", ".join(e["nicknames"]))
@@ -284,7 +291,7 @@ def summary(state: ClassState, labels: dict[str, str], _: Texts = ENGLISH) -> st
             + _("Questions ({n})", n=len(state.polls)) + "</h2>"
             + "<ol>" + ("".join(questions) or "<li>" + _("None was asked.") + "</li>") + "</ol>"
             + quiz_summary(state, _) + "<h2>" + _("Students ({n})", n=len(listed)) + "</h2>"
-            + "<ul>" + (students or "<li>" + _("None joined.") + "</li>") + "</ul></html>")
+            + "<ul>" + (students or "<li>" + _("None joined.") + "</li>") + "</ul>" + LOCAL_TIME + "</html>")
 
 
 def quiz_summary(state: ClassState, _: Texts) -> str:
