@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from urllib.parse import urlparse
@@ -81,9 +82,12 @@ def click_translate(page) -> str:
     return page.locator("#translation textarea").input_value()
 
 
-def shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+def shot(page, name: str, full_page: bool = True) -> None:
+    """The page photographed as tests/artifacts/{name}.png, for a person to look at, when the run asks for it
+    (TP_SHOTS=1: docs/development.md); no assertion reads a photograph."""
+    if os.environ.get("TP_SHOTS") == "1":
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
 
 
 def pick_example(page, example: str) -> None:
@@ -202,11 +206,11 @@ def come_into_view(page, selectors: list[str], timeout: int = 10_000) -> None:
 
 SENTENCE_IN_PIECES = "My sister Oluwaseun has two brothers and I'm 12."  # a name and a number cut into pieces
 # The screens a class meets, each swept on a page of its own: its window, presentation mode, the browser's language,
-# whether each Lesson answer is revealed and the pieces' notation read on every screen, and a sentence whose pieces
-# are read on every screen after it (its layout not checked: tests/artifacts has its screens)
+# whether each Lesson answer is revealed and the pieces' notation read on every screen, and the sentence swept (None:
+# the opening example)
 SCREENS = {"projector-present": ((1280, 720), True, "en", False, None),
-           "projector": ((1280, 720), False, "en", True, None),
-           "laptop": ((1440, 900), False, "en", False, SENTENCE_IN_PIECES),
+           "projector": ((1280, 720), False, "en", True, SENTENCE_IN_PIECES),
+           "laptop": ((1440, 900), False, "en", False, None),
            "laptop-de": ((1440, 900), False, "de", False, None),
            "phone": ((390, 844), False, "en", False, None)}
 FAILED = ("(word) => [...document.querySelectorAll('[data-testid=status-tracker]')].filter(e => "
@@ -265,11 +269,10 @@ def test_every_view_and_lesson_step_fits_its_box_at_projector_laptop_and_phone_s
     scrolls sideways, no button is covered, no two texts of a figure cover each other and none is cut by the figure's
     edge (tools/figure_overlaps.py), and the console logs no error. On a laptop or a projector the first screen holds
     the sentence, its translation and the model at a glance (on a phone it is the next thing down). In German every
-    tab is German, no view fails, and Attention's title says "Schicht". On the projector (the opening example) and on
-    the laptop after its sweep (a sentence whose name and number are cut into pieces), every view and every Lesson
-    step with its answer revealed writes no "▁", "<s>", "</s>" and counts no layer, head, step, position or piece
-    from 0."""
-    (width, height), presenting, language, pieces, then = SCREENS[screen]
+    tab is German, no view fails, and Attention's title says "Schicht". On the projector, swept on a sentence whose
+    name and number are cut into pieces, every view and every Lesson step with its answer revealed writes no "▁",
+    "<s>", "</s>" and counts no layer, head, step, position or piece from 0."""
+    (width, height), presenting, language, pieces, sentence = SCREENS[screen]
     _ = i18n.Texts(language)
     page = open_page(browser, server + ("?present=1" if presenting else ""), (width, height),
                      locale=None if language == "en" else f"{language}-{language.upper()}")
@@ -277,7 +280,7 @@ def test_every_view_and_lesson_step_fits_its_box_at_projector_laptop_and_phone_s
         page.wait_for_selector(".glance svg", timeout=30_000)
         name = f"{width}x{height}" + ("_present" if presenting else "") + ("" if language == "en" else f"_{language}")
         ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"first_screen_{name}.png"))
+        shot(page, f"first_screen_{name}", full_page=False)
         if width >= 1280 and not presenting:
             for selector in ("#source-text textarea", "#translation textarea", "#translate-button", ".glance svg",
                              ".glance-words"):
@@ -287,12 +290,10 @@ def test_every_view_and_lesson_step_fits_its_box_at_projector_laptop_and_phone_s
         if language == "de":
             assert "Dein Satz" in page.inner_text(".glance-words") or page.locator(".glance svg text",
                                                                                   has_text="Dein Satz").count()
-        found = sweep(page, name, language, pieces)
-        if then:
-            page.fill("#source-text textarea", then)
+        if sentence:  # swept on a sentence of its own
+            page.fill("#source-text textarea", sentence)
             click_translate(page)
-            found |= {f"{then}: {where}": wrong for where, wrong in sweep(page, f"{name}_pieces", language, True,
-                                                                          layout=False).items()}
+        found = sweep(page, name, language, pieces)
         assert not found, found
         assert not page.dialogs and not page.blocked
         assert not page.errors, page.errors[:5]  # the console stays clean through every view and step
@@ -915,7 +916,7 @@ def test_a_projector_shows_the_panel_on_one_line_the_whole_glance_and_each_lesso
         assert same_line(page, "#source-text", "#translate-button", "#translation")
         side = page.locator(".glance-side").bounding_box()
         assert side["x"] + side["width"] <= size[0] and in_view(page, ".glance-side"), side
-        page.screenshot(path=str(ARTIFACTS / f"present_{name}_glance.png"))
+        shot(page, f"present_{name}_glance", full_page=False)
         open_view(page, "Lesson")
         settle(page)
         for n in range(2, 11):
@@ -928,7 +929,7 @@ def test_a_projector_shows_the_panel_on_one_line_the_whole_glance_and_each_lesso
         page.wait_for_function("() => document.querySelector('#lesson-answer')?.textContent.includes('Answer')")
         come_into_view(page, ["#lesson-answer", "#lesson-plot"])
         assert in_view(page, "#lesson-answer") and in_view(page, "#lesson-plot")
-        page.screenshot(path=str(ARTIFACTS / f"present_{name}_lesson10.png"))
+        shot(page, f"present_{name}_lesson10", full_page=False)
         assert not page.evaluate(FITS) and not page.dialogs
     finally:
         page.context.close()
@@ -951,7 +952,7 @@ def test_a_phone_shows_the_next_word_wide_questions_and_big_tap_targets(browser,
             if target.is_visible():
                 b = target.bounding_box()
                 assert b["width"] >= 40 and b["height"] >= 40, (target.text_content(), b)
-        page.screenshot(path=str(ARTIFACTS / "phone_glance_next_word.png"))
+        shot(page, "phone_glance_next_word", full_page=False)
         open_view(page, "Lesson")
         settle(page)
         lesson_to(page, 2)
@@ -960,7 +961,7 @@ def test_a_phone_shows_the_next_word_wide_questions_and_big_tap_targets(browser,
         title = page.locator("#lesson-where")
         assert title.bounding_box()["width"] >= 0.8 * 390 - 40
         assert "Embeddings and positions" in title.text_content()
-        page.screenshot(path=str(ARTIFACTS / "phone_lesson_step_2.png"))
+        shot(page, "phone_lesson_step_2", full_page=False)
         lesson_to(page, 3)
         lesson_to(page, 4)  # step 4 goes deeper into Attention: Heatmaps, a tab folded into the phone's menu
         page.locator("#lesson-deeper a[data-open='attention']").click()
@@ -1101,7 +1102,7 @@ def walk_the_lesson(page, shots: tuple[int, ...] = ()) -> list[str]:
         if n in shots:
             page.locator("#lesson-where").scroll_into_view_if_needed()
             page.evaluate("() => document.querySelector('#lesson-where').closest('.row').scrollIntoView()")
-            page.screenshot(path=str(ARTIFACTS / f"lesson_step_{n}.png"))
+            shot(page, f"lesson_step_{n}", full_page=False)
         if n < 10:
             page.click("#lesson-next")
     return answers
@@ -1188,7 +1189,7 @@ def test_on_a_phone_a_tap_on_each_tab_label_opens_its_own_view(browser, server):
                                tab.element_handle())
         assert panel is not False, label
     phone.locator(".tabs").first.scroll_into_view_if_needed()
-    phone.screenshot(path=str(ARTIFACTS / "phone-tabs.png"))
+    shot(phone, "phone-tabs", full_page=False)
     assert not phone.errors, phone.errors
     phone.context.close()
 

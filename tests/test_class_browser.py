@@ -11,7 +11,7 @@ import pytest
 import segno
 
 from conftest import CHROMIUM
-from test_browser import ARTIFACTS, EXAMPLES, open_page, pick_example, settle
+from test_browser import EXAMPLES, open_page, pick_example, settle, shot
 from tools.figure_overlaps import SIZES  # the four sizes a class meets: (width, height, presentation mode)
 
 pytestmark = [pytest.mark.slow,
@@ -118,7 +118,7 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
     teacher.wait_for_function("() => document.querySelectorAll('#class-roster li').length === 3 && "
                               "['Student 1', 'Student 2', 'Student 3'].every(n => document.querySelector("
                               "'#class-roster').innerText.includes(n))", timeout=20_000)
-    teacher.screenshot(path=str(ARTIFACTS / "lesson-teacher-students.png"))
+    shot(teacher, "lesson-teacher-students", full_page=False)
     teacher.click("#class-roster button[data-act=lock]")  # everyone is in: closed (a reload below still comes back)
     teacher.wait_for_function("() => document.querySelector('#class-card').innerText.includes('closed to new')",
                               timeout=20_000)
@@ -161,7 +161,7 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
                              "'#class-wall')?.innerText.includes('We play football')", timeout=60_000)
     wall_box = box(second, "#class-wall-fold")
     assert wall_box["top"] <= 1 and wall_box["height"] >= 700, wall_box  # the whole window
-    second.screenshot(path=str(ARTIFACTS / "lesson-wall-window.png"))
+    shot(second, "lesson-wall-window", full_page=False)
     second.close()
 
     # follow: the teacher shows a student's sentence in every view; following phones show it too
@@ -187,7 +187,7 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
         for who, s in enumerate(students):
             s.wait_for_selector(".question[data-state=open] button.choice", timeout=20_000)
             if number == 1 and who == 0:
-                s.screenshot(path=str(ARTIFACTS / "lesson-phone-question.png"))
+                shot(s, "lesson-phone-question", full_page=False)
             question = box(s, "#class-question .question")
             assert question["top"] >= 0 and question["bottom"] <= 844, ("the question in the first screen", question)
             texts = s.locator("#class-question button.choice").all_inner_texts()
@@ -198,7 +198,7 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
         # Ask, Reveal and the question within one projector screen, the poll beside them, its figure still hidden
         teacher.evaluate("() => tp.toStep()")  # where Back and Next leave the page: the step's top at the window's
         settle(teacher)
-        teacher.screenshot(path=str(ARTIFACTS / f"lesson-projector-step-{number}.png"))
+        shot(teacher, f"lesson-projector-step-{number}", full_page=False)
         parts = [box(teacher, sel) for sel in ("#lesson-question", "#lesson-ask", "#lesson-reveal", "#lesson-poll")]
         assert all(p["top"] >= 0 and p["bottom"] <= 720 for p in parts), (number, parts)
         assert teacher.evaluate("() => [...document.querySelectorAll('#lesson-plot, #lesson-html')].filter(e => "
@@ -227,7 +227,7 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
             p.set_viewport_size({"width": width, "height": height})
             p.evaluate("(on) => tp.present(on)", present)
             settle(p)
-            p.screenshot(path=str(ARTIFACTS / f"class-{who}-{name}.png"), full_page=True)
+            shot(p, f"class-{who}-{name}")
             for element in ("#class-wall", "#class-student-wall", "#class-question", "#class-card", "#class-roster"):
                 assert p.evaluate(f"() => {{ const e = document.querySelector('{element}'); return !e || "
                                   "!e.checkVisibility() || e.scrollWidth <= e.clientWidth + 1; }"), (name, who, element)
@@ -246,7 +246,7 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
     assert all(f"Student {i}:" in summary for i in (1, 2, 3)) and "3 students joined" in summary
     summary_page = teacher.context.new_page()
     summary_page.set_content(summary)
-    summary_page.screenshot(path=str(ARTIFACTS / "lesson-summary.png"), full_page=True)
+    shot(summary_page, "lesson-summary")
     summary_page.close()
     assert teacher.is_visible("#class-start-present") and teacher.is_hidden("#class-end-present")
     for s in students:
@@ -439,8 +439,8 @@ def test_the_quiz_before_and_after_with_a_projector_and_three_phones_in_german(b
     shown = re.findall(r"\((\d+/\d+)\)", teacher.inner_text("#quiz"))
     assert shown == [s for pair in zip(expected["before"], expected["after"]) for s in pair]
     assert "Aufmerksamkeitsgewicht" in teacher.inner_text("#quiz")  # the objectives, in German
-    teacher.screenshot(path=str(ARTIFACTS / "quiz-projector-de.png"), full_page=True)
-    students[0].screenshot(path=str(ARTIFACTS / "quiz-phone-de.png"))
+    shot(teacher, "quiz-projector-de")
+    shot(students[0], "quiz-phone-de", full_page=False)
     asks_once_more(teacher, "#class-end")
     with teacher.expect_download(timeout=30_000) as download:
         teacher.click("#class-end")

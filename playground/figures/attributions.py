@@ -60,8 +60,11 @@ def source_shares(output_tokens: list[str], shares: dict[str, list[float]], low:
                   annotation_text=_("below {share}: continuing its own words", share=_.percent(low)))
     fig.update_yaxes(range=[0, 1], title_text=_("from the source"))
     fig.update_xaxes(tickangle=-45)
-    fig.update_layout(legend=dict(orientation="h", y=-0.3))
-    return laid_out(fig, title, 380)
+    # the methods' legend over the plot, in a band of its own under the title (below the plot, a long piece's
+    # slanted label ran into it)
+    fig.update_layout(legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"))
+    fig = laid_out(fig, title, 380)
+    return fig.update_layout(margin_t=fig.layout.margin.t + 30, height=fig.layout.height + 30)
 
 
 
