@@ -29,9 +29,11 @@ DEVICES = [pytest.param("cpu", id="cpu"),
 
 
 def pytest_collection_modifyitems(items):
-    """Whatever talks to the live server belongs to the slow tier, with the browser, load and subprocess tests."""
+    """Whatever talks to the live server or reads the shipped checkpoints (an integration test: the `translators`
+    fixture, and every fixture built on it) belongs to the slow tier, with the browser, load and subprocess tests;
+    the quick tier is the unit tier, on tiny random models."""
     for item in items:
-        if "server" in getattr(item, "fixturenames", ()):
+        if {"server", "translators"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
 
 

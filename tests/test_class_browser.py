@@ -77,15 +77,19 @@ def small_tap_targets(page, scope: str) -> list[str]:
 
 def asks_once_more(page, selector: str) -> None:
     """What cannot be undone asks once more in place (assets/page.js): a first click turns the button into its
-    question ("Sure? ...") and nothing reaches the server: nothing downloads and nothing is said while the page
-    settles. The caller's second click goes through."""
-    downloads, said = [], page.inner_text("#class-said")
-    page.on("download", downloads.append)
+    question ("Sure? ...") and nothing reaches the server: nothing downloads while the page settles. The caller's
+    second click goes through."""
+    downloads = []
+
+    def downloaded(download):
+        downloads.append(download)
+
+    page.on("download", downloaded)
     page.click(selector)
-    assert page.inner_text(f"{selector} .asking", timeout=5_000).startswith("Sure?")
+    assert "?" in page.inner_text(f"{selector} .asking", timeout=5_000)  # "Sure? ...", "Sicher? ..."
     settle(page)
-    page.remove_listener("download", downloads.append)
-    assert not downloads and page.inner_text("#class-said") == said
+    page.remove_listener("download", downloaded)
+    assert not downloads
 
 
 def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
