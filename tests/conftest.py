@@ -31,10 +31,13 @@ DEVICES = [pytest.param("cpu", id="cpu"),
 def pytest_collection_modifyitems(items):
     """Whatever talks to the live server or reads the shipped checkpoints (an integration test: the `translators`
     fixture, and every fixture built on it) belongs to the slow tier, with the browser, load and subprocess tests;
-    the quick tier is the unit tier, on tiny random models."""
+    the quick tier is the unit tier, on tiny random models. The slow tier runs first."""
     for item in items:
         if {"server", "translators"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    # the slow tier first (a stable sort: files and tests keep their order within each tier), so that the two workers
+    # start the longest tests early and the unit tests fill the end, rather than one long test ending the run alone
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's (.ci/run installs it), never a downloaded browser

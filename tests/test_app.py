@@ -862,7 +862,7 @@ def test_inside_attention_views_for_every_kind_escape_hostile_tokens(page):
 def test_an_unfamiliar_sentence_is_translated_and_the_page_says_it_lies_far_from_the_training_data(page):
     out = page.show_translation(defaults(page) | {page.panel.text: "Зебра xqzvwj kpqzjx 東京."})
     assert out[page.panel.translation] == out[page.result].translation.text  # the translation is still shown
-    assert "never seen" in out[page.panel.notice] and "&lt;unk&gt;" in out[page.panel.notice]
+    assert "never seen" in out[page.panel.notice] and "one unknown piece" in out[page.panel.notice]
     plain = page.show_translation(defaults(page) | {page.panel.text: "A man walks his dog in the park."})
     assert plain[page.panel.notice] == ""
 

@@ -212,7 +212,8 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
         teacher.wait_for_selector("#lesson-answer:has-text('Answer')", timeout=20_000)
         teacher.wait_for_selector("#lesson-poll .poll[data-state=revealed]", timeout=20_000)
         for s in students:
-            s.wait_for_selector(".question[data-state=revealed] .poll-answer", timeout=20_000)
+            s.wait_for_selector(".question[data-state=revealed] .verdict", timeout=20_000)  # folded to it
+            assert s.locator(".question[data-state=revealed] .poll-answer").is_hidden()  # the box comes back up
             verdict = s.inner_text("#class-question .verdict")
             assert verdict in ("Right!", "Not quite."), verdict
             assert "change it" not in s.inner_text("#class-question")

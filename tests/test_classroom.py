@@ -517,9 +517,11 @@ def test_fifteen_joins_from_one_address_are_each_listed_and_a_locked_class_takes
     # in that browser (the class reopened), does not let it in as a new student
     told = classes.tick_student({classes.member: members[0]}, Visitor("script-0"))
     assert "took you out" in told[classes.said] and told[classes.member] == members[0]
+    assert "took you out" in told[classes.question]  # said on top too: in a phone's first screen
     assert "open to new students" in classes.act(values, gr.EventData(None, {"act": "lock", "id": ""}))[classes.said]
     opened = classes.opened({"class": teacher["code"]}, {classes.member: told[classes.member]}, Visitor("script-0b"))
     assert "took you out" in opened[classes.said] and classes.member not in opened
+    assert 'class="class-out"' in opened[classes.question]
     classes.act(values, gr.EventData(None, {"act": "lock", "id": ""}))
     back = classes.enrol(teacher["code"], members[1], Visitor("script-1-reload", host="10.7.7.7"))
     assert back[classes.member]["token"] == members[1]["token"]  # a student's reload: the same student

@@ -188,8 +188,9 @@ def poll_html(poll: Poll | None, show_counts: bool, said: bool = True, _: Texts 
 
 def question_html(poll: Poll | None, mine: int | None, _: Texts = ENGLISH) -> str:
     """A phone's current question: said once, each choice once as a button as large as a finger (its click fires
-    the question's "vote" event), this phone's vote marked; once revealed, whether the student was right, the
-    answer and the class's votes. A new question (no vote yet) comes with a banner."""
+    the question's "vote" event), this phone's vote marked; once revealed, folded to whether the student was right
+    and the question (unfolded: the answer and the class's votes). A new question (no vote yet) comes with a
+    banner."""
     if poll is None:
         return ""
     total = sum(poll.counts)
@@ -202,21 +203,27 @@ def question_html(poll: Poll | None, mine: int | None, _: Texts = ENGLISH) -> st
         buttons.append(f'<li><button class="choice {classes}" data-choice="{i}" aria-pressed="{pressed}"'
                        f'{" disabled" if poll.revealed else ""}>{"✓ " if poll.revealed and i == poll.answer else ""}'
                        f'{html.escape(choice)}{counted}</button></li>')
-    if poll.revealed:
-        verdict = ("" if mine is None else '<p class="verdict right">' + _("Right!") + "</p>" if mine == poll.answer
-                   else '<p class="verdict wrong">' + _("Not quite.") + "</p>")
+    if poll.revealed:  # folded to its verdict and question: the translation box comes back up the screen
+        verdict = ("" if mine is None else '<span class="verdict right">' + _("Right!") + "</span> " if mine ==
+                   poll.answer else '<span class="verdict wrong">' + _("Not quite.") + "</span> ")
         answered, counted = _("Answer:"), _.plural("{n} vote in the class", "{n} votes in the class", total)
-        said = (f'{verdict}<p class="poll-answer"><b>{answered}</b> '
-                f'{poll.explained or html.escape(poll.choices[poll.answer])}</p><p class="poll-total">{counted}</p>')
-        banner = ""
-    else:
-        said = ('<p class="poll-said">' + (_("Your vote is in: you can change it until the teacher reveals the answer.")
-                                           if mine is not None else _("Tap your answer.")) + "</p>")
-        banner = ('<p class="poll-banner" role="status">' + _("New question from your teacher") + "</p>"
-                  if mine is None else "")
-    state = "revealed" if poll.revealed else "open"
-    return (f'<div class="question" data-poll="{poll.id}" data-state="{state}">{banner}<p class="poll-question">'
+        return (f'<details class="question" data-poll="{poll.id}" data-state="revealed"><summary>{verdict}'
+                f'<span class="poll-question">{html.escape(poll.question)}</span></summary><ol class="question-choices">'
+                f'{"".join(buttons)}</ol><p class="poll-answer"><b>{answered}</b> '
+                f'{poll.explained or html.escape(poll.choices[poll.answer])}</p><p class="poll-total">{counted}</p>'
+                '</details>')
+    said = ('<p class="poll-said">' + (_("Your vote is in: you can change it until the teacher reveals the answer.")
+                                       if mine is not None else _("Tap your answer.")) + "</p>")
+    banner = ('<p class="poll-banner" role="status">' + _("New question from your teacher") + "</p>"
+              if mine is None else "")
+    return (f'<div class="question" data-poll="{poll.id}" data-state="open">{banner}<p class="poll-question">'
             f'{html.escape(poll.question)}</p><ol class="question-choices">{"".join(buttons)}</ol>{said}</div>')
+
+
+def out_html(said: str) -> str:
+    """A phone's box at its top when its page is out of the class (taken out, or the class closed to it): what the
+    class said, where the phone shows the question, in its first screen."""
+    return f'<p class="class-out" role="status">{html.escape(said)}</p>'
 
 
 def followed_html(state: ClassState, _: Texts = ENGLISH) -> str:

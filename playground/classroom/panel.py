@@ -551,7 +551,8 @@ class ClassPanel:
         try:
             class_id, member = self.membership(values)  # each time: a student taken out is told at once
         except TakenOut as e:  # out for good: the browser keeps its token, which the class refuses from now on
-            return self.left(request, member=values.get(self.member)) | {self.said: _(str(e))}
+            return self.left(request, member=values.get(self.member)) | {self.said: _(str(e)),
+                                                                          self.question: pages.out_html(_(str(e)))}
         except ClassError as e:
             return self.left(request) | {self.said: _("The class has ended.") if "No class" in str(e) else _(str(e))}
         memory.class_id = class_id
@@ -758,8 +759,9 @@ class ClassPanel:
         if "class" in query:
             try:
                 return self.enrol(normal_code(query["class"]), member, request)
-            except ClassError as e:
-                return {self.said: gettext(language_of(request), str(e)), self.entry: gr.Accordion(open=True)}
+            except ClassError as e:  # said on top too, in the phone's first screen
+                said = gettext(language_of(request), str(e))
+                return {self.said: said, self.question: pages.out_html(said), self.entry: gr.Accordion(open=True)}
         if teacher.get("code"):
             try:
                 self.teaching_class(values)
@@ -770,7 +772,8 @@ class ClassPanel:
             try:
                 return self.enrol(member["code"], member, request)
             except TakenOut as e:  # kept: the same browser stays out
-                return {self.said: gettext(language_of(request), str(e))}
+                said = gettext(language_of(request), str(e))
+                return {self.said: said, self.question: pages.out_html(said)}
             except ClassError:
                 return {self.member: {}, self.said: ""}
         return {}

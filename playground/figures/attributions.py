@@ -64,7 +64,8 @@ def source_shares(output_tokens: list[str], shares: dict[str, list[float]], low:
     # slanted label ran into it)
     fig.update_layout(legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"))
     fig = laid_out(fig, title, 380)
-    return fig.update_layout(margin_t=fig.layout.margin.t + 30, height=fig.layout.height + 30)
+    return fig.update_layout(margin_t=fig.layout.margin.t + 30, height=fig.layout.height + 30,  # the legend's band
+                             title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)))  # the title above it
 
 
 
