@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import html
+import json
 import re
 
 from babel import Locale
@@ -189,6 +190,11 @@ def findings(translator, source: str, translation: str) -> dict[str, list]:
 def say(translator, found: dict[str, list], _: Texts = ENGLISH) -> list[str]:
     """findings in plain words (in the language of `_`), one sentence a kind (several sentences' findings merged:
     each kind said once)."""
+    return found_said(found, translator.words.language if translator.words else None, _)
+
+
+def found_said(found: dict[str, list], target: str | None, _: Texts = ENGLISH) -> list[str]:
+    """`say`, from what was found and the translation's language (a code), as a record keeps them (`noticed`)."""
     said = [_("This looks like {language}, not English: the model reads English only, so its translation will make "
               "little sense.", language=language_name(code, _)) for code in found["foreign"]]
     listed = {kind: ", ".join(items) for kind, items in found.items() if kind not in ("foreign", "slips")}
@@ -202,7 +208,6 @@ def say(translator, found: dict[str, list], _: Texts = ENGLISH) -> list[str]:
         said.append(_.plural("Check the words: {words} came out in English (the model may not know it, and copied "
                              "it).", "Check the words: {words} came out in English (the model may not know them, and "
                              "copied them).", len(found["left"]), words=listed["left"]))
-    target = translator.words.language if translator.words else None
     named = language_name(target, _) if target in LANGUAGES else ""  # the translation's language
     if found["made"]:
         said.append(_.plural("Check the words: {words} is in no {language} dictionary and in none of the "
@@ -232,36 +237,76 @@ def warnings_under(translator, sources: str | list[str], translations, _: Texts 
     """What the page says under a translation (a Translation of `source`, or each sentence's of a text), in the
     language of `_`: the symbols carried over, text far from what the model knows, and every warning, each kind said
     once for all the sentences ("Check the words: Garik, Sämchen ..."); empty when there is nothing to say."""
+    return said(noticed(translator, sources, translations), _)
+
+
+def noticed(translator, sources: str | list[str], translations) -> dict:
+    """What warnings_under says, as what it is rather than in words (JSON, any language can say it: `said`): per
+    sentence the symbols carried over and how familiar its text is, the findings of every sentence merged, and the
+    translation's language. The class's wall keeps this, so that every screen says it in its reader's language."""
     if isinstance(sources, str):
         sources, translations = [sources], [translations]
-    said = [s for source, t in zip(sources, translations) for s in (carried(t, _), unfamiliar(translator, source, _))
-            if s]
     found: dict[str, list] = {}
     for source, t in zip(sources, translations):
         for kind, items in findings(translator, source, t.text).items():
-            found[kind] = list(dict.fromkeys(found.get(kind, []) + items))  # a word named once
-    return list(dict.fromkeys(said + say(translator, found, _)))
+            found[kind] = list(dict.fromkeys(found.get(kind, []) + items))  # a word named once (JSON: pairs as lists)
+    seen = [translator.familiarity(source) for source in sources]
+    return {"carried": [list(t.carried) for t in translations],
+            "familiar": [{"unknown": f.unknown, "far": f.far, "per_word": f.pieces_per_word} for f in seen],
+            "found": found, "target": translator.words.language if translator.words else None}
+
+
+def kept(record: dict, cut: bool = False) -> str:
+    """A `noticed` record (and whether the text was cut to fit) as the class's wall keeps it: `notice_in` says it."""
+    return json.dumps({"noticed": record, "cut": cut}, ensure_ascii=False)
+
+
+def notice_in(stored: str, _: Texts = ENGLISH) -> str:
+    """What the wall keeps under a sentence, in the language of `_`: a record (`kept`), said in it; a notice kept as
+    words (a text of several sentences, as its sender read it) as it is."""
+    try:
+        record = json.loads(stored) if stored.startswith("{") else None
+    except ValueError:
+        record = None
+    if not isinstance(record, dict) or "noticed" not in record:
+        return stored
+    return " ".join(([_(CUT)] if record.get("cut") else []) + said(record["noticed"], _))
+
+
+def said(record: dict, _: Texts = ENGLISH) -> list[str]:
+    """A `noticed` record in plain words, in the language of `_`: each kind said once."""
+    out = [s for symbols, seen in zip(record["carried"], record["familiar"])
+           for s in (carried_said(symbols, _), unfamiliar_said(seen, _)) if s]
+    return list(dict.fromkeys(out + found_said(record["found"], record["target"], _)))
 
 
 def carried(translation, _: Texts = ENGLISH) -> str:
     """A sentence naming the symbols set aside from the source and put back as typed (Translation.carried), else ""."""
-    if not translation.carried:
+    return carried_said(translation.carried, _)
+
+
+def carried_said(symbols: list[str], _: Texts = ENGLISH) -> str:
+    if not symbols:
         return ""
-    one = len(translation.carried) == 1 and len(translation.carried[0]) == 1
+    one = len(symbols) == 1 and len(symbols[0]) == 1
     return _.plural("Carried over as typed: {symbols} (the model has no pieces for it, so it translated the words "
                     "around it).", "Carried over as typed: {symbols} (the model has no pieces for them, so it "
-                    "translated the words around them).", 1 if one else 2, symbols=" ".join(translation.carried))
+                    "translated the words around them).", 1 if one else 2, symbols=" ".join(symbols))
 
 
 def unfamiliar(translator, text: str, _: Texts = ENGLISH) -> str:
     """A plain sentence when `text` lies far outside what the model was trained on, else "" (Translator.familiarity)."""
     seen = translator.familiarity(text)
-    if seen.unknown:
+    return unfamiliar_said({"unknown": seen.unknown, "far": seen.far, "per_word": seen.pieces_per_word}, _)
+
+
+def unfamiliar_said(seen: dict, _: Texts = ENGLISH) -> str:
+    if seen["unknown"]:
         return _("This text has characters the model has never seen (its vocabulary spells them byte by byte, or "
                  "reads each run of them as one unknown piece): it was trained on English picture captions and everyday "
                  "sentences, so expect a poor translation.")
-    if seen.far:
+    if seen["far"]:
         return _("The model splits these words into many small pieces ({n} per word): they are far from the picture "
                  "captions and everyday sentences it was trained on, so expect a poor translation.",
-                 n=_.number(seen.pieces_per_word, 1))
+                 n=_.number(seen["per_word"], 1))
     return ""

@@ -50,6 +50,30 @@ def test_the_warnings_of_one_sentence_together(translator):
     assert doubts.warnings(translator, "a man walks in the park", "ein mann geht im park") == []
 
 
+def test_what_the_checks_found_is_kept_as_what_it_is_and_said_in_each_readers_language(translator):
+    """A French phone's card on a German projector: the wall keeps what the checks found (a record, not words), and
+    each screen says it in its own language, the words the page says under the translation; a notice kept as words
+    (an older card, a text of several sentences) is shown as it is."""
+    from types import SimpleNamespace
+
+    from playground.classroom import pages
+    from playground.classroom.store import ClassState
+    from playground.i18n import Texts
+
+    source, out = "I am 2 years old 東京.", SimpleNamespace(text="Ich bin 12 Jahre alt.", carried=["🐶"])
+    stored = doubts.kept(doubts.noticed(translator, source, out), cut=True)
+    for language, words in (("en", "Check the numbers"), ("de", "Prüfe die Zahlen"), ("fr", "Vérifie les nombres")):
+        _ = Texts(language)
+        said = doubts.notice_in(stored, _)
+        assert said == " ".join([_(doubts.CUT)] + doubts.warnings_under(translator, source, out, _)), language
+        assert words in said and "2" in said and "🐶" in said, said
+        card = dict(id=1, nickname="", pair="en-fr", text=source, translation=out.text, unsure="[]", notice=stored)
+        state = ClassState(id=1, code="ABCDEFGH", version=1, students=1, teacher={}, wall=[card], poll=None)
+        wall = pages.wall_html(state, teacher=True, _=_)
+        assert words in wall and '"noticed"' not in wall
+    assert doubts.notice_in("Vérifie les nombres : 2.") == "Vérifie les nombres : 2."
+
+
 def test_text_far_from_what_the_model_knows_is_said_in_plain_words(translator):
     assert "characters the model has never seen" in doubts.unfamiliar(translator, "a man walks 東京 the park")
     assert "per word" in doubts.unfamiliar(translator, "mwkbtp lrdgnh")

@@ -11,7 +11,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import segno
 
-from ..doubts import marked_words
+from ..doubts import marked_words, notice_in
 from ..i18n import ENGLISH, Texts
 from ..quiz import summary_html as quiz_summary_html
 from ..pieces import named
@@ -123,7 +123,7 @@ def wall_html(state: ClassState, teacher: bool, limit: int = WALL_SHOWN, _: Text
     for e in entries:
         who = ", ".join(e["nicknames"][:3]) + (" " + _("and others") if len(e["nicknames"]) > 3 else "")
         count = f'<span class="wall-count">×{e["count"]}</span>' if e["count"] > 1 else ""
-        notice = f'<p class="wall-notice">{html.escape(e["notice"])}</p>' if e["notice"] else ""
+        notice = f'<p class="wall-notice">{html.escape(notice_in(e["notice"], _))}</p>' if e["notice"] else ""
         language = ("OWN" if e["pair"].startswith(PREFIX)  # the teacher's own model
                     else html.escape(e["pair"].rsplit("-", 1)[-1].upper()))  # a German and a French card told apart
         actions = (f'<span class="wall-actions"><button data-act="open" data-id="{e["id"]}">{show}'
@@ -265,7 +265,7 @@ def summary(state: ClassState, labels: dict[str, str], _: Texts = ENGLISH) -> st
     sent = []
     for e in grouped(state.wall):
         who = html.escape(", ".join(e["nicknames"]))
-        notice = f'<br><span class="n">{html.escape(e["notice"])}</span>' if e["notice"] else ""
+        notice = f'<br><span class="n">{html.escape(notice_in(e["notice"], _))}</span>' if e["notice"] else ""
         sent.append(f'<li>{html.escape(e["text"])} <span class="who">({html.escape(labels.get(e["pair"], e["pair"]))}'
                     f'{", ×" + str(e["count"]) if e["count"] > 1 else ""}{"; " + who if who else ""})</span><br>'
                     f'<span class="t">{marked_words(e["translation"], json.loads(e["unsure"]))}</span>{notice}</li>')

@@ -26,7 +26,7 @@ import gradio as gr
 from transformer.decoding import DecodeOptions
 from transformer.translator import sentences
 
-from .. import context, downloads, links
+from .. import context, doubts, downloads, links
 from ..context import TICKETS, Context
 from ..doubts import words_with_doubts
 from ..panel import TranslatePanel
@@ -744,7 +744,13 @@ class ClassPanel:
             return {}
         if not self.limited("send", member["token"], SENDS):
             return {self.said: "Sent many sentences just now: this one stayed on your phone. Wait a moment."}
-        notice = plain(str(values.get(self.panel.notice) or ""))
+        if len(parts) == 1:  # what the checks found, kept as what it is: every screen says it in its own language
+            translator = self.ctx.translator(result.pair)
+            found = doubts.noticed(translator, result.text, result.translation)
+            notice = doubts.kept(found, result.translation.truncated) if doubts.said(found) or \
+                result.translation.truncated else ""
+        else:  # several sentences: the notice as the student read it
+            notice = plain(str(values.get(self.panel.notice) or ""))
         self.store.send(class_id, member["token"], member.get("nickname", ""), result.pair, text,
                         values.get(self.panel.translation) or result.translation.text,
                         [w for w, unsure in words_with_doubts([result.translation]) if unsure], notice)
