@@ -49,6 +49,15 @@ def open_page(browser, url: str, size: tuple[int, int] = (1400, 1000), locale: s
     return page
 
 
+def navigated(page, go) -> None:
+    """Leave the page (`go`: a reload, another address) and wait for the new one to load: what the old page's open
+    requests say as it goes (a fetch aborted, Gradio's "Connection errored out") is its leaving, not an error."""
+    n = len(page.errors)
+    go()
+    page.wait_for_load_state()
+    page.errors[n:] = [e for e in page.errors[n:] if "AbortError" not in e and "Connection errored out" not in e]
+
+
 @pytest.fixture
 def page(browser, server):
     page = open_page(browser, server)

@@ -11,7 +11,7 @@ import pytest
 import segno
 
 from conftest import CHROMIUM
-from test_browser import EXAMPLES, open_page, pick_example, settle, shot
+from test_browser import EXAMPLES, navigated, open_page, pick_example, settle, shot
 from tools.figure_overlaps import SIZES  # the four sizes a class meets: (width, height, presentation mode)
 
 pytestmark = [pytest.mark.slow,
@@ -149,7 +149,7 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
     pick_example(students[1], EXAMPLES[3])  # an example picked: translated, sent nowhere
     students[1].wait_for_function("(b) => document.querySelector('#translation textarea').value !== b", arg=before,
                                   timeout=30_000)
-    students[2].reload()  # a reload: the page opens translated, sends nothing, and is back in the class
+    navigated(students[2], students[2].reload)  # a reload: the page opens translated, sends nothing, and is back in the class
     students[2].wait_for_selector("#class-student", state="visible", timeout=30_000)
     students[2].wait_for_function("() => document.querySelector('#translation textarea')?.value.length > 0",
                                   timeout=60_000)
@@ -295,7 +295,7 @@ def test_a_phones_class_page_is_built_for_a_finger_and_keeps_hostile_text_as_tex
     assert phone.is_visible("#class-student")  # still in
     teacher.click(out)
     phone.wait_for_selector("#class-said:has-text('took you out')", timeout=20_000)
-    phone.goto(link)
+    navigated(phone, lambda: phone.goto(link))
     phone.wait_for_selector("#class-said:has-text('took you out')", timeout=30_000)
     assert phone.is_hidden("#class-student")
     asks_once_more(teacher, "#class-end")

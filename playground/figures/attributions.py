@@ -52,20 +52,20 @@ def source_shares(output_tokens: list[str], shares: dict[str, list[float]], low:
     colors = ["#e6550d" if v < low else "#3182bd" for v in main]
     fig.add_trace(go.Bar(x=x, y=main, name=html.escape(first), marker=dict(color=colors, line=dict(
         width=[3 if t == chosen else 0 for t in range(len(x))], color="#252525")),
-        hovertemplate=_("%{x}<br>source share %{y:.2f}") + "<extra></extra>"))
+        hovertemplate=_("%{x}<br>source share %{y:.2f}") + "<extra>%{fullData.name}</extra>"))
     for name, v in others:
         fig.add_trace(go.Scatter(x=x, y=v, mode="lines+markers", name=html.escape(name),
-                                 hovertemplate=_("%{x}<br>source share %{y:.2f}") + "<extra></extra>"))
+                                 hovertemplate=_("%{x}<br>source share %{y:.2f}") + "<extra>%{fullData.name}</extra>"))
     fig.add_hline(y=low, line=dict(dash="dot", color="#e6550d"), annotation_position="bottom right",
                   annotation_text=_("below {share}: continuing its own words", share=_.percent(low)))
     fig.update_yaxes(range=[0, 1], title_text=_("from the source"))
     fig.update_xaxes(tickangle=-45)
-    # the methods' legend over the plot, in a band of its own under the title (below the plot, a long piece's
-    # slanted label ran into it)
-    fig.update_layout(legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"))
-    fig = laid_out(fig, title, 380)
-    return fig.update_layout(margin_t=fig.layout.margin.t + 30, height=fig.layout.height + 30,  # the legend's band
-                             title=dict(y=1, yref="container", yanchor="top", pad=dict(t=10)))  # the title above it
+    # no legend (under the plot, a long piece's slanted label ran into it): the title names the bars and the lines
+    fig.update_layout(showlegend=False)
+    lines = ", ".join(html.escape(name) for name, _v in others)
+    named = (_("bars: {bars}; lines: {lines}", bars=html.escape(first), lines=lines) if others
+             else _("bars: {bars}", bars=html.escape(first)))
+    return laid_out(fig, f"{title} ({named})", 380)
 
 
 
