@@ -120,7 +120,8 @@ def digits(number: str) -> str:
 DIGIT_WORDS = [("zero", "null", "zéro"), ("one", "first", "ein", "erst", "un", "premi"),
                ("two", "second", "zwei", "zwo", "deux"), ("three", "third", "drei", "dritt", "trois"),
                ("four", "vier", "quatr"), ("five", "fifth", "fünf", "cinq"), ("six", "sechs"),
-               ("seven", "sieben", "siebt", "sept"), ("eight", "acht", "huit"), ("nine", "ninth", "neun", "neuf", "neuv")]
+               ("seven", "sieben", "siebt", "sept"), ("eight", "acht", "huit"),
+               ("nine", "ninth", "neun", "neuf", "neuv")]
 
 
 def changed_numbers(source: str, translation: str) -> list[str]:
@@ -303,8 +304,8 @@ def unfamiliar(translator, text: str, _: Texts = ENGLISH) -> str:
 def unfamiliar_said(seen: dict, _: Texts = ENGLISH) -> str:
     if seen["unknown"]:
         return _("This text has characters the model has never seen (its vocabulary spells them byte by byte, or "
-                 "reads each run of them as one unknown piece): it was trained on English picture captions and everyday "
-                 "sentences, so expect a poor translation.")
+                 "reads each run of them as one unknown piece): it was trained on English picture captions and "
+                 "everyday sentences, so expect a poor translation.")
     if seen["far"]:
         return _("The model splits these words into many small pieces ({n} per word): they are far from the picture "
                  "captions and everyday sentences it was trained on, so expect a poor translation.",

@@ -208,8 +208,8 @@ def question_html(poll: Poll | None, mine: int | None, _: Texts = ENGLISH) -> st
                    poll.answer else '<span class="verdict wrong">' + _("Not quite.") + "</span> ")
         answered, counted = _("Answer:"), _.plural("{n} vote in the class", "{n} votes in the class", total)
         return (f'<details class="question" data-poll="{poll.id}" data-state="revealed"><summary>{verdict}'
-                f'<span class="poll-question">{html.escape(poll.question)}</span></summary><ol class="question-choices">'
-                f'{"".join(buttons)}</ol><p class="poll-answer"><b>{answered}</b> '
+                f'<span class="poll-question">{html.escape(poll.question)}</span></summary>'
+                f'<ol class="question-choices">{"".join(buttons)}</ol><p class="poll-answer"><b>{answered}</b> '
                 f'{poll.explained or html.escape(poll.choices[poll.answer])}</p><p class="poll-total">{counted}</p>'
                 '</details>')
     said = ('<p class="poll-said">' + (_("Your vote is in: you can change it until the teacher reveals the answer.")

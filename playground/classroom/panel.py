@@ -478,7 +478,8 @@ class ClassPanel:
         """A button of the wall or of the list of students: "open" puts the sentence in the panel (the page then
         translates it, and every view shows it), "hide" takes it off every screen; "hide-all" and "show-all" do so
         with every sentence of one student, "remove" takes the student out of the class, "remove-marked" every
-        student who joined without the page's pass, "remove-nameless" every one without a nickname; "lock" closes the class to new students, or opens it again."""
+        student who joined without the page's pass, "remove-nameless" every one without a nickname; "lock" closes
+        the class to new students, or opens it again."""
         class_id, what, which = self.teaching_class(values), getattr(clicked, "act", ""), getattr(clicked, "id", "")
         _ = Texts(language_of(request))
         if what == "lock":
