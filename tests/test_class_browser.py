@@ -203,7 +203,8 @@ def test_a_whole_lesson_with_a_projector_and_three_phones(browser, server):
         teacher.evaluate("() => tp.toStep()")  # where Back and Next leave the page: the step's top at the window's
         settle(teacher)
         shot(teacher, f"lesson-projector-step-{number}", full_page=False)
-        parts = [box(teacher, sel) for sel in ("#lesson-question", "#lesson-ask", "#lesson-reveal", "#lesson-poll")]
+        parts = [box(teacher, sel) for sel in ("#lesson-where", "#lesson-question", "#lesson-ask", "#lesson-reveal",
+                                               "#lesson-poll")]  # the step's title with its question and votes
         assert all(p["top"] >= 0 and p["bottom"] <= 720 for p in parts), (number, parts)
         assert teacher.evaluate("() => [...document.querySelectorAll('#lesson-plot, #lesson-html')].filter(e => "
                                 "e.checkVisibility()).every(e => getComputedStyle(e).filter.includes('blur'))"), \
