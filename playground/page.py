@@ -125,7 +125,8 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         classes.build(panel)
         views, tabs = view_tabs(ctx, panel, signal)
         classes.wall_controls()  # the projector's wall, under the views
-        page = Page(demo, ctx, panel, result, tabs, views, classroom=classes, openers=[classes.opened])
+        page = Page(demo, ctx, panel, result, tabs, views, classroom=classes, openers=[classes.opened],
+                    places=[classes.place])
         wire(page, classes)
         register_api(ctx)
     without_api_schemas(demo.blocks.values())

@@ -42,6 +42,8 @@ class Page:
     # the page's events, and nothing here calls it
     openers: list = field(default_factory=list)  # what else opening the page does: f(query, values, request) ->
     # updates, run before it translates (a class's link joins the class: playground/classroom/panel.py)
+    places: list = field(default_factory=list)  # where a page comes back to: f(query, values) -> the query it opens
+    # with, as a link's (a teacher's page: the place their running class kept, after a restart or on another replica)
 
     @property
     def sessions(self) -> Sessions:
@@ -200,6 +202,8 @@ class Page:
         page's `openers` run first (a class's link joins the class)."""
         panel, session = self.panel, self.sessions.of(request)
         query = dict(request.query_params) if request is not None else {}
+        for place in self.places:
+            query = place(query, values)
         link = links.read(query, values, panel, self.views["lesson"])
         # only what the link changes: a page answered late (30 phones opening at once) keeps what was typed meanwhile
         out = {c: link.values[c] for c in [panel.pair, panel.text] + panel.decoding if link.values[c] != values[c]}

@@ -11,7 +11,7 @@ import pytest
 import segno
 
 from conftest import CHROMIUM
-from test_browser import EXAMPLES, navigated, open_page, pick_example, settle, shot
+from test_browser import EXAMPLES, navigated, open_page, open_settings, pick_example, settle, shot
 from tools.figure_overlaps import SIZES  # the four sizes a class meets: (width, height, presentation mode)
 
 pytestmark = [pytest.mark.slow,
@@ -335,8 +335,9 @@ def back_after_restart(page, restarted: float, timeout_s: float = 60) -> None:
 def test_the_app_restarted_mid_lesson_brings_the_teacher_and_every_phone_back_to_the_class(browser, translators,
                                                                                            tmp_path):
     """One process on SQLite, restarted (a new process's state: every page and session forgotten) while a poll is
-    open: after a reload the teacher and three phones are back in the same class, with the wall, the open poll and
-    the votes, and the lesson goes on."""
+    open: the teacher's page comes back to its place (presentation mode, the class's sentence, the Lesson at its
+    step) and three phones to the same class, with the wall, the open poll about that sentence and the votes, and the
+    lesson goes on."""
     import socket
 
     import app
@@ -367,8 +368,22 @@ def test_the_app_restarted_mid_lesson_brings_the_teacher_and_every_phone_back_to
         translate(p, f"My cat is {i + 2} years old.")
     teacher.wait_for_function("() => document.querySelector('#class-wall').innerText.includes('is 4 years')",
                               timeout=30_000)
+    open_settings(teacher)
+    teacher.locator("#present-toggle input").check()  # presentation mode, for the projector
+    teacher.wait_for_function("() => document.body.classList.contains('present')")
+    translate(teacher, "My sister likes pizza.")  # the class's sentence
     teacher.click("button[role=tab]:has-text('Lesson')")
     teacher.wait_for_selector("#lesson-question", timeout=30_000)
+    step = 2  # the first step after the first with a question to ask
+    teacher.click("#lesson-next")
+    while True:
+        teacher.wait_for_function("(n) => document.querySelector('#lesson-where')?.innerText.includes(`Step ${n} `)",
+                                  arg=step, timeout=30_000)
+        if teacher.inner_text("#lesson-question").strip():
+            break
+        teacher.click("#lesson-next")
+        step += 1
+    teacher.wait_for_timeout(2_500)  # a poll of the class or two: the teacher's place is kept with the class
     teacher.click("#lesson-ask")
     for i, p in enumerate(phones[:2]):  # two vote before the restart, the third after it
         p.wait_for_selector(".question[data-state=open] button.choice", timeout=20_000)
@@ -386,12 +401,19 @@ def test_the_app_restarted_mid_lesson_brings_the_teacher_and_every_phone_back_to
         teacher.wait_for_function("() => ['is 2 years', 'is 3 years', 'is 4 years'].every(t => "
                                   "document.querySelector('#class-wall').innerText.includes(t))", timeout=30_000)
         assert "3 students joined" in teacher.inner_text("#class-card")
+        # the teacher's place: presentation mode, the class's sentence, the Lesson at its step, with no click
+        teacher.wait_for_function("(n) => document.querySelector('#lesson-where')?.innerText.includes(`Step ${n} `)",
+                                  arg=step, timeout=30_000)
+        assert teacher.evaluate("() => document.body.classList.contains('present')")
+        assert teacher.input_value("#source-text textarea") == "My sister likes pizza."
+        for p in phones:  # following the teacher: the sentence the open poll asks about
+            p.wait_for_function("() => document.querySelector('#class-follow')?.innerText.includes('My sister likes')",
+                                timeout=30_000)
         for i, p in enumerate(phones[:2]):  # each phone's own vote, still marked
             p.wait_for_selector(".question[data-state=open] button.chosen", timeout=30_000)
             assert p.locator("#class-question button.choice").nth(i).get_attribute("aria-pressed") == "true"
         phones[2].wait_for_selector(".question[data-state=open] button.choice", timeout=30_000)
         phones[2].locator("#class-question button.choice").nth(0).click()
-        teacher.click("button[role=tab]:has-text('Lesson')")
         teacher.wait_for_function("() => document.querySelector('#lesson-poll')?.innerText.includes('3 votes')",
                                   timeout=30_000)
         teacher.click("#lesson-reveal")

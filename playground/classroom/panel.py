@@ -20,6 +20,7 @@ import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlsplit
 
 import gradio as gr
 
@@ -47,6 +48,7 @@ WRONG_CODES = (30, 60)  # per client address: codes that were wrong (a code is n
 SENDS = (12, 60)  # per student: sentences sent to the wall, and votes changed
 ANSWERS = (60, 60)  # per student: a quiz's answers (six questions, changed as a student thinks again)
 STARTS = (10, 600)  # per client address: classes started
+PLACE_FIELDS = {"pair", "text", "present", "lesson", "view", "sentence", *links.QUERY_FIELDS}  # a link's place
 CLASS_VIEWS = ("lesson", "steps")  # the views with a teacher's parts (the question to ask, its votes beside it)
 
 
@@ -105,6 +107,7 @@ class ClassMemory:
     poll: Poll | None = None  # the question a phone shows, as last read
     quiz: Quiz | None = None  # the quiz a phone shows (the class's open one), as last read
     shown: tuple | None = None  # what the teacher's page last wrote as shown to the class: (pair, text, step)
+    place: str | None = None  # the teacher's place on the page last kept in the store (ClassPanel.keep_place)
     sent: tuple | None = None  # a student's last sentence sent to the wall: (pair, text)
 
     def changed(self, drawn: dict) -> dict:
@@ -353,6 +356,7 @@ class ClassPanel:
         session = self.page.sessions.of(request)
         _ = Texts(session.language)
         self.write_shown(memory, class_id, values, session)
+        self.keep_place(memory, class_id, values, session)
         version = self.store.version(class_id)
         if version is None or version == memory.seen:
             return {}
@@ -384,6 +388,27 @@ class ClassPanel:
                         result.translation.text, shown[2], step.title if step else "", plain(step.question) if step
                         else "")
         memory.shown = shown
+
+    def keep_place(self, memory: ClassMemory, class_id: int, values: dict, session) -> None:
+        """The teacher's place on the page (the sentence and its settings, presentation mode, the open view and the
+        Lesson's step), kept in the store as the query of the link "Link to this" would write, once the page shows
+        a translation: the page comes back to it after the app restarts (`place`)."""
+        if values.get(self.page.result) is None:
+            return
+        place = urlsplit(links.write("", values, self.panel, session.open, session.lesson_step)).query
+        if memory.place != place:
+            self.store.keep_place(class_id, place)
+            memory.place = place
+
+    def place(self, query: dict, values: dict) -> dict:
+        """Where a teacher's page opens: the place its running class kept (`keep_place`), as a link's query; the page's
+        own link (`query`) when it says where to go, or when this page runs no class."""
+        if (values.get(self.teacher) or {}).get("code") and not query.keys() & PLACE_FIELDS:
+            try:
+                return dict(parse_qsl(self.store.place(self.teaching_class(values)))) | query
+            except ClassError:
+                pass
+        return query
 
     def shown_result(self, class_id: int, values: dict):
         """The translation the teacher's page shows; on a replica that has not seen this page yet (its own was
@@ -828,7 +853,9 @@ class ClassPanel:
 
         def tick(values: dict, request: gr.Request) -> dict:
             return self.tick_teacher(values, request, parts)
-        event([gr.Timer(TEACHER_TICK_S).tick], tick, [], [self.teacher, self.page.panel.translation],
+        panel = self.page.panel  # what the teacher's place reads (`keep_place`)
+        event([gr.Timer(TEACHER_TICK_S).tick], tick, [], [self.teacher, panel.translation, panel.text, panel.present,
+                                                          panel.which, *panel.decoding],
               [parts.join_fold, parts.card, parts.roster, self.teacher, self.said] + self.teacher_view, queue=False,
               **common)
         self.ends(parts.end)

@@ -31,7 +31,7 @@ from transformer.errors import InputError
 
 from ..i18n import N_
 
-SCHEMA = 4  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
+SCHEMA = 5  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
 LIFETIME_S = 12 * 3600  # a class not ended is deleted this long after it started
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector and typed on a phone
 CODE_LENGTH = 8  # 32^8 = 2^40 codes: with joins rate-limited, not found by trying
@@ -64,7 +64,9 @@ classes = Table("classes", metadata,
                 Column("pair", String(40)), Column("text", Text), Column("translation", Text),  # the teacher's
                 Column("step", Integer), Column("step_title", Text), Column("question", Text),  # the teacher's Lesson
                 Column("poll_id", Integer),  # the class's current poll
-                Column("locked", Boolean, nullable=False, default=False))  # no new student may join
+                Column("locked", Boolean, nullable=False, default=False),  # no new student may join
+                Column("place", Text, nullable=False, default=""))  # the teacher's place on the page, as the query
+                # of its link (playground/links.py): where the teacher's page comes back to after a restart
 students = Table("students", metadata,
                  Column("class_id", Integer, ForeignKey("classes.id"), primary_key=True),
                  Column("student", String(64), primary_key=True),  # hash of the token the student's browser keeps
@@ -126,6 +128,7 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE polls ADD COLUMN step INTEGER"],
     3: [],  # the quizzes' two tables: made by create_all
     4: ["ALTER TABLE students ADD COLUMN passless BOOLEAN NOT NULL DEFAULT FALSE"],
+    5: ["ALTER TABLE classes ADD COLUMN place TEXT NOT NULL DEFAULT ''"],
 }
 
 
@@ -347,6 +350,20 @@ class Store:
             db.execute(update(classes).where(classes.c.id == class_id).values(
                 pair=pair, text=text, translation=translation, step=step, step_title=step_title, question=question,
                 version=classes.c.version + 1))
+
+    @lasting
+    def keep_place(self, class_id: int, place: str) -> None:
+        """Where the teacher's page is (its link's query: the sentence, the settings, presentation mode, the tab and
+        the Lesson's step), for the page to come back to after the app restarts or on another replica. No student
+        reads it: the class's version stays."""
+        with self.engine.begin() as db:
+            db.execute(update(classes).where(classes.c.id == class_id).values(place=place))
+
+    @lasting
+    def place(self, class_id: int) -> str:
+        """The teacher's place, as `keep_place` kept it ("" before the first)."""
+        with self.engine.begin() as db:
+            return db.execute(select(classes.c.place).where(classes.c.id == class_id)).scalar_one_or_none() or ""
 
     @lasting
     def hide(self, class_id: int, sentence_id: int) -> None:
