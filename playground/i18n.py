@@ -111,12 +111,12 @@ def page_i18n():
 
 def _l(msgid: str):
     """A label of the page, shown in the visitor's language by the browser."""
-    from gradio.i18n import I18nData
+    from .gradio_internals import label
 
     for language, labels in LABELS.items():
         if language != DEFAULT:
             labels[msgid] = gettext(language, msgid)
-    return I18nData(msgid)
+    return label(msgid)
 
 
 def N_(msgid: str) -> str:

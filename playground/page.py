@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import copy
 import functools
 import shutil
 import tempfile
@@ -20,7 +19,8 @@ from playground import links, registry
 from playground.bertviz_view import script_files
 from transformer import Translator, archive
 
-from .view import as_on_the_page, listen, without_api_schemas
+from .view import listen
+from .gradio_internals import LeanBlocks, as_on_the_page, has_login, without_api_schemas
 from .runtime import Page
 from .api import register as register_api
 from .context import ROOT, Caches, Context
@@ -64,9 +64,7 @@ class SamePage:
 
     async def __call__(self, scope, receive, send):
         asked = {k for k, _ in parse_qsl(scope.get("query_string", b"").decode("latin-1"))}
-        gradio = scope.get("app")
-        if (not asks_for_the_page(scope) or asked & {"deep_link", "page"} or getattr(gradio, "auth", None) is not None
-                or getattr(gradio, "auth_dependency", None) is not None):
+        if not asks_for_the_page(scope) or asked & {"deep_link", "page"} or has_login(scope):
             return await self.app(scope, receive, send)
         address = (scope.get("scheme"), tuple(scope.get("server") or ()), scope.get("root_path", ""), scope["path"],
                    tuple((k, v) for k, v in scope["headers"] if k == b"host" or k.startswith(b"x-forwarded")))
@@ -112,7 +110,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
     trusted_proxies: balancers whose X-Forwarded-For names the visitor (the class's limits per address)."""
     ctx = context_for(translators, bertviz_offline, cache_size, public_url)
     store = store or Store(default_url(Path(tempfile.mkdtemp(prefix="transformer-playground-classes-"))))
-    with PageBlocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
+    with LeanBlocks(title="Transformer Playground", delete_cache=(3600, 3600)) as demo:
         gr.HTML(f'<div id="masthead">{MASTHEAD}<nav id="languages">{LANGUAGE_LINKS}</nav></div>',
                 apply_default_css=False)
         for problem in problems or []:
@@ -133,36 +131,6 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
     page.views = with_copies(page)
     classes.build_off_page()
     return page
-
-
-class PageBlocks(gr.Blocks):
-    """gr.Blocks whose events leave an output they do not name as it is, at no cost. Gradio otherwise makes such an
-    output's component anew (with its config) for every answer, only to send "no change": the page's load event
-    lists 55 outputs and a group's tab 87, and a handler returns the few it changes (docs/many-users.md)."""
-
-    async def postprocess_data(self, block_fn, predictions, state):
-        if not isinstance(predictions, dict) or block_fn.batch or len(block_fn.outputs) < 2:
-            return await super().postprocess_data(block_fn, predictions, state)
-        skipped = predictions == gr.skip()  # nothing to send at all
-        named = set() if skipped else {getattr(c, "_id", None) for c in predictions}
-        sent = [c for c in block_fn.outputs if c._id in named]
-        if not skipped and (not sent or len(sent) != len(predictions) or len(sent) == len(block_fn.outputs)):
-            return await super().postprocess_data(block_fn, predictions, state)  # all of them, or not by component
-        drawn = iter([])
-        if sent:  # gradio's own postprocessing, on an event that sets only these (one output: its value alone)
-            one = len(sent) == 1
-            drawn = iter(await super().postprocess_data(named_only(block_fn, sent), next(iter(predictions.values()))
-                                                        if one else predictions, state))
-        # what gradio sends for an output left out: nothing for a State, "no change" for the rest
-        return [next(drawn) if c._id in named else None if c.stateful else {"__type__": "update"}
-                for c in block_fn.outputs]
-
-
-def named_only(block_fn, outputs: list):
-    """A copy of an event's function that sets only `outputs`."""
-    fn = copy.copy(block_fn)
-    fn.outputs = outputs
-    return fn
 
 
 # the page's languages as links ("?lang=de": the choice stays on this browser, playground/i18n.py), each in its own

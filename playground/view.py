@@ -1,6 +1,5 @@
-"""How a handler is wired and how its answer reaches the page (`listen`, `to_page`), the parts a visitor's gr.render
-makes kept as the page's own (`as_on_the_page`), and the View base class: what every view of the page shares (its
-tab, words and notice) and how it draws what it lacks (`View.show`)."""
+"""How a handler is wired and how its answer reaches the page (`listen`, `to_page`), and the View base class: what
+every view of the page shares (its tab, words and notice) and how it draws what it lacks (`View.show`)."""
 from __future__ import annotations
 
 import contextlib
@@ -12,14 +11,13 @@ import re
 from pathlib import Path
 
 import gradio as gr
-import gradio.context
-from gradio.blocks import Block
 import plotly.graph_objects as go
 
 from transformer import Translator
 from transformer.errors import InputError
 
 from .context import ROOT, Context, Result
+from .gradio_internals import Block, component_id, plot_data
 from .explanations import EXPLAIN, explained
 from .i18n import DEFAULT, ENGLISH, LANGUAGE, Texts, _l, gettext, language_of
 
@@ -94,7 +92,7 @@ def serialized(updates, name: str = ""):
     if name:  # plotly.js reads a figure's "config" beside its data and layout (gradio passes it on)
         stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60].rstrip("-") or "figure"
         plot = plot[:-1] + ', "config": ' + json.dumps({"toImageButtonOptions": {"filename": stem}}) + "}"
-    return gr.components.plot.PlotData(type="plotly", plot=plot)
+    return plot_data(plot)
 
 
 def copied(updates: dict) -> dict:
@@ -108,7 +106,8 @@ def shared(cache, key: tuple, make, name: str = "", view=None) -> dict:
     attribute that holds each component (View.parts) and given back for this visitor's components."""
     if view is None:
         return copied(cache.get(key, lambda: serialized(make(), name)))
-    kept = cache.get(key, lambda: {view.part_names[c._id]: u for c, u in serialized(make(), name).items()})
+    kept = cache.get(key, lambda: {view.part_names[component_id(c)]: u
+                                   for c, u in serialized(make(), name).items()})
     return copied({view.parts[n]: u for n, u in kept.items()})
 
 
@@ -125,39 +124,6 @@ def listen(trigger, handler, inputs: set, outputs: set, **kwargs):
     def sent(*args):
         return handler(*args) or gr.skip()  # nothing to send: gradio still needs an update per output
     return trigger(sent, inputs, outputs, api_visibility="private", **kwargs)
-
-
-def without_api_schemas(blocks) -> None:
-    """The page's own components (of `blocks`) left out of the API (its events are private: only the named
-    endpoints of playground/api.py are the API). Gradio otherwise writes three JSON schemas of every component into
-    the page's config and computes them again for every visitor's session (a download button's is 5 kB): a class
-    of 30 opened the page about 8 % slower with them (docs/many-users.md)."""
-    from gradio.components import Component
-    from gradio.components.api_component import Api
-
-    for block in blocks:
-        if isinstance(block, Component) and not isinstance(block, Api) and not block.skip_api:
-            block.__class__ = private(type(block))
-
-
-@functools.cache
-def private(component: type) -> type:
-    """`component`'s class, but out of the API: the same name and module, so that gradio's browser side sees the
-    very same component (its type and class id)."""
-    return type(component.__name__, (component,), {"skip_api": property(lambda self: True),
-                                                   "__module__": component.__module__})
-
-
-def as_on_the_page() -> None:
-    """The parts the running gr.render made, as the page's own are: an event's input interactive (gradio's browser
-    decides that for the first page's parts, not for a render's), and out of the API."""
-    config, render = gradio.context.LocalContext.blocks_config.get(), gradio.context.LocalContext.renderable.get()
-    made = [b for b in config.blocks.values() if getattr(b, "rendered_in", None) is render]
-    inputs = {c._id for fn in config.fns.values() if fn.rendered_in is render for c in fn.inputs}
-    for c in made:
-        if c._id in inputs and getattr(c, "interactive", False) is None:
-            c.interactive = True
-    without_api_schemas(made)
 
 
 # -----------------------------------------------------------------------------
@@ -239,14 +205,14 @@ class View:
         named, seen = {}, set()
         for name, held in vars(self).items():
             for i, c in enumerate(held if isinstance(held, (list, tuple)) else [held]):
-                if isinstance(c, Block) and c._id not in seen:
-                    named[f"{name}.{i}"], seen = c, seen | {c._id}
+                if isinstance(c, Block) and component_id(c) not in seen:
+                    named[f"{name}.{i}"], seen = c, seen | {component_id(c)}
         return named
 
     @functools.cached_property
     def part_names(self) -> dict:
         """Each component's id -> its name in `parts`."""
-        return {c._id: n for n, c in self.parts.items()}
+        return {component_id(c): n for n, c in self.parts.items()}
 
     def heading_in(self, _: Texts) -> str:
         """A view drawn inside another's tab is headed by its name."""

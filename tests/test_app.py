@@ -1073,39 +1073,6 @@ def test_only_the_named_endpoints_carry_api_schemas_and_the_browser_sees_the_sam
         assert block.component_class_id == gradios.get_component_class_id()
 
 
-def test_an_output_an_event_leaves_out_is_sent_as_gradio_sends_it_but_not_made_anew(monkeypatch):
-    """PageBlocks answers exactly as gradio does (a State left out: nothing; a component: "no change"; one named
-    output; gr.skip(); an update of its props), without building a left-out component again."""
-    import asyncio
-    from gradio.state_holder import SessionState
-    from playground.page import PageBlocks
-
-    made, init = [], gr.Slider.__init__
-
-    def counted(self, *args, **kwargs):
-        made.append(1)
-        init(self, *args, **kwargs)
-
-    monkeypatch.setattr(gr.Slider, "__init__", counted)
-    with PageBlocks() as demo:
-        text, state, words, slider = gr.Textbox(), gr.State(1), gr.Markdown(), gr.Slider()
-        gr.Button().click(lambda: None, None, [text, state, words, slider])
-    fn = next(iter(demo.fns.values()))
-    answers = [{text: "hi", state: 5}, {text: "hi"}, {slider: 3}, gr.skip(),
-               {text: gr.update(visible=False), words: "**x**", state: 2, slider: gr.update(maximum=9)}]
-    for answer in answers:
-        ours, theirs = SessionState(demo), SessionState(demo)
-        made.clear()
-        got = asyncio.run(demo.postprocess_data(fn, dict(answer), ours))
-        rebuilt = len(made)
-        assert got == asyncio.run(gr.Blocks.postprocess_data(demo, fn, dict(answer), theirs))
-        assert ours[state._id] == theirs[state._id]
-        asked = answer.get(slider)
-        assert rebuilt == (1 if isinstance(asked, dict) else 0)  # its new props: built with them, as gradio does
-        if slider not in answer:
-            assert len(made) > rebuilt  # gradio builds it for every answer that leaves it out
-
-
 def test_the_pages_html_is_made_once_per_address_and_each_address_gets_its_own():
     """SamePage sends the HTML made for the first visitor at an address to the next (those asking at once wait for
     it); another Host or X-Forwarded header (what the page's links are written from) gets a page of its own, never

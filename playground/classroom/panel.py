@@ -31,7 +31,8 @@ from .. import context, doubts, downloads, links
 from ..context import TICKETS, Context
 from ..doubts import words_with_doubts
 from ..panel import TranslatePanel
-from ..view import as_on_the_page, to_page, log
+from ..gradio_internals import as_on_the_page
+from ..view import to_page, log
 from . import pages, passes
 from .store import ClassError, Poll, Quiz, Store, TakenOut, normal_code, shown_code
 from playground import quiz
