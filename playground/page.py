@@ -240,8 +240,8 @@ def build_tab(page: Page, event, unit: str, session) -> None:
         card = views["card"]
         brought = event([card.bring.upload], page.bringer(card), page.first, page.panel.controls + [card.bring],
                         page.translated | {page.panel.pair, card.brought}, concurrency_limit=1, concurrency_id="bring")
-        page.classroom.share_after(brought, event)
-    page.classroom.wire_views(views, event, session)
+        page.classroom.teaching.share_after(brought, event)
+    page.classroom.questions.wire_views(views, event, session)
     shown = list(views.values())
     draw = page.opener(None if group else unit, group, views, select=inner)
     tabs = [inner] if inner is not None else []

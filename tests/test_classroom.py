@@ -399,7 +399,7 @@ def page(translators, tmp_path_factory):
 
 def started(page, who: str = "teacher") -> tuple[dict, dict]:
     classes = page.classroom
-    out = classes.begin({classes.address: "http://127.0.0.1:7860/", page.result: None, classes.teacher: {}},
+    out = classes.teaching.begin({classes.address: "http://127.0.0.1:7860/", page.result: None, classes.teacher: {}},
                         Visitor(who, host=f"10.1.{len(who)}.{hash(who) % 250}"))
     return out[classes.teacher], out
 
@@ -412,11 +412,11 @@ def test_starting_and_ending_a_class_builds_the_teachers_parts_and_the_lesson_th
     visitor = Visitor("teacher-rebuilt", host="10.1.20.20")
     session = page.sessions.of(visitor)
     session.built.add("lesson")  # the Lesson was opened before the class started; Step by step was not
-    out = classes.begin({classes.address: "http://127.0.0.1:7860/", page.result: None, classes.teacher: {}}, visitor)
+    out = classes.teaching.begin({classes.address: "http://127.0.0.1:7860/", page.result: None, classes.teacher: {}}, visitor)
     assert session.teaching and classes.parts in out and tabs.built["lesson"] in out and tabs.built["steps"] not in out
-    again = classes.begin({classes.address: "", page.result: None, classes.teacher: out[classes.teacher]}, visitor)
+    again = classes.teaching.begin({classes.address: "", page.result: None, classes.teacher: out[classes.teacher]}, visitor)
     assert "still running" in again[classes.said] and classes.parts not in again  # nothing built twice
-    ended = classes.finish({classes.teacher: out[classes.teacher]}, visitor)
+    ended = classes.teaching.finish({classes.teacher: out[classes.teacher]}, visitor)
     assert not session.teaching and classes.parts in ended and tabs.built["lesson"] in ended
     assert ended[tabs.built["lesson"]] != out[tabs.built["lesson"]]  # a new number: its change builds it again
 
@@ -433,7 +433,7 @@ def test_a_teachers_lesson_and_step_by_step_are_built_with_the_question_and_the_
         with gr.Blocks() as blocks:
             views = {k: CLASSES[k](registry.entry(k), page.ctx, page.panel) for k in ("lesson", "steps")}
             events = len(blocks.fns)
-            classes.wire_views(views, classes.event, type("Session", (), {"teaching": teaching})())
+            classes.questions.wire_views(views, classes.event, type("Session", (), {"teaching": teaching})())
             timers = [b for b in blocks.blocks.values() if isinstance(b, gr.Timer)]
             ticks = [fn for fn in blocks.fns.values() if fn.targets and fn.targets[0][1] == "tick"]
         shown = [views["lesson"].ask.visible, views["steps"].ask.visible, views["steps"].reveal.visible]
@@ -447,7 +447,7 @@ def test_a_student_copying_the_teachers_requests_without_the_secret_is_refused(p
     classes = page.classroom
     teacher, out = started(page)
     assert secret_free(out, teacher["secret"])
-    joined = classes.enrol(teacher["code"], {}, Visitor("student"))
+    joined = classes.studying.enrol(teacher["code"], {}, Visitor("student"))
     member = joined[classes.member]
     student_id = page.classroom.store.member(member["code"], member["token"])
     sent = classes.store.send(student_id, member["token"], "", "en-de", "Hi", "Hallo", [], "")
@@ -455,19 +455,19 @@ def test_a_student_copying_the_teachers_requests_without_the_secret_is_refused(p
     for values in ({classes.teacher: copied}, {classes.teacher: {"code": teacher["code"], "secret": member["token"]}},
                    {classes.teacher: {}}):
         values |= {page.result: None, page.views["steps"].index: 1}
-        for handler in (classes.ask_lesson, classes.ask_steps, classes.reveal_class, classes.finish,
-                        classes.toggle_lock):
+        for handler in (classes.questions.ask_lesson, classes.questions.ask_steps, classes.questions.reveal_class, classes.teaching.finish,
+                        classes.teaching.toggle_lock):
             with pytest.raises(gr.Error, match=REFUSED):
                 handler(values)
         for act, which in (("hide", str(sent)), ("open", str(sent)), ("remove", store_key(member["token"])),
                            ("hide-all", store_key(member["token"])), ("lock", "")):
             with pytest.raises(gr.Error, match=REFUSED):
-                classes.act(values, gr.EventData(None, {"act": act, "id": which}))
-        assert classes.reveal_with_lesson(values) == {}  # the Lesson's own Reveal: nothing for the class
+                classes.teaching.act(values, gr.EventData(None, {"act": act, "id": which}))
+        assert classes.questions.reveal_with_lesson(values) == {}  # the Lesson's own Reveal: nothing for the class
     state = classes.store.state(student_id, roster=True)
     assert [s["text"] for s in state.wall] == ["Hi"] and state.poll is None and not state.locked
     assert not any(s.removed for s in state.roster)  # nothing changed
-    ended = classes.finish({classes.teacher: teacher})  # the teacher's own secret works
+    ended = classes.teaching.finish({classes.teacher: teacher})  # the teacher's own secret works
     assert "summary is downloading" in ended[classes.said]
 
 
@@ -485,12 +485,12 @@ def test_joining_by_trying_codes_is_refused_after_a_few_and_a_good_code_still_jo
     refused = []
     for i in range(40):
         try:
-            classes.join_typed({classes.code: f"ZZZZ{i:04d}", classes.member: {}, page.result: None},
+            classes.studying.join_typed({classes.code: f"ZZZZ{i:04d}", classes.member: {}, page.result: None},
                                Visitor(f"guesser-{i}", host="10.9.9.9"))  # a new session each try: the address counts
         except gr.Error as e:
             refused.append(str(e.message))
     assert sum("Too many wrong codes" in m for m in refused) >= 10
-    ok = classes.join_typed({classes.code: teacher["code"].lower(), classes.member: {}, page.result: None},
+    ok = classes.studying.join_typed({classes.code: teacher["code"].lower(), classes.member: {}, page.result: None},
                             Visitor("fresh", host="10.9.9.10"))
     assert ok[classes.member]["code"] == teacher["code"]
 
@@ -500,64 +500,64 @@ def test_fifteen_joins_from_one_address_are_each_listed_and_a_locked_class_takes
     behind one school router looks the same), takes one out, closes the class, and no join gets in after that."""
     classes = page.classroom
     teacher, _ = started(page, "teacher-15")
-    members = [classes.enrol(teacher["code"], {}, Visitor(f"script-{i}", host="10.7.7.7"))[classes.member]
+    members = [classes.studying.enrol(teacher["code"], {}, Visitor(f"script-{i}", host="10.7.7.7"))[classes.member]
                for i in range(15)]
     values = {classes.teacher: teacher, page.result: None}
     class_id = classes.teaching_class(values)
     state = classes.store.state(class_id, roster=True)
     assert state.students == 15 and len(state.roster) == 15
-    listed = classes.tick_teacher(values | {page.panel.translation: ""}, Visitor("teacher-15"))
+    listed = classes.teaching.tick_teacher(values | {page.panel.translation: ""}, Visitor("teacher-15"))
     parts = classes.off_page[0]  # the teacher's parts (a page's own are built for it)
     assert listed[parts.roster].count('data-act="remove"') == 15 and "15 students joined" in listed[parts.roster]
     assert listed[parts.join_fold].label.startswith("Class ") and "15 students joined" in listed[parts.join_fold].label
-    classes.act(values, gr.EventData(None, {"act": "remove", "id": store_key(members[0]["token"])}))
-    assert "closed" in classes.act(values, gr.EventData(None, {"act": "lock", "id": ""}))[classes.said]
+    classes.teaching.act(values, gr.EventData(None, {"act": "remove", "id": store_key(members[0]["token"])}))
+    assert "closed" in classes.teaching.act(values, gr.EventData(None, {"act": "lock", "id": ""}))[classes.said]
     for i in range(5):  # fresh sessions, the same address or another one: refused
         with pytest.raises(ClassError, match="closed to new students"):
-            classes.enrol(teacher["code"], {}, Visitor(f"late-{i}", host=f"10.7.7.{7 + i}"))
+            classes.studying.enrol(teacher["code"], {}, Visitor(f"late-{i}", host=f"10.7.7.{7 + i}"))
     with pytest.raises(ClassError, match="took you out"):
-        classes.enrol(teacher["code"], members[0], Visitor("script-0-again", host="10.7.7.7"))
+        classes.studying.enrol(teacher["code"], members[0], Visitor("script-0-again", host="10.7.7.7"))
     # the removed student's page is told, and its browser keeps the token the class refuses: its link, opened again
     # in that browser (the class reopened), does not let it in as a new student
-    told = classes.tick_student({classes.member: members[0]}, Visitor("script-0"))
+    told = classes.studying.tick_student({classes.member: members[0]}, Visitor("script-0"))
     assert "took you out" in told[classes.said] and told[classes.member] == members[0]
     assert "took you out" in told[classes.question]  # said on top too: in a phone's first screen
-    assert "open to new students" in classes.act(values, gr.EventData(None, {"act": "lock", "id": ""}))[classes.said]
+    assert "open to new students" in classes.teaching.act(values, gr.EventData(None, {"act": "lock", "id": ""}))[classes.said]
     opened = classes.opened({"class": teacher["code"]}, {classes.member: told[classes.member]}, Visitor("script-0b"))
     assert "took you out" in opened[classes.said] and classes.member not in opened
     assert 'class="class-out"' in opened[classes.question]
-    classes.act(values, gr.EventData(None, {"act": "lock", "id": ""}))
-    back = classes.enrol(teacher["code"], members[1], Visitor("script-1-reload", host="10.7.7.7"))
+    classes.teaching.act(values, gr.EventData(None, {"act": "lock", "id": ""}))
+    back = classes.studying.enrol(teacher["code"], members[1], Visitor("script-1-reload", host="10.7.7.7"))
     assert back[classes.member]["token"] == members[1]["token"]  # a student's reload: the same student
     assert classes.store.state(class_id).students == 14
-    classes.finish(values)
+    classes.teaching.finish(values)
 
 
 def test_new_students_from_one_address_are_limited_to_what_a_class_needs(page, monkeypatch):
-    from playground.classroom import panel as class_panel
-    monkeypatch.setattr(class_panel, "NEW_STUDENTS", (5, 600))
+    from playground.classroom import student
+    monkeypatch.setattr(student, "NEW_STUDENTS", (5, 600))
     classes = page.classroom
     teacher, _ = started(page, "teacher-limit")
     for i in range(5):
-        classes.enrol(teacher["code"], {}, Visitor(f"limited-{i}", host="10.8.8.8"))
+        classes.studying.enrol(teacher["code"], {}, Visitor(f"limited-{i}", host="10.8.8.8"))
     with pytest.raises(ClassError, match="Too many new students"):
-        classes.enrol(teacher["code"], {}, Visitor("limited-5", host="10.8.8.8"))
-    classes.enrol(teacher["code"], {}, Visitor("limited-6", host="10.8.8.9"))  # another address
+        classes.studying.enrol(teacher["code"], {}, Visitor("limited-5", host="10.8.8.8"))
+    classes.studying.enrol(teacher["code"], {}, Visitor("limited-6", host="10.8.8.9"))  # another address
     # behind a trusted balancer, the address it forwards is the one that counts
-    classes.enrol(teacher["code"], {}, Visitor("behind", host="127.0.0.9", headers={"x-forwarded-for": "10.8.8.20"}))
+    classes.studying.enrol(teacher["code"], {}, Visitor("behind", host="127.0.0.9", headers={"x-forwarded-for": "10.8.8.20"}))
     with pytest.raises(ClassError, match="Too many new students"):  # an untrusted one's header is not believed
-        classes.enrol(teacher["code"], {}, Visitor("spoof", host="10.8.8.8", headers={"x-forwarded-for": "1.2.3.4"}))
+        classes.studying.enrol(teacher["code"], {}, Visitor("spoof", host="10.8.8.8", headers={"x-forwarded-for": "1.2.3.4"}))
 
 
 def test_a_running_class_is_never_lost_to_a_second_start(page):
     classes = page.classroom
     teacher, out = started(page, "teacher-twice")
     assert out[classes.present_start].visible is False and out[classes.present_end].visible is True
-    again = classes.begin({classes.address: "http://127.0.0.1:7860/", page.result: None, classes.teacher: teacher},
+    again = classes.teaching.begin({classes.address: "http://127.0.0.1:7860/", page.result: None, classes.teacher: teacher},
                           Visitor("teacher-twice"))
     assert classes.teacher not in again and "still running" in again[classes.said]
     assert classes.teaching_class({classes.teacher: teacher}) is not None
-    ended = classes.finish({classes.teacher: teacher})
+    ended = classes.teaching.finish({classes.teacher: teacher})
     assert ended[classes.present_start].visible is True and ended[classes.teacher] == {}
     for button, out in ((classes.present_end, ended), (classes.start, again)):  # (the teacher's own End: built for
         # the teacher's page, wired as present_end is: ClassPanel.ends)
@@ -589,18 +589,18 @@ def test_only_a_students_own_translate_or_enter_sends_to_the_wall(page):
 
     classes = page.classroom
     teacher, _ = started(page, "teacher-send")
-    member = classes.enrol(teacher["code"], {}, Visitor("sender"))[classes.member]
+    member = classes.studying.enrol(teacher["code"], {}, Visitor("sender"))[classes.member]
     result = context.run(page.ctx.translator("en-de"), "en-de", "I have a cat.", DecodeOptions(),
                          page.ctx.caches.translations, page.ctx.batcher)
     values = {classes.member: member, page.result: result, panel.pair: "en-de", panel.text: "I have a cat.",
               panel.translation: result.translation.text, panel.notice: ""}
-    classes.send_translated(values | {panel.text: "Another sentence."}, Visitor("sender"))  # not what is shown
-    classes.send_translated(values | {panel.pair: "en-fr"}, Visitor("sender"))
-    classes.send_translated(values, Visitor("sender"))
-    classes.send_translated(values, Visitor("sender"))  # Translate again on the same sentence
+    classes.studying.send_translated(values | {panel.text: "Another sentence."}, Visitor("sender"))  # not what is shown
+    classes.studying.send_translated(values | {panel.pair: "en-fr"}, Visitor("sender"))
+    classes.studying.send_translated(values, Visitor("sender"))
+    classes.studying.send_translated(values, Visitor("sender"))  # Translate again on the same sentence
     class_id = classes.teaching_class({classes.teacher: teacher})
     assert [s["text"] for s in classes.store.state(class_id).wall] == ["I have a cat."]
-    classes.finish({classes.teacher: teacher})
+    classes.teaching.finish({classes.teacher: teacher})
 
 
 def test_a_phone_votes_on_the_question_it_shows_even_where_the_server_never_saw_it(page):
@@ -608,21 +608,21 @@ def test_a_phone_votes_on_the_question_it_shows_even_where_the_server_never_saw_
     and a tap on a question the teacher has since replaced is refused in place."""
     classes = page.classroom
     teacher, _ = started(page, "teacher-vote")
-    member = classes.enrol(teacher["code"], {}, Visitor("voter"))[classes.member]
+    member = classes.studying.enrol(teacher["code"], {}, Visitor("voter"))[classes.member]
     class_id = classes.teaching_class({classes.teacher: teacher})
     first = classes.store.ask(class_id, "Which?", ["a", "b"], 0, "")
-    classes.cast({classes.member: member}, Visitor("voter-elsewhere"), gr.EventData(None, {"choice": "1",
+    classes.studying.cast({classes.member: member}, Visitor("voter-elsewhere"), gr.EventData(None, {"choice": "1",
                                                                                         "poll": str(first)}))
-    classes.cast({classes.member: member}, Visitor("voter"), gr.EventData(None, {"choice": "0", "poll": str(first)}))
+    classes.studying.cast({classes.member: member}, Visitor("voter"), gr.EventData(None, {"choice": "0", "poll": str(first)}))
     assert classes.store.state(class_id).poll.counts == [1, 0]  # changed, still one vote
     classes.store.ask(class_id, "Another?", ["c", "d"], 1, "")
     with pytest.raises(gr.Error, match="closed"):
-        classes.cast({classes.member: member}, Visitor("voter"), gr.EventData(None, {"choice": "1",
+        classes.studying.cast({classes.member: member}, Visitor("voter"), gr.EventData(None, {"choice": "1",
                                                                                    "poll": str(first)}))
     for bad in ({"choice": "x", "poll": str(first)}, {"choice": "9", "poll": "nope"}, {}):
         with pytest.raises(gr.Error, match="not one of the choices|closed"):
-            classes.cast({classes.member: member}, Visitor("voter"), gr.EventData(None, bad))
-    classes.finish({classes.teacher: teacher})
+            classes.studying.cast({classes.member: member}, Visitor("voter"), gr.EventData(None, bad))
+    classes.teaching.finish({classes.teacher: teacher})
 
 
 def test_a_teacher_moved_to_another_replica_asks_about_the_sentence_the_class_was_shown(page):
@@ -632,10 +632,10 @@ def test_a_teacher_moved_to_another_replica_asks_about_the_sentence_the_class_wa
     teacher, _ = started(page, "teacher-moved")
     class_id = classes.teaching_class({classes.teacher: teacher})
     with pytest.raises(gr.Error, match="Translate a sentence first"):  # nothing shown yet: nothing to ask about
-        classes.ask_lesson({classes.teacher: teacher, page.result: None})
+        classes.questions.ask_lesson({classes.teacher: teacher, page.result: None})
     classes.store.show(class_id, "en-de", "I see a dog.", "Ich sehe einen Hund.", 1, "Pieces", "")
-    classes.ask_lesson({classes.teacher: teacher, page.result: None})
-    classes.ask_steps({classes.teacher: teacher, page.result: None, page.views["steps"].index: 2})
+    classes.questions.ask_lesson({classes.teacher: teacher, page.result: None})
+    classes.questions.ask_steps({classes.teacher: teacher, page.result: None, page.views["steps"].index: 2})
     ended = classes.store.end(class_id)
     assert [(p.text, p.step) for p in ended.polls] == [("I see a dog.", 1), ("I see a dog.", None)]
 
@@ -655,7 +655,7 @@ def test_a_teachers_page_opened_anew_comes_back_to_the_place_the_class_kept(page
     values |= page.show_translation(values, visitor)
     session = page.sessions.of(visitor)
     session.open, session.lesson_step = "lesson", 3  # the teacher opened the Lesson, and went on to step 3
-    classes.tick_teacher(values, visitor)
+    classes.teaching.tick_teacher(values, visitor)
     assert "lesson=3" in classes.store.place(classes.teaching_class(values))
 
     def opened(name: str, state: dict, **query):
@@ -673,7 +673,7 @@ def test_a_teachers_page_opened_anew_comes_back_to_the_place_the_class_kept(page
                         ("nobody-place", {})):
         out, other = opened(name, state)
         assert panel.text not in out and out[panel.present] is False and other.open == registry.FIRST
-    classes.finish({classes.teacher: teacher})
+    classes.teaching.finish({classes.teacher: teacher})
 
 
 @pytest.mark.slow
@@ -689,7 +689,7 @@ def test_postgresql_restarted_mid_lesson_the_page_waits_and_a_teacher_and_three_
     page = app.build_page(translators, store=Store(postgres_url))
     classes, panel = page.classroom, page.panel
     teacher, _ = started(page, "pg-teacher")
-    phones = [classes.enrol(teacher["code"], {}, Visitor(f"pg-phone-{i}"))[classes.member] for i in range(3)]
+    phones = [classes.studying.enrol(teacher["code"], {}, Visitor(f"pg-phone-{i}"))[classes.member] for i in range(3)]
     class_id = classes.teaching_class({classes.teacher: teacher})
     poll = classes.store.ask(class_id, "Which?", ["a", "b"], 1, "", pair="en-de", text="Hi.", step=1)
     results = {i: context.run(page.ctx.translator("en-de"), "en-de", f"I have {i + 2} cats.", DecodeOptions(),
@@ -699,8 +699,8 @@ def test_postgresql_restarted_mid_lesson_the_page_waits_and_a_teacher_and_three_
         values = {classes.member: phones[i], page.result: results[i], panel.pair: "en-de",
                   panel.text: f"I have {i + 2} cats.", panel.translation: results[i].translation.text,
                   panel.notice: ""}
-        classes.send_translated(values, Visitor(f"pg-phone-{i}"))
-        classes.cast({classes.member: phones[i]}, Visitor(f"pg-phone-{i}"),
+        classes.studying.send_translated(values, Visitor(f"pg-phone-{i}"))
+        classes.studying.cast({classes.member: phones[i]}, Visitor(f"pg-phone-{i}"),
                      gr.EventData(None, {"choice": "1", "poll": str(poll)}))
 
     restarting = threading.Thread(target=postgres_url.restart, args=(3.0,))
@@ -709,17 +709,17 @@ def test_postgresql_restarted_mid_lesson_the_page_waits_and_a_teacher_and_three_
     with concurrent.futures.ThreadPoolExecutor(3) as pool:
         list(pool.map(phone, range(3)))
     restarting.join()
-    shown = classes.tick_teacher({classes.teacher: teacher, panel.translation: "", page.result: None},
+    shown = classes.teaching.tick_teacher({classes.teacher: teacher, panel.translation: "", page.result: None},
                                  Visitor("pg-teacher"))
     assert all(f"I have {i + 2} cats." in shown[classes.wall] for i in range(3))
     assert "3 students joined" in shown[classes.off_page[0].card]
     lesson = page.views["lesson"]  # the teacher's Lesson: the votes beside its question
-    assert "3 votes" in classes.votes_beside([lesson])({classes.teacher: teacher}, Visitor("pg-teacher"))[lesson.poll]
-    classes.finish({classes.teacher: teacher})
+    assert "3 votes" in classes.questions.votes_beside([lesson])({classes.teacher: teacher}, Visitor("pg-teacher"))[lesson.poll]
+    classes.teaching.finish({classes.teacher: teacher})
 
 
 def test_a_phone_is_told_the_answer_without_what_points_at_the_projectors_figure():
-    from playground.classroom.panel import phone_words
+    from playground.classroom.questions import phone_words
 
     said = phone_words("**“dog”**, with weight 0.41 of 1 (the orange square, row “the”). Next. The orange path in "
                        "the tree is the one it kept.")
@@ -741,26 +741,26 @@ def test_a_model_the_teacher_brings_joins_the_class_menu_until_the_class_ends(pa
             z.write(f, f.name)
     classes, panel, card = page.classroom, page.panel, page.views["card"]
     teacher, _ = started(page, "teacher-brings")
-    member = classes.enrol(teacher["code"], {}, Visitor("phone-menu"))[classes.member]
-    first = classes.tick_student({classes.member: member, panel.pair: "en-de"}, Visitor("phone-menu"))
+    member = classes.studying.enrol(teacher["code"], {}, Visitor("phone-menu"))[classes.member]
+    first = classes.studying.tick_student({classes.member: member, panel.pair: "en-de"}, Visitor("phone-menu"))
     assert [k for _, k in first[panel.pair]["choices"]] == page.ctx.pairs  # no model shared yet
     values = {panel.pair: "en-de", panel.text: "A dog runs.", panel.n_samples: 3, page.result: None,
               card.bring: str(tmp_path / "ours.zip")} | {c: c.value for c in panel.decoding}
     brought = page.bring_model(values, Visitor("teacher-brings"))
     key = brought[panel.pair]["value"]
-    said = classes.share_brought({classes.teacher: teacher, panel.pair: key}, Visitor("teacher-brings"))
+    said = classes.teaching.share_brought({classes.teacher: teacher, panel.pair: key}, Visitor("teacher-brings"))
     assert "class's language menu" in said[classes.said]
-    menu = classes.tick_student({classes.member: member, panel.pair: "en-de"}, Visitor("phone-menu"))[panel.pair]
+    menu = classes.studying.tick_student({classes.member: member, panel.pair: "en-de"}, Visitor("phone-menu"))[panel.pair]
     assert ("Your model: ours (the teacher's)", key) in menu["choices"] and menu["value"] == "en-de"
-    assert classes.share_brought({classes.teacher: {}, panel.pair: key}, Visitor("someone")) == {}  # no teacher
+    assert classes.teaching.share_brought({classes.teacher: {}, panel.pair: key}, Visitor("someone")) == {}  # no teacher
     other, _ = started(page, "teacher-other")  # another class's teacher cannot share a model that is not theirs
-    assert classes.share_brought({classes.teacher: other, panel.pair: key}, Visitor("teacher-other")) == {}
-    classes.forget(Visitor("teacher-brings"))  # the teacher's page closed: the phones' menu loses it
+    assert classes.teaching.share_brought({classes.teacher: other, panel.pair: key}, Visitor("teacher-other")) == {}
+    classes.teaching.forget(Visitor("teacher-brings"))  # the teacher's page closed: the phones' menu loses it
     page.forget_models(Visitor("teacher-brings"))
-    menu = classes.tick_student({classes.member: member, panel.pair: key}, Visitor("phone-menu"))[panel.pair]
+    menu = classes.studying.tick_student({classes.member: member, panel.pair: key}, Visitor("phone-menu"))[panel.pair]
     assert key not in [k for _, k in menu["choices"]] and menu["value"] == page.ctx.pairs[0]
     for who in (teacher, other):
-        classes.finish({classes.teacher: who})
+        classes.teaching.finish({classes.teacher: who})
 
 
 @pytest.mark.slow

@@ -95,42 +95,42 @@ def test_a_teacher_and_three_phones_take_the_quiz_before_and_after_in_german(pag
     teacher, _ = started(page, "teacher-quiz")
     result = context.run(page.ctx.translator("en-de"), "en-de", "A man in a blue shirt is riding a bike.")
     values = {classes.teacher: teacher, page.result: result, lesson.rounds: {}}
-    said = classes.quiz_before(values, Visitor("teacher-quiz", headers=GERMAN))
+    said = classes.questions.quiz_before(values, Visitor("teacher-quiz", headers=GERMAN))
     assert "Quiz vor der Lektion" in said[classes.said]
     class_id = classes.teaching_class({classes.teacher: teacher})
-    phones = [(Visitor(f"quiz-phone-{i}", headers=GERMAN), classes.enrol(teacher["code"], {},
+    phones = [(Visitor(f"quiz-phone-{i}", headers=GERMAN), classes.studying.enrol(teacher["code"], {},
                Visitor(f"quiz-phone-{i}", headers=GERMAN))[classes.member]) for i in range(3)]
     asked = classes.store.state(class_id).quiz
     picks = [[q["right"] for q in asked.questions],  # all right
              [(q["right"] + 1) % 4 for q in asked.questions],  # all wrong
              [q["right"] if i < 3 else (q["right"] + 1) % 4 for i, q in enumerate(asked.questions)]]  # three right
     for (visitor, member), chosen in zip(phones, picks):
-        shown = classes.tick_student({classes.member: member, page.panel.pair: "en-de"}, visitor)
+        shown = classes.studying.tick_student({classes.member: member, page.panel.pair: "en-de"}, visitor)
         box = shown[classes.question]
         assert "Quiz vor der Lektion" in box and box.count("data-answer=") == 24 and "„" in box
         for i, choice in enumerate(chosen):
-            out = classes.answer({classes.member: member}, visitor,
+            out = classes.studying.answer({classes.member: member}, visitor,
                                  gr.EventData(None, {"quiz": str(asked.id), "question": str(i), "choice": str(choice)}))
         assert "alle sechs beantwortet" in out[classes.question]
     with pytest.raises(gr.Error, match="not one of the choices"):
-        classes.answer({classes.member: phones[0][1]}, phones[0][0],
+        classes.studying.answer({classes.member: phones[0][1]}, phones[0][0],
                        gr.EventData(None, {"quiz": str(asked.id), "question": "0", "choice": "x"}))
-    chart = classes.votes_beside([lesson])({classes.teacher: teacher},
+    chart = classes.questions.votes_beside([lesson])({classes.teacher: teacher},
                                            Visitor("teacher-quiz", headers=GERMAN))[lesson.quiz]
     assert "vor der Lektion" in chart and "3 haben vorher geantwortet" in chart
     # per question: 2 right of 3 for the first three, 1 of 3 for the last three
     assert shares_in(chart) == ["2/3"] * 3 + ["1/3"] * 3
-    classes.quiz_after(values, Visitor("teacher-quiz", headers=GERMAN))
+    classes.questions.quiz_after(values, Visitor("teacher-quiz", headers=GERMAN))
     after = classes.store.state(class_id).quiz
     for (visitor, member), chosen in zip(phones, picks):
-        classes.tick_student({classes.member: member, page.panel.pair: "en-de"}, visitor)
+        classes.studying.tick_student({classes.member: member, page.panel.pair: "en-de"}, visitor)
         for i, q in enumerate(after.questions):
-            classes.answer({classes.member: member}, visitor,
+            classes.studying.answer({classes.member: member}, visitor,
                            gr.EventData(None, {"quiz": str(after.id), "question": str(i), "choice": str(q["right"])}))
-    chart = classes.votes_beside([lesson])({classes.teacher: teacher},
+    chart = classes.questions.votes_beside([lesson])({classes.teacher: teacher},
                                            Visitor("teacher-quiz", headers=GERMAN))[lesson.quiz]
     assert shares_in(chart) == [s for pair in zip(["2/3"] * 3 + ["1/3"] * 3, ["3/3"] * 6) for s in pair]
-    out = classes.finish({classes.teacher: teacher}, Visitor("teacher-quiz", headers=GERMAN))
+    out = classes.teaching.finish({classes.teacher: teacher}, Visitor("teacher-quiz", headers=GERMAN))
     summary = open(out[classes.summary]["value"], encoding="utf-8").read()
     assert "<h2>Quiz</h2>" in summary and "lang=de" in summary and shares_in(summary)[:12] == shares_in(chart)
 
@@ -140,7 +140,7 @@ def test_a_student_alone_takes_the_quiz_before_and_after_and_sees_their_own_resu
     result = context.run(page.ctx.translator("en-fr"), "en-fr", "My sister plays the piano every evening.")
     visitor = Visitor("alone", headers={"accept-language": "fr-FR"})
     values = {classes.teacher: {}, page.result: result, lesson.rounds: {}}
-    out = classes.quiz_before(values, visitor)
+    out = classes.questions.quiz_before(values, visitor)
     rounds = out[lesson.rounds]
     assert "Quiz avant la leçon" in out[lesson.quiz] and out[lesson.quiz].count("data-answer=") == 24
     for i, q in enumerate(rounds["before"]["questions"]):  # wrong on the first two
@@ -149,7 +149,7 @@ def test_a_student_alone_takes_the_quiz_before_and_after_and_sees_their_own_resu
                                                                       "choice": str(choice)}))
         rounds = out[lesson.rounds]
     assert "Tes réponses" in out[lesson.quiz] and "4 sur 6 justes" in out[lesson.quiz]
-    out = classes.quiz_after(values | {lesson.rounds: rounds}, visitor)
+    out = classes.questions.quiz_after(values | {lesson.rounds: rounds}, visitor)
     rounds = out[lesson.rounds]
     for i, q in enumerate(rounds["after"]["questions"]):
         out = lesson.answer_own(rounds, visitor, gr.EventData(None, {"quiz": "after", "question": str(i),
