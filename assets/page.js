@@ -65,10 +65,8 @@
   }
 
   // a phone's question: a choice button fires the question's "vote" event; a new question (another poll id) rings
-  // where the browser lets a page vibrate, and the page goes back to its top, where the question is. The question's
-  // "send" event is how a student's own translation goes to the class's wall (tp.sent, after Translate or Enter)
+  // where the browser lets a page vibrate, and the page goes back to its top, where the question is
   tp.question = (element, trigger) => {
-    tp.sendToWall = () => trigger('send', {});
     element.addEventListener('click', (event) => {
       const button = event.target.closest('button[data-choice]');
       if (button && !button.disabled) {
@@ -98,11 +96,6 @@
                          choice: button.dataset.answer});
     }
   });
-
-  // After a user's own Translate or Enter (the page chains it with .success): a page in a class (a student's: its
-  // class part is shown) asks the server to send the sentence to the wall; any other page sends no request at all,
-  // which gradio cannot skip on its own (gradio #9273)
-  tp.sent = () => { if (document.getElementById('class-student')?.checkVisibility()) tp.sendToWall?.(); };
 
   // A figure lays itself out for the box it is drawn in, which only the browser knows. Once plotly has drawn it:
   // panels side by side in a box too narrow for them are stacked, one under another; tick labels that would run

@@ -568,24 +568,20 @@ def test_a_running_class_is_never_lost_to_a_second_start(page):
 
 
 def test_only_a_students_own_translate_or_enter_sends_to_the_wall(page):
-    """The send listens to Translate and Enter only (`.success` after them), never to a pair switched, an example
-    picked, a reload or a link; and it sends what the page shows for the box's text, once."""
+    """The send listens to Translate and Enter only (`.success` after them, on the server, off the queue), never to
+    a pair switched, an example picked, a reload or a link; the server decides whether the page is a student's (by
+    the token its browser keeps), and sends what the page shows for the box's text, once."""
     deps, panel = {d["id"]: d for d in page.demo.config["dependencies"]}, page.panel
     after = {d["trigger_after"]: d for d in deps.values() if d.get("trigger_after") is not None}
     own = [i for i, d in deps.items() if set(map(tuple, d["targets"])) == {(panel.go._id, "click"),
                                                                           (panel.text._id, "submit")}]
     assert len(own) == 1
-    step = after[own[0]]  # in the browser: a student's page fires the question's "send" (assets/page.js, tp.sent)
-    assert step["trigger_only_on_success"] and not step["backend_fn"] and "tp.sent()" in step["js"]
-    question = page.classroom.question._id
-    sends = [d for d in deps.values() if (question, "send") in map(tuple, d["targets"])]
-    assert len(sends) == 1 and sends[0]["outputs"] == [page.classroom.said._id] and sends[0]["queue"] is False
-    for i, d in deps.items():  # a pair switched, an example picked, a wall's sentence opened: no send follows
-        if i != own[0] and i in after:
-            chain = [i]
-            while chain[-1] in after:
-                chain.append(after[chain[-1]]["id"])
-            assert not any("tp.sent" in (deps[j].get("js") or "") for j in chain), chain
+    step = after[own[0]]  # on the server: the page's own translation, then the send
+    assert step["trigger_only_on_success"] and step["backend_fn"] and step["queue"] is False
+    assert step["outputs"] == [page.classroom.said._id] and page.classroom.member._id in step["inputs"]
+    sends = [d for d in deps.values() if step["inputs"] == d["inputs"] and d["outputs"] == step["outputs"]]
+    assert sends == [step]  # a pair switched, an example picked, a wall's sentence opened: no send follows
+    assert "send" not in page.classroom.question.js_on_load  # the browser decides nothing
 
     classes = page.classroom
     teacher, _ = started(page, "teacher-send")
@@ -598,6 +594,7 @@ def test_only_a_students_own_translate_or_enter_sends_to_the_wall(page):
     classes.studying.send_translated(values | {panel.pair: "en-fr"}, Visitor("sender"))
     classes.studying.send_translated(values, Visitor("sender"))
     classes.studying.send_translated(values, Visitor("sender"))  # Translate again on the same sentence
+    classes.studying.send_translated(values | {classes.member: {}} | {panel.text: "Not a student's."}, Visitor("x"))
     class_id = classes.teaching_class({classes.teacher: teacher})
     assert [s["text"] for s in classes.store.state(class_id).wall] == ["I have a cat."]
     classes.teaching.finish({classes.teacher: teacher})

@@ -225,16 +225,11 @@ class Student:
         return received
 
     def translate(self, sentence: str) -> tuple[float, int]:
-        """Type a sentence and click Translate; on a student's page (joined by its link), what the page's script
-        then does (tp.sent in assets/page.js): the question's "send" event, which puts the sentence on the wall."""
+        """Type a sentence and click Translate, and what follows it (`follow`): on a student's page, the send that
+        puts the sentence on the wall."""
         click = find(self.config, "click", elem_id="translate-button")
         text = block(self.config, elem_id="source-text")["id"]
-        took, received = self.event(click, click["targets"][0][0], {text: sentence})
-        if self.query.get("class"):
-            t0 = time.perf_counter()
-            received += len(str(self.at_once(find(self.config, "send", elem_id="class-question"))))
-            took += time.perf_counter() - t0
-        return took, received
+        return self.event(click, click["targets"][0][0], {text: sentence})
 
     def open_tab(self, label: str) -> tuple[float, int]:
         """Select a tab, as a click on it does (nothing to run where the page draws it without an event). A view's

@@ -34,8 +34,8 @@ from .student import StudentParts, StudentSide
 from .teacher import PLACE_FIELDS, TeacherParts, TeacherSide
 from playground.i18n import Texts, _l, gettext, language_of
 
-# a phone's choice buttons fire the question's "vote" event; a student's own translation its "send" event (tp.sent)
-VOTE_JS = "tp.question(element, trigger, 'vote', 'send', 'answer')"  # and a quiz's buttons its "answer" event
+# a phone's choice buttons fire the question's "vote" event, and a quiz's buttons its "answer" event
+VOTE_JS = "tp.question(element, trigger, 'vote', 'answer')"
 
 
 class ClassPanel:

@@ -61,16 +61,17 @@ class StudentSide:
         self.frame, self.store, self.ctx, self.page = frame, frame.store, frame.ctx, frame.page
 
     def wire(self, event, translated_by_user: list) -> None:
-        """Join by the code typed; after each of a student's own Translate or Enter, the sentence sent; the page's
-        poll of its class; votes and quiz answers."""
+        """Join by the code typed; after each of a user's own Translate or Enter, the sentence sent when the server
+        finds the page a student's (`send_translated`: by the token the student's browser keeps); the page's poll of
+        its class; votes and quiz answers."""
         frame, page, common = self.frame, self.page, dict(show_progress="hidden")
         event([frame.join.click, frame.code.submit], self.join_typed, [], [frame.code, frame.member],
               [frame.member, frame.said, page.top] + frame.student_view, **common)
-        for translated in translated_by_user:  # in the browser: only a student's page sends a request (tp.sent)
-            translated.success(None, js="() => tp.sent()")
         # off the queue: one write to the store, which must not wait behind a class's translations for a slot
-        event(frame.question.send, self.send_translated, [], [frame.member, page.panel.text, page.panel.translation,
-                                                              page.panel.notice], [frame.said], queue=False, **common)
+        for translated in translated_by_user:
+            event(translated.success, self.send_translated, [], [frame.member, page.panel.text,
+                                                                 page.panel.translation, page.panel.notice],
+                  [frame.said], queue=False, **common)
         event([frame.student_tick.tick], self.tick_student, [], [frame.member],
               [frame.member, frame.said, page.top, page.panel.pair] + frame.student_view, queue=False, **common)
         event(frame.question.vote, self.cast, [], [frame.member], [frame.question], **common)
@@ -231,10 +232,10 @@ class StudentSide:
 
     @to_page
     def send_translated(self, values: dict, request: gr.Request) -> dict:
-        """After a student's own Translate or Enter, once the page shows the translation (its `.success`, whose step in
-        the browser fires the question's "send" event on a student's page only): the sentence, its translation,
-        unsure words and warnings sent to the class's wall (unless switched off). Only what the box
-        holds and the page shows is sent, once; a refusal is said in place, the translation shown all the same."""
+        """After a user's own Translate or Enter, once the page shows the translation (its `.success`): on a student's
+        page (its browser keeps a student's token: nothing is sent from any other page), the sentence, its
+        translation, unsure words and warnings sent to the class's wall (unless switched off). Only what the box holds
+        and the page shows is sent, once; a refusal is said in place, the translation shown all the same."""
         member, result = values.get(self.frame.member) or {}, values.get(self.page.result)
         if not member.get("token") or not member.get("send", True) or result is None:
             return {}
