@@ -9,258 +9,30 @@ student. A class ended by its teacher is deleted at once (its summary is downloa
 `LIFETIME_S` after it started. The rate limits live here too (`limit`), so that every replica counts the same events.
 
 Every change to a class adds one to its `version`: a page polls that one number and reads the rest only when it moved.
+The store by concern: its tables, migrations and rows in schema.py; what a class is asked (polls and quizzes, their
+votes and answers) in polls.py; the class, its students, its wall and the rate limits here.
 """
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
-import logging
-import re
 import secrets
 import time
-import unicodedata
-from dataclasses import dataclass, field
 
-from sqlalchemy import (Boolean, Column, Float, ForeignKey, Integer, MetaData, String, Table, Text, case,
-                        create_engine, delete, event, func, insert, select, update)
+from sqlalchemy import Table, case, create_engine, delete, event, func, insert, select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError, OperationalError
-
-from transformer.errors import InputError
+from sqlalchemy.exc import DBAPIError
 
 from ..i18n import N_
+from .polls import PollStore
+from .schema import (LIFETIME_S, MIGRATIONS, NICKNAME_MAX, SCHEMA, TEXT_MAX, ClassError, ClassState, Poll, Quiz,
+                     Student, TakenOut, checked_nickname, classes, hashed, hits, lasting, meta, metadata, new_code,
+                     normal_code, polls, quiz_answers, quizzes, sentences, shown_code, students, votes)
 
-SCHEMA = 5  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
-LIFETIME_S = 12 * 3600  # a class not ended is deleted this long after it started
-CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector and typed on a phone
-CODE_LENGTH = 8  # 32^8 = 2^40 codes: with joins rate-limited, not found by trying
-NICKNAME_MAX = 24
-TEXT_MAX = 300  # the most of a sentence the wall keeps (the page may translate more)
-OUTAGE_S = 30  # how long a call waits for the database to come back (a restart) before it fails
-# a nickname may not pose as the teacher, in the page's languages: a teacher's word or a school's role, a title
-# (written out or abbreviated before a name: "Hr. Weber", "Mme Roy", "M. Roy"), read with look-alike letters made
-# Latin ("tеacher" with a Cyrillic е) and, where letters stand apart ("t e a c h e r"), with the gaps closed
-ROLES = (r"teacher|lehrer|enseignant|professeur|schulleiter|direktor|rektor|directeur|directrice|proviseur|"
-         r"headmaster|headmistress|principal|admin|moderator")
-TEACHERLY = re.compile(rf"{ROLES}|\bprof\b|\bsir\b|\bmiss\b|\bmrs?\b|\bms\b|\bherr\b|\bfrau\b|\bmadame\b|"
-                       r"\bmonsieur\b|\bmademoiselle\b|\b(?:hr|fr|frl|mme|mlle|dr)\b\.?\s*\w|\bm\.\s*\w",
-                       re.IGNORECASE)
-LOOK_ALIKES = str.maketrans("аеорсухіјѕԁһкмтвнАЕОРСУХІЈЅКМТВНαεορτυνκιΑΕΟΡΤΥΝΚΙΜ01345",
-                            "aeopcyxijsdhkmtbhAEOPCYXIJSKMTBHaeoptuvkiAEOPTYNKIMoieas")
-log = logging.getLogger("transformer-playground")
-
-metadata = MetaData()
-meta = Table("playground_meta", metadata,
-             Column("key", String(40), primary_key=True),
-             Column("value", Text, nullable=False))
-classes = Table("classes", metadata,
-                Column("id", Integer, primary_key=True, autoincrement=True),
-                Column("code", String(16), nullable=False, unique=True),
-                Column("secret_hash", String(64), nullable=False),
-                Column("started", Float, nullable=False),
-                Column("expires", Float, nullable=False),
-                Column("version", Integer, nullable=False, default=0),
-                Column("pair", String(40)), Column("text", Text), Column("translation", Text),  # the teacher's
-                Column("step", Integer), Column("step_title", Text), Column("question", Text),  # the teacher's Lesson
-                Column("poll_id", Integer),  # the class's current poll
-                Column("locked", Boolean, nullable=False, default=False),  # no new student may join
-                Column("place", Text, nullable=False, default=""))  # the teacher's place on the page, as the query
-                # of its link (playground/links.py): where the teacher's page comes back to after a restart
-students = Table("students", metadata,
-                 Column("class_id", Integer, ForeignKey("classes.id"), primary_key=True),
-                 Column("student", String(64), primary_key=True),  # hash of the token the student's browser keeps
-                 Column("nickname", String(NICKNAME_MAX), nullable=False, default=""),
-                 Column("joined", Float, nullable=False),
-                 Column("removed", Boolean, nullable=False, default=False),  # by the teacher: may not come back
-                 Column("passless", Boolean, nullable=False, default=False))  # joined without the page's pass
-                 # (passes.py): a script that never loaded the page, most likely
-sentences = Table("sentences", metadata,
-                  Column("id", Integer, primary_key=True, autoincrement=True),
-                  Column("class_id", Integer, ForeignKey("classes.id"), nullable=False, index=True),
-                  Column("student", String(64), nullable=False),
-                  Column("nickname", String(NICKNAME_MAX), nullable=False, default=""),
-                  Column("pair", String(40), nullable=False),
-                  Column("text", Text, nullable=False),
-                  Column("translation", Text, nullable=False),
-                  Column("unsure", Text, nullable=False, default="[]"),  # JSON: the words the model was unsure of
-                  Column("notice", Text, nullable=False, default=""),  # the warnings shown under it
-                  Column("hidden", Boolean, nullable=False, default=False),
-                  Column("sent", Float, nullable=False))
-polls = Table("polls", metadata,
-              Column("id", Integer, primary_key=True, autoincrement=True),
-              Column("class_id", Integer, ForeignKey("classes.id"), nullable=False, index=True),
-              Column("question", Text, nullable=False),
-              Column("choices", Text, nullable=False),  # JSON list of strings
-              Column("answer", Integer, nullable=False),  # index of the right choice
-              Column("explained", Text, nullable=False, default=""),  # the answer in words, shown on Reveal
-              Column("revealed", Boolean, nullable=False, default=False),
-              Column("asked", Float, nullable=False),
-              Column("pair", String(40)), Column("text", Text),  # the sentence it was asked about
-              Column("step", Integer))  # the Lesson step it was asked at (None: Step by step)
-votes = Table("votes", metadata,
-              Column("poll_id", Integer, ForeignKey("polls.id"), primary_key=True),
-              Column("student", String(64), primary_key=True),  # one vote per student per poll, changeable
-              Column("choice", Integer, nullable=False))
-quizzes = Table("quizzes", metadata,  # a quiz before or after the Lesson (playground/quiz.py)
-                Column("id", Integer, primary_key=True, autoincrement=True),
-                Column("class_id", Integer, ForeignKey("classes.id"), nullable=False, index=True),
-                Column("phase", String(8), nullable=False),  # "before" or "after"
-                Column("questions", Text, nullable=False),  # JSON: [{objective, text, choices, right}]
-                Column("open", Boolean, nullable=False, default=True),
-                Column("started", Float, nullable=False),
-                Column("pair", String(40)), Column("text", Text))  # the sentence it was asked on
-quiz_answers = Table("quiz_answers", metadata,  # one answer per student per question, changeable while open
-                     Column("quiz_id", Integer, ForeignKey("quizzes.id"), primary_key=True),
-                     Column("student", String(64), primary_key=True),  # hash of the student's token, as in votes
-                     Column("question", Integer, primary_key=True),
-                     Column("choice", Integer, nullable=False))
-hits = Table("hits", metadata,  # the rate limits' events, for every replica to count (Store.limit)
-             Column("id", Integer, primary_key=True, autoincrement=True),
-             Column("key", String(120), nullable=False, index=True),
-             Column("at", Float, nullable=False))
-
-# version -> the SQL that brings a database from version - 1 up to it (a new table is made by create_all)
-MIGRATIONS: dict[int, list[str]] = {
-    2: ["ALTER TABLE classes ADD COLUMN locked BOOLEAN NOT NULL DEFAULT FALSE",
-        "ALTER TABLE students ADD COLUMN removed BOOLEAN NOT NULL DEFAULT FALSE",
-        "ALTER TABLE polls ADD COLUMN pair VARCHAR(40)", "ALTER TABLE polls ADD COLUMN text TEXT",
-        "ALTER TABLE polls ADD COLUMN step INTEGER"],
-    3: [],  # the quizzes' two tables: made by create_all
-    4: ["ALTER TABLE students ADD COLUMN passless BOOLEAN NOT NULL DEFAULT FALSE"],
-    5: ["ALTER TABLE classes ADD COLUMN place TEXT NOT NULL DEFAULT ''"],
-}
+__all__ = ["LIFETIME_S", "SCHEMA", "ClassError", "ClassState", "Poll", "Quiz", "Store", "Student", "TakenOut",
+           "default_url", "hashed", "meta", "normal_code", "shown_code"]
 
 
-class ClassError(InputError):
-    """What a user did that the class cannot take, in a sentence for the page (said in place, as bad input is)."""
-
-
-class TakenOut(ClassError):
-    """A student the teacher took out: their browser keeps its token, so that it is refused for the class's life."""
-
-
-def hashed(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def new_code() -> str:
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-
-
-def normal_code(typed: str) -> str:
-    """A code as typed (any case, spaces or dashes, O for 0 and I for 1) in the store's alphabet."""
-    return "".join(c for c in typed.upper().replace("0", "O").replace("1", "I") if c.isalnum())
-
-
-def shown_code(code: str) -> str:
-    return f"{code[:4]}-{code[4:]}"
-
-
-def checked_nickname(nickname: str) -> str:
-    """A nickname as the class keeps it; ClassError for one that poses as the teacher."""
-    nickname = " ".join(nickname.split())[:NICKNAME_MAX]
-    read = "".join(c for c in unicodedata.normalize("NFKD", nickname.translate(LOOK_ALIKES))
-                   if not unicodedata.combining(c))
-    spaced = sum(len(part) == 1 for part in re.split(r"[\W_]+", read)) >= 3  # "t e a c h e r", "L.e.h.r.e.r"
-    if TEACHERLY.search(read) or (spaced and re.search(ROLES, re.sub(r"[\W_]+", "", read), re.IGNORECASE)):
-        raise ClassError(N_("Choose another nickname: only the teacher speaks as the teacher."))
-    return nickname
-
-
-def lasting(method):
-    """A store call that outlives a restart of the database: when the connection is lost (OperationalError), it
-    waits and tries again for up to OUTAGE_S. Each call is one transaction, so a lost one wrote nothing and
-    trying it again writes it once."""
-    @functools.wraps(method)
-    def tried(self, *args, **kwargs):
-        deadline, pause = time.monotonic() + OUTAGE_S, 0.25
-        while True:
-            try:
-                return method(self, *args, **kwargs)
-            except OperationalError as e:
-                if time.monotonic() + pause > deadline or not _connection_lost(e):
-                    raise
-                log.warning("the class store is unreachable (%s); trying again in %.1f s", type(e.orig).__name__,
-                            pause)
-                self.engine.dispose()  # its pooled connections are dead: new ones once the database is back
-                time.sleep(pause)
-                pause = min(2 * pause, 2.0)
-    return tried
-
-
-def _connection_lost(e: OperationalError) -> bool:
-    """True when the database went away (a restart, a dropped connection), not when a query was wrong."""
-    text = str(e.orig).lower()
-    return e.connection_invalidated or any(s in text for s in (
-        "connection", "server closed", "terminating", "shutting down", "starting up", "the database system is",
-        "could not connect", "database is locked"))
-
-
-@dataclass
-class Poll:
-    id: int
-    question: str
-    choices: list[str]
-    answer: int
-    explained: str
-    revealed: bool
-    counts: list[int] = field(default_factory=list)  # votes per choice (removed students' left out)
-    text: str = ""  # the sentence it was asked about
-    pair: str = ""
-    step: int | None = None  # the Lesson step (None: Step by step's "which piece comes next")
-
-
-@dataclass
-class Quiz:
-    """One quiz of a class: its phase, questions and, per question, (right, answered) over its students."""
-
-    id: int
-    phase: str
-    questions: list[dict]
-    open: bool
-    shares: list[tuple[int, int]] = field(default_factory=list)
-    students: int = 0  # how many answered at least one question
-    text: str = ""
-    pair: str = ""
-
-
-@dataclass
-class Student:
-    """One student of a class, as the teacher's list shows them."""
-
-    key: str  # the hash of their token: what the teacher's buttons name (never the token)
-    nickname: str
-    sentences: int
-    votes: int
-    hidden: int  # of their sentences, how many are hidden
-    removed: bool
-    passless: bool = False  # joined without the page's pass (a script, most likely)
-
-
-@dataclass
-class ClassState:
-    """All a page shows of one class at one version."""
-
-    id: int
-    code: str
-    version: int
-    students: int
-    teacher: dict  # pair, text, translation, step, step_title, question (None where not set)
-    wall: list[dict]  # the sentences, newest first (hidden ones left out unless asked for)
-    poll: Poll | None
-    locked: bool = False  # no new student may join
-    polls: list[Poll] = field(default_factory=list)  # every poll of the class (filled as it ends, for its summary)
-    roster: list[Student] = field(default_factory=list)  # every student (filled for the teacher and the summary)
-    quizzes: list[Quiz] = field(default_factory=list)  # the newest quiz of each phase, in the order started
-
-    @property
-    def quiz(self) -> Quiz | None:
-        """The quiz open now, if any."""
-        return next((q for q in self.quizzes if q.open), None)
-
-
-class Store:
+class Store(PollStore):
     """One database of classes, shared by every replica that is given the same URL."""
 
     def __init__(self, url: str):
@@ -382,34 +154,6 @@ class Store:
         if row is None:
             raise ClassError(N_("That sentence is not in this class."))
         return dict(row._mapping)
-
-    @lasting
-    def ask(self, class_id: int, question: str, choices: list[str], answer: int, explained: str,
-            now: float | None = None, pair: str = "", text: str = "", step: int | None = None) -> int:
-        """A new poll, the class's current one (the one before it closes), about `text` (in `pair`) at Lesson step
-        `step` (None: Step by step)."""
-        assert 0 <= answer < len(choices), "the right choice is among the choices"
-        with self.engine.begin() as db:
-            poll_id = db.execute(insert(polls).values(
-                class_id=class_id, question=question, choices=json.dumps(choices), answer=answer, explained=explained,
-                revealed=False, asked=time.time() if now is None else now, pair=pair, text=text,
-                step=step)).inserted_primary_key[0]
-            db.execute(update(classes).where(classes.c.id == class_id).values(poll_id=poll_id,
-                                                                              version=classes.c.version + 1))
-        return poll_id
-
-    @lasting
-    def reveal(self, class_id: int) -> bool:
-        """The current poll's answer shown to the class; False when it was already out."""
-        with self.engine.begin() as db:
-            poll_id = db.execute(select(classes.c.poll_id).where(classes.c.id == class_id)).scalar()
-            if poll_id is None:
-                raise ClassError(N_("There is no question to reveal: ask the class one first."))
-            changed = db.execute(update(polls).where(polls.c.id == poll_id, polls.c.revealed.is_(False))
-                                 .values(revealed=True)).rowcount
-            if changed:
-                self._bump(db, class_id)
-        return bool(changed)
 
     @lasting
     def lock(self, class_id: int, locked: bool) -> None:
@@ -562,86 +306,6 @@ class Store:
             self._bump(db, class_id)
         return sentence_id
 
-    @lasting
-    def start_quiz(self, class_id: int, phase: str, questions: list[dict], pair: str = "", text: str = "") -> int:
-        """A quiz for the class's phones (phase "before" or "after" the Lesson), replacing an earlier one of the same
-        phase and closing any other; its id."""
-        if phase not in ("before", "after"):
-            raise ClassError(f"a quiz is taken before or after the Lesson, not {phase!r}")
-        with self.engine.begin() as db:
-            earlier = [r.id for r in db.execute(select(quizzes.c.id).where(quizzes.c.class_id == class_id,
-                                                                            quizzes.c.phase == phase))]
-            if earlier:
-                db.execute(delete(quiz_answers).where(quiz_answers.c.quiz_id.in_(earlier)))
-                db.execute(delete(quizzes).where(quizzes.c.id.in_(earlier)))
-            db.execute(update(quizzes).where(quizzes.c.class_id == class_id).values(open=False))
-            quiz_id = db.execute(insert(quizzes).values(class_id=class_id, phase=phase, questions=json.dumps(questions),
-                                                        open=True, started=time.time(), pair=pair, text=text)
-                                 ).inserted_primary_key[0]
-            self._bump(db, class_id)
-        return quiz_id
-
-    @lasting
-    def close_quiz(self, class_id: int) -> None:
-        with self.engine.begin() as db:
-            db.execute(update(quizzes).where(quizzes.c.class_id == class_id).values(open=False))
-            self._bump(db, class_id)
-
-    @lasting
-    def answer_quiz(self, class_id: int, token: str, quiz_id: int, question: int, choice: int) -> None:
-        """A student's answer to one question of the open quiz, replacing an earlier one; refused once it closed."""
-        with self.engine.begin() as db:
-            quiz = db.execute(select(quizzes).where(quizzes.c.id == quiz_id, quizzes.c.class_id == class_id)).first()
-            if quiz is None or not quiz.open:
-                raise ClassError(N_("That quiz is closed."))
-            asked = json.loads(quiz.questions)
-            if not 0 <= question < len(asked) or not 0 <= choice < len(asked[question]["choices"]):
-                raise ClassError(N_("That is not one of the choices."))
-            db.execute(self._insert(quiz_answers).values(quiz_id=quiz_id, student=hashed(token), question=question,
-                                                         choice=choice)
-                       .on_conflict_do_update(index_elements=["quiz_id", "student", "question"],
-                                              set_=dict(choice=choice)))
-            self._bump(db, class_id)
-
-    @lasting
-    def quiz_answers_of(self, quiz_id: int, token: str) -> dict[int, int]:
-        """This student's answers to a quiz: question -> choice."""
-        with self.engine.begin() as db:
-            return dict(db.execute(select(quiz_answers.c.question, quiz_answers.c.choice).where(
-                quiz_answers.c.quiz_id == quiz_id, quiz_answers.c.student == hashed(token))).all())
-
-    @staticmethod
-    def _quizzes(db, class_id: int) -> list[Quiz]:
-        """The class's quizzes with their shares right, its removed students' answers left out."""
-        from ..quiz import shares
-
-        kept = select(students.c.student).where(students.c.class_id == class_id, students.c.removed.is_(False))
-        out = []
-        for row in db.execute(select(quizzes).where(quizzes.c.class_id == class_id).order_by(quizzes.c.id)):
-            asked = json.loads(row.questions)
-            answers = [dict(r._mapping) for r in db.execute(
-                select(quiz_answers.c.student, quiz_answers.c.question, quiz_answers.c.choice).where(
-                    quiz_answers.c.quiz_id == row.id, quiz_answers.c.student.in_(kept)))]
-            out.append(Quiz(row.id, row.phase, asked, bool(row.open), shares(asked, answers),
-                            len({a["student"] for a in answers}), row.text or "", row.pair or ""))
-        return out
-
-    @lasting
-    def vote(self, class_id: int, token: str, poll_id: int, choice: int) -> None:
-        """A student's vote on the current poll, replacing their earlier one; refused once it is revealed."""
-        with self.engine.begin() as db:
-            poll = db.execute(select(polls).where(polls.c.id == poll_id, polls.c.class_id == class_id)).first()
-            current = db.execute(select(classes.c.poll_id).where(classes.c.id == class_id)).scalar()
-            if poll is None or poll_id != current:
-                raise ClassError(N_("That question is closed: the teacher has asked another."))
-            if poll.revealed:
-                raise ClassError(N_("The answer is out: votes on this question are closed."))
-            if not 0 <= choice < len(json.loads(poll.choices)):
-                raise ClassError(N_("That is not one of the choices."))
-            db.execute(self._insert(votes).values(poll_id=poll_id, student=hashed(token), choice=choice)
-                       .on_conflict_do_update(index_elements=["poll_id", "student"], set_=dict(choice=choice)))
-            self._bump(db, class_id)
-
     # -------------------------------------------------------------------------
     # Reading
 
@@ -673,13 +337,6 @@ class Store:
         return ClassState(row.id, row.code, row.version, count, teacher, sent, poll, bool(row.locked),
                           roster=listed, quizzes=asked)
 
-    @lasting
-    def vote_of(self, poll_id: int, token: str) -> int | None:
-        """The choice this student voted for on this poll, or None."""
-        with self.engine.begin() as db:
-            return db.execute(select(votes.c.choice).where(votes.c.poll_id == poll_id,
-                                                           votes.c.student == hashed(token))).scalar()
-
     @staticmethod
     def _roster(db, class_id: int) -> list[Student]:
         """Every student of the class, in the order they joined, with their sentences (and hidden ones) and votes."""
@@ -692,16 +349,6 @@ class Store:
         rows = db.execute(select(students).where(students.c.class_id == class_id).order_by(students.c.joined))
         return [Student(r.student, r.nickname, sent.get(r.student, (0, 0))[0], voted.get(r.student, 0),
                         sent.get(r.student, (0, 0))[1], bool(r.removed), bool(r.passless)) for r in rows]
-
-    def _poll(self, db, poll_id: int) -> Poll:
-        row = db.execute(select(polls).where(polls.c.id == poll_id)).first()
-        choices = json.loads(row.choices)
-        counts = [0] * len(choices)
-        for choice, n in db.execute(select(votes.c.choice, func.count()).where(votes.c.poll_id == poll_id)
-                                    .group_by(votes.c.choice)):
-            counts[choice] = n
-        return Poll(row.id, row.question, choices, row.answer, row.explained, row.revealed, counts,
-                    row.text or "", row.pair or "", row.step)
 
     def _living(self, code: str, now: float | None = None):
         """The class row of a code that is live now; a code of an ended or expired class is refused."""
