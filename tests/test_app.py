@@ -30,6 +30,8 @@ from playground.figures.maps import attention_figure, axis_tokens
 from playground.views.ablation import every_head
 from playground.views.common import token_changes
 from playground.views.steps import step_view
+from playground.view import View
+from playground.views import CLASSES
 from transformer.interpret import analyses
 from transformer.interpret.capture import parse_head
 from playground.pieces import METHOD_NAMES
@@ -300,8 +302,9 @@ def open_tab(page, name: str, values: dict, user: User | None = None) -> dict:
     return page.opener(name, registry.entry(name).group)(values, user)
 
 
-DRAWN_BY_TRANSLATION = {"glance", "lesson", "steps", "attention", "inside", "families", "rollout", "used", "bertviz", "ablation",
-                        "positional"}
+# every view of the registry that draws a translation (its own `fill` or `figures`), found there: a new one is in
+DRAWN_BY_TRANSLATION = {key for key, entry in registry.BY_KEY.items() if entry.inside is None and (
+    CLASSES[key].fill is not View.fill or CLASSES[key].figures)}
 
 
 def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(page):
