@@ -84,7 +84,7 @@ def main() -> None:
     pair = out.name
     tr = translators[pair]
     print(f"{sum(p.numel() for p in tr.model.parameters()):,} parameters, {args.threads} thread(s)")
-    inputs = set(page.panel.controls) | {c for v in page.views.values() for c in v.reads} | {page.result, page.tabs.open}
+    inputs = set(page.panel.controls) | {c for v in page.views.values() for c in v.reads} | {page.result, page.tabs.signal}
     values = {c: c.value for c in inputs} | {page.panel.pair: pair, page.panel.text: TEXT}
 
     def fresh() -> None:
@@ -99,7 +99,7 @@ def main() -> None:
     values |= {c: v for c, v in out_values.items() if not isinstance(v, dict)}
     for name in page.tabs:
         group = next((g for g, names in page.groups.items() if name in names), None)
-        rows[f"open {name}"] = timed(lambda: page.opener(name, group)(values), args.repeats,
+        rows[f"open {name}"] = timed(lambda: page.tab_drawer(name, group)(values), args.repeats,
                                      lambda: page.ctx.caches.views.entries.clear())
     print(f"translation: {len(out_values[page.result].translation.target_tokens)} output tokens")
     for name, seconds in rows.items():

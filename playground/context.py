@@ -138,8 +138,8 @@ class Session:
     request and the translation it landed with, what each view shows, and the part a link asked for. Set by the
     handlers that change it, read by those that need it; nothing of it travels with the page's events."""
 
-    open: str  # the open tab's view key
-    group_open: dict = field(default_factory=dict)  # group key -> the view open inside it
+    tab: str  # the view the visitor has open (its tab's key)
+    group_tab: dict = field(default_factory=dict)  # group key -> the view the visitor has open inside it
     ticket: int | None = None  # the newest translate request
     landed: weakref.ref | None = None  # the translation it landed with: the result lives in the shared cache and the
     # user's gr.State, never kept alive here

@@ -20,7 +20,7 @@ ADDRESS_JS = "() => window.location.href"  # into the link's box, for the server
 @dataclass
 class Link:
     values: dict  # the page's inputs, the link's settings applied
-    opened: str  # the tab it opens
+    tab: str  # the tab it opens
     present: bool  # presentation mode
     problems: list[str]  # what was left out, and why
     sentence: int | None = None  # which of the text's sentences the views show (from 0), when the link says
@@ -30,13 +30,13 @@ class Link:
 def read(query: dict[str, str], values: dict, panel, lesson) -> Link:
     """A link's URL parameters applied to the page's inputs (panel: the TranslatePanel; lesson: the Lesson view)."""
     values, problems = settings(query, values, panel)
-    opened, step = registry.FIRST, None
+    tab, step = registry.FIRST, None
     if "lesson" in query:  # the Lesson, at that step
         step, problem = lesson.number_from(query["lesson"])
-        opened = "lesson"
+        tab = "lesson"
         problems += [problem] if problem else []
     elif query.get("view") in registry.BY_KEY:
-        opened = registry.tab_of(query["view"])
+        tab = registry.tab_of(query["view"])
     if "view" in query and query["view"] not in registry.BY_KEY:  # said beside a lesson=N too
         problems.append(f"view={query['view']!r} is not a view of this page")
     sentence = None
@@ -46,7 +46,7 @@ def read(query: dict[str, str], values: dict, panel, lesson) -> Link:
             sentence = int(raw) - 1
         else:
             problems.append(f"sentence={raw!r} was left out (a sentence's number in the text: 1, 2, ...)")
-    return Link(values, opened, query.get("present", "") in ("1", "true", "yes"), problems, sentence, step)
+    return Link(values, tab, query.get("present", "") in ("1", "true", "yes"), problems, sentence, step)
 
 
 LOOPBACK = ("127.", "localhost", "[::1]", "::1", "0.0.0.0")
@@ -73,7 +73,7 @@ def shared_address(address: str, public: str | None) -> str:
     return public if public and (not host or host.startswith(LOOPBACK) or host == "::1") else address
 
 
-def write(address: str, values: dict, panel, opened: str, step: int, public: str | None = None) -> str:
+def write(address: str, values: dict, panel, tab: str, step: int, public: str | None = None) -> str:
     """The link to this page (`address`, its query and fragment dropped; `shared_address`) with the panel's
     settings, presentation mode, the sentence the views show (of several) and the open view (the Lesson at its
     step)."""
@@ -83,10 +83,10 @@ def write(address: str, values: dict, panel, opened: str, step: int, public: str
               for name, control in zip(QUERY_FIELDS, panel.decoding)}
     query |= {"present": "1"} if values[panel.present] else {}
     query |= {"sentence": which + 1} if isinstance(which := values.get(panel.which), int) and which > 0 else {}
-    if opened == "lesson":
+    if tab == "lesson":
         query["lesson"] = int(step or 1)
-    elif opened != registry.FIRST:
-        query["view"] = opened
+    elif tab != registry.FIRST:
+        query["view"] = tab
     scheme, host, path, _, _ = urlsplit(address or "")
     return urlunsplit((scheme, host, path, urlencode(query), ""))
 

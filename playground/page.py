@@ -123,7 +123,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         classes.build(panel)
         views, tabs = view_tabs(ctx, panel, signal)
         classes.wall_controls()  # the projector's wall, under the views
-        page = Page(demo, ctx, panel, result, tabs, views, classroom=classes, openers=[classes.opened],
+        page = Page(demo, ctx, panel, result, tabs, views, classroom=classes, loaders=[classes.on_load],
                     places=[classes.place])
         wire(page, classes)
         register_api(ctx)
@@ -226,7 +226,7 @@ def build_tab(page: Page, event, unit: str, session) -> None:
         views = {k: CLASSES[k](registry.entry(k), page.ctx, page.panel, page.tabs.items[unit] if k == unit else None)
                  for k in keys}
     else:
-        with gr.Tabs(overflow_behavior="wrap", selected=session.group_open.get(group, keys[0])) as inner:
+        with gr.Tabs(overflow_behavior="wrap", selected=session.group_tab.get(group, keys[0])) as inner:
             for key in registry.members(group):
                 entry = registry.entry(key)
                 with gr.Tab(_l(entry.label), id=key, elem_id=f"{key}-tab") as tab:
@@ -243,7 +243,7 @@ def build_tab(page: Page, event, unit: str, session) -> None:
         page.classroom.teaching.share_after(brought, event)
     page.classroom.questions.wire_views(views, event, session)
     shown = list(views.values())
-    draw = page.opener(None if group else unit, group, views, select=inner)
+    draw = page.tab_drawer(None if group else unit, group, views, select=inner)
     tabs = [inner] if inner is not None else []
     # one queue for every visitor's drawing of this tab, as for a tab on the page: an event made in a render is its
     # own concurrency group otherwise, and a class opening the tab at once drew it on as many threads as visitors
@@ -251,7 +251,7 @@ def build_tab(page: Page, event, unit: str, session) -> None:
     event(page.demo.load, draw, shown, draws=tabs, **queue)  # drawn once built: gradio runs a render's load events
     event([page.tabs.drawn[unit].change], draw, shown, draws=tabs, **queue)  # after it
     for key in registry.members(group) if group else []:
-        event([views[key].tab.select], page.opener(key, group, views), [views[k] for k in registry.tabs()[key]],
+        event([views[key].tab.select], page.tab_drawer(key, group, views), [views[k] for k in registry.tabs()[key]],
               **queue)
     as_on_the_page()
 
@@ -290,7 +290,7 @@ def wire(page: Page, classes: ClassPanel) -> None:
     built_for_visitors(page, event)
     links.wire(page, event)
     if ctx.pairs:  # the page opens translated, with a shared link's settings when it has them
-        event(demo.load, page.open, first, set(panel.controls) | {classes.member, classes.teacher},
+        event(demo.load, page.load, first, set(panel.controls) | {classes.member, classes.teacher},
               set(panel.outputs) | set(panel.decoding) | {result, panel.pair, panel.text, panel.present}
               | tabs.components | {tabs.signal} | classes.opening,
               concurrency_limit=4)  # served from the caches: a class opening at once waits little

@@ -40,7 +40,7 @@ class Page:
     # built off the page, for tools and tests; each visitor's own is wired in its tab's gr.render, playground/page.py)
     classroom: object = None  # the class panel (playground/classroom/panel.py), for tools and tests: it listens to
     # the page's events, and nothing here calls it
-    openers: list = field(default_factory=list)  # what else opening the page does: f(query, values, request) ->
+    loaders: list = field(default_factory=list)  # what else opening the page does: f(query, values, request) ->
     # updates, run before it translates (a class's link joins the class: playground/classroom/panel.py)
     places: list = field(default_factory=list)  # where a page comes back to: f(query, values) -> the query it opens
     # with, as a link's (a teacher's page: the place their running class kept, after a restart or on another replica)
@@ -112,7 +112,7 @@ class Page:
         drawn, marks = {self.tabs.signal: ticket}, {}
         if session.panel_only:  # e.g. a student's page in a class
             drawn = {}
-        elif session.open == registry.FIRST:  # where a class is: drawn with the translation, one event
+        elif session.tab == registry.FIRST:  # where a class is: drawn with the translation, one event
             drawn, marks = self.draw(session, registry.FIRST, result, values)
         if session.stale(ticket):
             return {}  # the user has asked for a newer translation since: this one would overwrite it
@@ -158,18 +158,18 @@ class Page:
         part = serialized(view.focus(result, values | {LANGUAGE: session.language}, where), f"{view.name} {result.text}")
         return {c: beside(drawn.get(c), value) for c, value in part.items()}
 
-    def opener(self, tab: str | None = None, group: str | None = None, views: dict | None = None, wake=None,
+    def tab_drawer(self, tab: str | None = None, group: str | None = None, views: dict | None = None, wake=None,
                select: gr.Tabs | None = None):
         """The drawing of a view's tab on its select event (tab None and a group: a group's tab, which shows the view
         open in it; neither: the tab the session has open, on the signal), of its views in `views` (by default the
-        page's). It says which view is open (Session.open, and its group's). `wake(session, view)`: what else opening
+        page's). It says which view is open (Session.tab, and its group's). `wake(session, view)`: what else opening
         that view sets (Tabs.wake: a tab built for each visitor is built or told to draw); `select`: a group's tabs
         built for this visitor, selected to the view drawn when a link asked for it (Session.linked)."""
         @to_page
         def shown_tab(values: dict, request: gr.Request | None = None) -> dict:
             session = self.sessions.of(request)
-            shown = tab or (session.group_open.get(group, registry.members(group)[0]) if group else session.open)
-            self.opened(session, shown)
+            shown = tab or (session.group_tab.get(group, registry.members(group)[0]) if group else session.tab)
+            self.mark_tab(session, shown)
             out = self.redraw(session, shown, values, views)
             if select is not None and session.linked == shown:  # a link's view: its tab selected (never the
                 session.linked = None  # user's own choice undone by a late answer)
@@ -178,11 +178,11 @@ class Page:
         return shown_tab
 
     @staticmethod
-    def opened(session: Session, tab: str) -> None:
-        session.open = tab
+    def mark_tab(session: Session, tab: str) -> None:
+        session.tab = tab
         group = registry.entry(tab).group
         if group is not None:
-            session.group_open[group] = tab
+            session.group_tab[group] = tab
 
     @to_page
     def show_part(self, values: dict, request: gr.Request, link: gr.EventData) -> dict:
@@ -191,15 +191,15 @@ class Page:
         session, tab = self.sessions.of(request), registry.open_tab(link.view)
         where = dict(parse_qsl(link.focus or ""))
         session.focus = (where.pop("view", ""), where)
-        self.opened(session, tab)
+        self.mark_tab(session, tab)
         session.linked = tab
         return self.tabs.selected(tab) | {self.tabs.signal: next(TICKETS)}
 
     @to_page
-    def open(self, values: dict, request: gr.Request) -> dict:
+    def load(self, values: dict, request: gr.Request) -> dict:
         """Page load: a shared link's settings applied (links.read), then the translation (made once per server for
         everyone who opens the same link) in the first tab. A link's own tab is selected and signalled to draw. The
-        page's `openers` run first (a class's link joins the class)."""
+        page's `loaders` run first (a class's link joins the class)."""
         panel, session = self.panel, self.sessions.of(request)
         query = dict(request.query_params) if request is not None else {}
         for place in self.places:
@@ -209,17 +209,17 @@ class Page:
         out = {c: link.values[c] for c in [panel.pair, panel.text] + panel.decoding if link.values[c] != values[c]}
         session.lesson_step = link.step or session.lesson_step
         out |= {panel.present: link.present}
-        for opener in self.openers:
-            out |= opener(query, values, request)
+        for loader in self.loaders:
+            out |= loader(query, values, request)
         try:  # unless Translate was clicked before this load was answered: that translation is the newer
             if session.ticket is None:
                 out |= self.show_translation(link.values, request, which=link.sentence)
         except gr.Error as e:  # e.g. an empty text in the link: the page still opens, and says why
             link.problems.append(str(e.message))
-        if link.opened != registry.FIRST:
-            self.opened(session, link.opened)
-            session.linked = link.opened
-            out |= self.tabs.selected(link.opened) | {self.tabs.signal: next(TICKETS)}
+        if link.tab != registry.FIRST:
+            self.mark_tab(session, link.tab)
+            session.linked = link.tab
+            out |= self.tabs.selected(link.tab) | {self.tabs.signal: next(TICKETS)}
         if link.problems:
             note = "The link's settings were not all usable: " + "; ".join(link.problems) + "."
             out[panel.notice] = " ".join(filter(None, [note, out.get(panel.notice, "")]))
@@ -263,6 +263,6 @@ class Page:
         """The shareable link: the page's address (the browser's, right behind any proxy), the panel's settings, the
         open view and the Lesson's step."""
         session = self.sessions.of(request)
-        address = links.write(values[self.panel.link], values, self.panel, session.open, session.lesson_step,
+        address = links.write(values[self.panel.link], values, self.panel, session.tab, session.lesson_step,
                               self.ctx.public_url)
         return {self.panel.link: gr.update(value=address, visible=True)}

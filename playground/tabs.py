@@ -51,14 +51,14 @@ class Tabs:
         def views_of(*tabs: str) -> list:
             return [on_page[k] for tab in tabs for k in registry.tabs()[tab] if k in on_page]
 
-        def opener(key: str | None, group: str | None):
-            return page.opener(key, group, on_page, wake=self.wake)
+        def drawer(key: str | None, group: str | None):
+            return page.tab_drawer(key, group, on_page, wake=self.wake)
 
         for key in registry.tabs():
             if key in on_page:
-                event([self.items[key].select], opener(key, registry.entry(key).group), views_of(key))
+                event([self.items[key].select], drawer(key, registry.entry(key).group), views_of(key))
         for group, tab in self.group_tabs.items():
-            event([tab.select], opener(None, group), views_of(*registry.members(group)), draws=wakers)
+            event([tab.select], drawer(None, group), views_of(*registry.members(group)), draws=wakers)
         for unit in self.built.keys() - self.group_tabs.keys():  # a view's top-level tab built for each visitor
-            event([self.items[unit].select], opener(unit, None), [], draws=wakers)
-        event([self.signal.change], opener(None, None), views_of(*registry.tabs()), draws=wakers)
+            event([self.items[unit].select], drawer(unit, None), [], draws=wakers)
+        event([self.signal.change], drawer(None, None), views_of(*registry.tabs()), draws=wakers)

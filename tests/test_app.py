@@ -299,7 +299,7 @@ def notice(out: dict, view) -> str:
 
 def open_tab(page, name: str, values: dict, user: User | None = None) -> dict:
     """What the tab's select event (or its signal, after a translation) sends."""
-    return page.opener(name, registry.entry(name).group)(values, user)
+    return page.tab_drawer(name, registry.entry(name).group)(values, user)
 
 
 # every view of the registry that draws a translation (its own `fill` or `figures`), found there: a new one is in
@@ -322,7 +322,7 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
         assert set(view.outputs) <= set(opened) and session.shown[name]["fill"] == result.key, name
         below = set(page.views["beam_tree"].draws) if name == "steps" else set()  # drawn in the same tab
         group = registry.entry(name).group
-        assert session.open == name and (group is None or session.group_open[group] == name)  # which view is open
+        assert session.tab == name and (group is None or session.group_tab[group] == name)  # which view is open
         assert not set(opened) - set(view.draws) - below, name  # this tab's components only
         values = after(values, opened)
         assert open_tab(page, name, values, user) == {}, name  # seen before: nothing is drawn or sent again
@@ -334,10 +334,10 @@ def test_a_translation_draws_the_open_tab_and_every_other_tab_when_it_is_opened(
     steps = page.views["steps"]
     assert "Step 2" in figure(steps.redraw(result, 2)[steps.detail]).layout.title.text
     other = User("group-tab")
-    page.sessions.of(other).group_open["looks"] = "rollout"  # the view the user last opened in the group
-    opened = page.opener(None, "looks")(defaults(page) | {page.result: result}, other)
+    page.sessions.of(other).group_tab["looks"] = "rollout"  # the view the user last opened in the group
+    opened = page.tab_drawer(None, "looks")(defaults(page) | {page.result: result}, other)
     assert page.views["rollout"].plot in opened and page.views["inside"].plot not in opened  # its open inner tab
-    assert page.sessions.of(other).open == "rollout"
+    assert page.sessions.of(other).tab == "rollout"
 
 
 def test_a_figure_is_saved_under_its_views_name_and_its_sentence(page):
@@ -375,7 +375,7 @@ def test_one_parts_failure_stays_visible_when_the_other_part_draws(page, monkeyp
     monkeypatch.setattr(page.ctx.caches, "views", SharedCache(64))  # nothing drawn yet for anyone
     monkeypatch.setattr(attention, "on_pair", lambda translator, pair, values: (_ for _ in ()).throw(
         InputError("the layer list is broken")))
-    page.sessions.of(user).open = "attention"  # the open tab: signalled by the translation, then drawn
+    page.sessions.of(user).tab = "attention"  # the open tab: signalled by the translation, then drawn
     translated = page.show_translation(values, user)
     assert page.tabs.signal in translated and attention.plot not in translated
     out = open_tab(page, "attention", after(values, translated), user)
@@ -400,12 +400,12 @@ def test_late_answers_for_an_older_translation_are_dropped(page, monkeypatch):
     old = page.show_translation(values, user)[page.result]
     new = page.show_translation(values | {page.panel.text: "A cat sleeps."}, user)[page.result]
     stale_values = defaults(page) | {page.result: old}  # a tab opened before the newer translation came back
-    late = page.opener("rollout", "looks")(stale_values, user)  # drawn from the newest, which the page now holds
+    late = page.tab_drawer("rollout", "looks")(stale_values, user)  # drawn from the newest, which the page now holds
     session = page.sessions.of(user)
-    assert late and session.shown["rollout"]["fill"] == new.key and session.open == "rollout"
-    assert page.opener("rollout", "looks")(defaults(page) | {page.result: new}, user) == {}  # shown already
+    assert late and session.shown["rollout"]["fill"] == new.key and session.tab == "rollout"
+    assert page.tab_drawer("rollout", "looks")(defaults(page) | {page.result: new}, user) == {}  # shown already
     other = User("someone else")
-    assert page.opener("rollout", "looks")(stale_values, other)  # others unaffected
+    assert page.tab_drawer("rollout", "looks")(stale_values, other)  # others unaffected
     assert page.sessions.of(other).shown["rollout"]["fill"] == old.key
 
 
@@ -423,7 +423,7 @@ def test_a_tab_opened_while_a_newer_translation_lands_draws_the_newer_one(page, 
         return draw(session, tab, result, values, views)
 
     monkeypatch.setattr(page, "draw", landing_meanwhile)
-    opened = page.opener("rollout", "looks")(defaults(page) | {page.result: old}, user)
+    opened = page.tab_drawer("rollout", "looks")(defaults(page) | {page.result: old}, user)
     assert landed and opened and page.sessions.of(user).shown["rollout"]["fill"] == landed[0].key != old.key
 
 
@@ -541,7 +541,7 @@ def test_choosing_a_pair_redraws_the_open_tab_and_the_others_when_opened(page, t
     pair = shipped_pairs()[-1]
     schedule = page.views["schedule"]
     user, values = User("another-pair"), defaults(page) | {page.panel.pair: pair, schedule.curves: [(512, 4000)]}
-    page.sessions.of(user).open = "schedule"
+    page.sessions.of(user).tab = "schedule"
     out = page.show_translation(values, user)  # another pair translates again, and the open tab follows
     assert out[page.panel.translation] == translators[pair].translate(values[page.panel.text]).text
     assert page.tabs.signal in out  # the open tab is told to draw itself: the event it runs
@@ -594,7 +594,7 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
     panel = page.panel
     request = Request(pair=pair, text="Two dogs run on the beach.", strategy="beam", beam_size="3",
                       length_penalty="0.6", stutter_guard="0", present="1")
-    out = page.open(on_load(page), request)
+    out = page.load(on_load(page), request)
     assert out[panel.pair] == pair and out[panel.text] == "Two dogs run on the beach." and out[panel.present] is True
     result = out[page.result]
     assert result.pair == pair and result.options.beam_size == 3 and result.options.length_penalty == 0.6
@@ -606,14 +606,14 @@ def test_the_page_opens_translated_with_a_shared_links_settings(page):
     assert traces(tree[page.views["beam_tree"].plot]) and tree[page.views["beam_tree"].note] == ""
     heads = open_tab(page, "ablation", after(on_load(page), out), request)[page.views["ablation"].heads]
     assert heads["choices"] == every_head(page.ctx.translator(pair))  # the link's pair's heads
-    plain = page.open(on_load(page), Request())  # no link: the first example, greedy
+    plain = page.load(on_load(page), Request())  # no link: the first example, greedy
     assert plain[page.result].text == defaults(page)[panel.text] and plain[page.result].options.strategy == "greedy"
     assert plain[panel.present] is False and panel.text not in plain  # the link changes nothing: nothing is set
-    typed = page.open(on_load(page) | {panel.text: "My cat sleeps."}, Request(present="1"))  # typed as it opened
+    typed = page.load(on_load(page) | {panel.text: "My cat sleeps."}, Request(present="1"))  # typed as it opened
     assert panel.text not in typed and typed[page.result].text == "My cat sleeps."  # kept, and translated
     early = Request()  # Translate clicked, and answered, before the page's load event was
     clicked = page.show_translation(on_load(page) | {panel.text: "My cat sleeps."}, early)
-    late = page.open(on_load(page), early)
+    late = page.load(on_load(page), early)
     assert page.result not in late and panel.translation not in late and panel.text not in late  # the click's stays
     assert page.sessions.of(early).landed() is clicked[page.result]  # the views still draw the click's
     assert "greedy" in open_tab(page, "steps", after(on_load(page), plain))[page.views["beam_tree"].note]
@@ -623,9 +623,9 @@ def test_a_links_lesson_step_is_the_visitors_own_where_the_lesson_is_built_and_s
     """?lesson=N: the step is kept in the visitor's session, the Lesson built for them starts there, Back and Next
     move it, and "Link to this" writes the step shown (the Lesson is built for each visitor who opens it)."""
     request = Request(lesson="4", text="A dog runs.")
-    out = page.open(on_load(page), request)
+    out = page.load(on_load(page), request)
     session, lesson = page.sessions.of(request), page.views["lesson"]
-    assert session.lesson_step == 4 and session.open == "lesson" and out[page.tabs.top].selected == "lesson"
+    assert session.lesson_step == 4 and session.tab == "lesson" and out[page.tabs.top].selected == "lesson"
     lesson.starting_from(session)
     assert lesson.number.value == 4  # what a Lesson built for this visitor shows first
     assert lesson.go(out[page.result], 4, +1, request)[lesson.number] == 5 and session.lesson_step == 5
@@ -642,7 +642,7 @@ def test_a_links_lesson_step_is_the_visitors_own_where_the_lesson_is_built_and_s
     (dict(stutter_guard="maybe"), "stutter_guard='maybe' was left out (stutter_guard must be 1 or 0, for on or off"),
 ])
 def test_a_bad_shared_link_still_opens_the_page_and_says_why(page, query, says):
-    out = page.open(on_load(page), Request(**query))
+    out = page.load(on_load(page), Request(**query))
     assert says in out[page.panel.notice]
     assert out.get(page.panel.pair, on_load(page)[page.panel.pair]) in page.ctx.pairs  # a loaded pair, as it was
 
@@ -688,13 +688,13 @@ def test_a_link_reopens_the_sentence_the_views_showed(page):
     url = links.write("http://127.0.0.1:7860/", values, panel, "glance", 1)
     assert "sentence=2" in url  # counted from 1, as the menu counts
     assert "sentence" not in links.write("http://127.0.0.1:7860/", values | {panel.which: 0}, panel, "glance", 1)
-    out = page.open(on_load(page), Request(**dict(parse_qsl(urlsplit(url).query))))
+    out = page.load(on_load(page), Request(**dict(parse_qsl(urlsplit(url).query))))
     assert out[page.result].text == "Two girls laugh in the park." and out[panel.which]["value"] == 1
     assert "show sentence 2" in out[panel.notice]
-    assert "was left out" in page.open(on_load(page), Request(text=text, sentence="²"))[panel.notice]  # no crash
-    bad = page.open(on_load(page), Request(text=text, sentence="zero"))
+    assert "was left out" in page.load(on_load(page), Request(text=text, sentence="²"))[panel.notice]  # no crash
+    bad = page.load(on_load(page), Request(text=text, sentence="zero"))
     assert "sentence='zero' was left out" in bad[panel.notice] and bad[page.result].text == "A dog runs."
-    beyond = page.open(on_load(page), Request(text=text, sentence="9"))  # past the text's sentences: the first
+    beyond = page.load(on_load(page), Request(text=text, sentence="9"))  # past the text's sentences: the first
     assert beyond[page.result].text == "A dog runs."
 
 
@@ -702,7 +702,7 @@ def test_a_link_with_one_bad_parameter_keeps_every_other_one(page):
     query = {"strategy": "beam", "beam_size": "99", "length_penalty": "1.5", "temperature": "hot", "view": "rollout"}
     link = links.read(query, on_load(page), page.panel, page.views["lesson"])
     values, problems, panel = link.values, link.problems, page.panel
-    assert link.opened == "rollout" and not link.present
+    assert link.tab == "rollout" and not link.present
     assert (values[panel.strategy], values[panel.length_penalty], values[panel.beam_size]) == ("beam", 1.5, 4)
     assert len(problems) == 2 and "temperature='hot' is not a number" in problems
     assert any(p.startswith("beam_size='99' was left out (beam_size must be a whole number") for p in problems)
@@ -715,7 +715,7 @@ def test_an_empty_source_is_answered_where_the_translation_goes_and_the_views_ke
     assert out == {page.panel.translation: app.EMPTY, page.panel.samples: "",
                    page.panel.notice: "The box is empty: the pictures below still show the last sentence translated, "
                                       "“A dog runs.”."}
-    opened = page.open(on_load(page), Request(text="   "))  # a link with no text still opens, and says so
+    opened = page.load(on_load(page), Request(text="   "))  # a link with no text still opens, and says so
     assert opened[page.panel.translation] == app.EMPTY
 
 
@@ -785,7 +785,7 @@ def test_a_broken_view_says_so_in_its_own_tab_and_the_rest_of_the_page_works(tmp
     translators, problems = app.load_translators(tmp_path, "cpu")
     assert not problems  # the model itself is fine: only the timeline view needs the damaged file
     page = app.build_page(translators, problems)
-    out = page.open(on_load(page), Request())
+    out = page.load(on_load(page), Request())
     assert out[page.panel.translation] == out[page.result].translation.text != ""  # the page opened, translated
     values = after(on_load(page), out)
     timeline = page.views["timeline"]
@@ -892,7 +892,7 @@ def test_compare_models_draws_both_translations_and_the_difference_where_the_tok
     page = app.build_page(translators)
     compare = page.views["compare"]
     user, values = User("compare"), defaults(page) | {page.panel.text: "A dog runs in the park."}
-    page.sessions.of(user).open = "compare"
+    page.sessions.of(user).tab = "compare"
     translated = page.show_translation(values, user)  # the open tab is Compare models: drawn after the translation
     out, result = open_tab(page, "compare", after(values, translated), user), translated[page.result]
     specs = [s for _, s in model_choices(page.ctx, "en-de")]
@@ -975,8 +975,8 @@ def test_a_glance_box_opens_the_part_clicked(page):
         """The link's event (its tabs selected, the tab signalled), then the tab's drawing that the signal runs."""
         selected = page.show_part(values, user, link(view, focus))
         tab = registry.tab_of(view)
-        assert page.tabs.signal in selected and page.sessions.of(user).open == tab
-        return page.opener()(values, user)  # the signal draws the tab the session has open
+        assert page.tabs.signal in selected and page.sessions.of(user).tab == tab
+        return page.tab_drawer()(values, user)  # the signal draws the tab the session has open
 
     user = User("glance-box")
     out = follow(user, values, "attention", "view=attention&kind=cross&layer=2&step=4")

@@ -523,7 +523,7 @@ def test_fifteen_joins_from_one_address_are_each_listed_and_a_locked_class_takes
     assert "took you out" in told[classes.said] and told[classes.member] == members[0]
     assert "took you out" in told[classes.question]  # said on top too: in a phone's first screen
     assert "open to new students" in classes.teaching.act(values, gr.EventData(None, {"act": "lock", "id": ""}))[classes.said]
-    opened = classes.opened({"class": teacher["code"]}, {classes.member: told[classes.member]}, Visitor("script-0b"))
+    opened = classes.on_load({"class": teacher["code"]}, {classes.member: told[classes.member]}, Visitor("script-0b"))
     assert "took you out" in opened[classes.said] and classes.member not in opened
     assert 'class="class-out"' in opened[classes.question]
     classes.teaching.act(values, gr.EventData(None, {"act": "lock", "id": ""}))
@@ -651,25 +651,25 @@ def test_a_teachers_page_opened_anew_comes_back_to_the_place_the_class_kept(page
     values = fresh | {panel.text: "My sister likes pizza.", panel.present: True, classes.teacher: teacher}
     values |= page.show_translation(values, visitor)
     session = page.sessions.of(visitor)
-    session.open, session.lesson_step = "lesson", 3  # the teacher opened the Lesson, and went on to step 3
+    session.tab, session.lesson_step = "lesson", 3  # the teacher opened the Lesson, and went on to step 3
     classes.teaching.tick_teacher(values, visitor)
     assert "lesson=3" in classes.store.place(classes.teaching_class(values))
 
     def opened(name: str, state: dict, **query):
         request = Visitor(name)
         request.query_params = query
-        return page.open(fresh | state, request), page.sessions.of(request)
+        return page.load(fresh | state, request), page.sessions.of(request)
 
     out, again = opened("teacher-place-after-restart", {classes.teacher: teacher})
     assert out[panel.text] == "My sister likes pizza." and out[panel.present] is True
-    assert out[page.result].text == "My sister likes pizza." and again.open == "lesson" and again.lesson_step == 3
+    assert out[page.result].text == "My sister likes pizza." and again.tab == "lesson" and again.lesson_step == 3
     assert out[page.tabs.top].selected == "lesson"
     out, linked = opened("teacher-place-linked", {classes.teacher: teacher}, view="attention")
-    assert panel.text not in out and linked.open == registry.tab_of("attention")  # the link's own place
+    assert panel.text not in out and linked.tab == registry.tab_of("attention")  # the link's own place
     for name, state in (("student-place", {classes.member: {"code": teacher["code"], "token": "x"}}),
                         ("nobody-place", {})):
         out, other = opened(name, state)
-        assert panel.text not in out and out[panel.present] is False and other.open == registry.FIRST
+        assert panel.text not in out and out[panel.present] is False and other.tab == registry.FIRST
     classes.teaching.finish({classes.teacher: teacher})
 
 

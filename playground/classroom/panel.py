@@ -170,7 +170,7 @@ class ClassPanel:
     # Opening the page: ?class=CODE joins; a teacher's or a student's reload finds its class again, and a teacher's
     # page its place
 
-    def opened(self, query: dict, values: dict, request: gr.Request) -> dict:
+    def on_load(self, query: dict, values: dict, request: gr.Request) -> dict:
         member, teacher = values.get(self.member) or {}, values.get(self.teacher) or {}
         if "class" in query:
             try:

@@ -152,7 +152,7 @@ class TeacherSide:
         result, page = values.get(self.page.result), self.page
         if result is None:
             return
-        number, on_lesson = session.lesson_step, session.open == "lesson"
+        number, on_lesson = session.lesson_step, session.tab == "lesson"
         shown = (result.pair, result.text, number if on_lesson else None)
         if memory.shown == shown:
             return
@@ -168,7 +168,7 @@ class TeacherSide:
         a translation: the page comes back to it after the app restarts (`place`)."""
         if values.get(self.page.result) is None:
             return
-        place = urlsplit(links.write("", values, self.page.panel, session.open, session.lesson_step)).query
+        place = urlsplit(links.write("", values, self.page.panel, session.tab, session.lesson_step)).query
         if memory.place != place:
             self.store.keep_place(class_id, place)
             memory.place = place
