@@ -108,15 +108,14 @@ def checked_config(folder: Path) -> ModelConfig:
     with the model that config builds (on the meta device: nothing allocated)."""
     try:
         cfg = ModelConfig.load(folder / CONFIG)
+    except InputError as e:  # a number out of bounds: said as it is
+        raise ArchiveError(f"config.json: {str(e)[:200]}") from None
     except Exception as e:
         raise ArchiveError(f"config.json is not a model configuration of this project ({type(e).__name__}: "
                            f"{str(e)[:200]})") from None
+    within_bounds(cfg)  # from its numbers alone, before it is built
     with torch.device("meta"):
         expected = {k: tuple(v.shape) for k, v in Transformer(cfg).state_dict().items()}
-    parameters = sum(torch.Size(shape).numel() for shape in expected.values())
-    if parameters > MAX_PARAMETERS:
-        raise ArchiveError(f"config.json describes a model of {parameters:,} parameters, more than the "
-                           f"{MAX_PARAMETERS:,} a model may have here")
     if not (folder / WEIGHTS).is_file():
         raise ArchiveError(f"the folder has no {WEIGHTS} (the weights, as safetensors)")
     try:
@@ -136,6 +135,14 @@ def checked_config(folder: Path) -> ModelConfig:
         raise ArchiveError(f"the weights do not fit the config: {said}" + (f" ({count} tensors differ)" if count > 1
                                                                              else ""))
     return cfg
+
+
+def within_bounds(cfg: ModelConfig) -> None:
+    """ArchiveError for a model larger than MAX_PARAMETERS, counted from the config's numbers (each already in
+    ModelConfig's bounds): nothing built, whatever the file asks for."""
+    if cfg.n_parameters > MAX_PARAMETERS:
+        raise ArchiveError(f"config.json describes a model of {cfg.n_parameters:,} parameters, more than the "
+                           f"{MAX_PARAMETERS:,} a model may have here")
 
 
 def is_marian(folder: Path) -> bool:
@@ -167,14 +174,11 @@ def opened(path: Path, work: Path, device: str) -> Translator:
         from .interop.marian import config_from_marian, import_marian
 
         try:
-            with torch.device("meta"):
-                hf = json.loads((folder / CONFIG).read_text(encoding="utf-8"))
-                parameters = sum(p.numel() for p in Transformer(config_from_marian(hf)).parameters())
-        except InputError as e:  # a Marian layout this project does not run
+            within_bounds(config_from_marian(json.loads((folder / CONFIG).read_text(encoding="utf-8"))))
+        except InputError as e:  # a Marian layout this project does not run, or a number out of bounds
             raise ArchiveError(str(e)) from None
-        if parameters > MAX_PARAMETERS:
-            raise ArchiveError(f"config.json describes a model of {parameters:,} parameters, more than the "
-                               f"{MAX_PARAMETERS:,} a model may have here")
+        except (ValueError, TypeError, AttributeError) as e:
+            raise ArchiveError(f"config.json is not an OPUS-MT configuration ({type(e).__name__})") from None
         try:
             folder = import_marian(str(folder), work / "imported")
         except InputError as e:

@@ -10,6 +10,12 @@ from .errors import InputError
 
 
 ACTIVATIONS = ("relu", "silu", "gelu")
+# every size of a model, within what this project builds (its own models and OPUS-MT's fit well inside): a config
+# read from a file is refused from its numbers before anything is built (transformer/archive.py)
+BOUNDS = {"vocab_size": (4, 1_000_000), "src_vocab_size": (0, 1_000_000), "d_model": (1, 16_384),
+          "n_heads": (1, 256), "n_encoder_layers": (1, 48), "n_decoder_layers": (1, 48), "d_ff": (1, 65_536),
+          "max_len": (8, 8_192), "pad_id": (0, 1_000_000), "bos_id": (0, 1_000_000), "eos_id": (0, 1_000_000),
+          "unk_id": (0, 1_000_000)}
 
 
 @dataclass
@@ -40,6 +46,17 @@ class ModelConfig:
     recipe: str = ""  # the recipe that made it ("en-de sha256:..."; transformer/training/recipe.py): no effect on the model
 
     def __post_init__(self) -> None:
+        for name, (low, high) in BOUNDS.items():  # before any arithmetic: a size may come from an uploaded file
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                raise InputError(f"{name} must be a whole number from {low:,} to {high:,}; got {value!r}")
+        for name in ("dropout", "attn_dropout", "act_dropout"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < 1:
+                raise InputError(f"{name} must be a number from 0 up to 1; got {value!r}")
+        for name in ("pad_id", "bos_id", "eos_id", "unk_id"):
+            if getattr(self, name) >= self.vocab_size:
+                raise InputError(f"{name} ({getattr(self, name)}) must be below vocab_size ({self.vocab_size})")
         if self.d_model % self.n_heads:
             raise InputError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.activation not in ACTIVATIONS:
@@ -50,6 +67,18 @@ class ModelConfig:
     @property
     def d_head(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def n_parameters(self) -> int:
+        """The model's parameters, counted from these numbers alone (the output shares the embedding, §3.4): what
+        transformer.model.Transformer(self) holds, known before anything is built."""
+        d, f = self.d_model, self.d_ff
+        attention, feed_forward, norm = 4 * (d * d + d), d * f + f + f * d + d, 2 * d
+        encoder = self.n_encoder_layers * (attention + feed_forward + 2 * norm)
+        decoder = self.n_decoder_layers * (2 * attention + feed_forward + 3 * norm)
+        finals = 2 * norm if self.norm_first else 0
+        return ((self.vocab_size + self.src_vocab_size) * d + encoder + decoder + finals
+                + (self.vocab_size if self.output_bias else 0))
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
