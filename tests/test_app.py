@@ -1001,8 +1001,10 @@ def test_step_by_step_shows_when_each_piece_was_decided_as_the_lens_says(page):
     result, steps = values[page.result], page.views["steps"]
     drawn = open_tab(page, "steps", values, user)[steps.decided]
     made = analyses.commitment(page.ctx.translator(result.pair), result.text, result.translation)
-    layers = re.findall(r"<span>(layer \d+|sampled)</span>", drawn)
-    assert layers == [f"layer {k}" if k else "sampled" for k in made.settled]
+    layers = re.findall(r"<span>(layer \d+|guarded|sampled|searched|not its first choice)</span>", drawn)
+    guarded = [s.guarded for s in result.translation.steps] + [False]
+    assert layers == [f"layer {k}" if k else "guarded" if g else "not its first choice"  # greedy: never "sampled"
+                      for k, g in zip(made.settled, guarded)]
     assert len(layers) == len(result.translation.target_tokens) + 1  # every piece and the end
     assert f"of {made.encoder_total}" in drawn
 

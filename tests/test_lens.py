@@ -94,7 +94,7 @@ def test_the_strip_writes_each_piece_with_its_layer_and_only_real_changes_of_min
     made = Commitment(pieces=["▁Ein", "▁<b>", "hund", "</s>"], settled=[2, 3, 0, 1],
                       earlier=[["<s>"], ["▁Ein", "▁Katze"], [], []], encoder_layers=1, decoder_layers=3,
                       encoder_total=4)
-    html = strip(made)
+    html = strip(made, strategy="sample")
     shown = re.findall(r"<li[^>]*><b[^>]*>(.*?)</b><span>(.*?)</span>(?:<span class=\"was\">was: (.*?)</span>)?</li>",
                        html)
     # the pieces as the page writes them (a dash on one that continues a word, </s> as "end"), escaped
@@ -104,3 +104,23 @@ def test_the_strip_writes_each_piece_with_its_layer_and_only_real_changes_of_min
     assert "with only its first layer of 4, the decoder would already write the same translation" in html
     assert "<b>" not in html.replace("<b>When it decided.</b>", "").replace("<b style", "")
 
+
+
+def test_a_piece_no_layer_chose_says_why_it_was_written():
+    """A piece the stutter guard chose is "guarded", never "sampled" (nothing was drawn); a drawn one is "sampled",
+    beam search's "searched"."""
+    import re
+
+    from playground.figures.commitment import strip
+    from transformer.interpret.analyses import Commitment
+    from transformer.translator import TokenStep
+
+    made = Commitment(pieces=["▁Ein", "▁Hund", "</s>"], settled=[1, 0, 0], earlier=[[], [], []], encoder_layers=1,
+                      decoder_layers=2, encoder_total=2)
+    steps = [TokenStep("▁Ein", 0.9, []), TokenStep("▁Hund", 0.3, [], removed=("▁Ein", 0.6)), TokenStep("</s>", 0.8, [])]
+
+    def said(strategy: str) -> list[str]:
+        return re.findall(r"</b><span>(.*?)</span>", strip(made, steps=steps, strategy=strategy))
+    assert said("greedy") == ["layer 1", "guarded", "not its first choice"]
+    assert said("sample") == ["layer 1", "guarded", "sampled"]
+    assert said("beam") == ["layer 1", "guarded", "searched"]

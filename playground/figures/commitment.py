@@ -15,8 +15,8 @@ SHADES = ("#1f5fa8", "#4f86c6", "#8fb4de", "#cfe0f3")
 
 
 def shade(layer: int, layers: int) -> tuple[str, str]:
-    """The box's colour and its text's for a piece settled at `layer` of `layers` (from 1; 0: never, a sampled
-    piece): white text on the two darker shades."""
+    """The box's colour and its text's for a piece settled at `layer` of `layers` (from 1; 0: never: a piece the
+    stutter guard, sampling or beam search chose): white text on the two darker shades."""
     if layer <= 0:
         return "#eee", "#111"
     level = min(len(SHADES) - 1, (layer - 1) * len(SHADES) // max(layers, 1))
@@ -30,17 +30,28 @@ def changes_of_mind(c: Commitment, t: int) -> list[str]:
     return [p for p in c.earlier[t] if p != given]
 
 
-def strip(c: Commitment, _: Texts = ENGLISH) -> str:
-    """The strip, its plain sentence above it and the encoder's answer (DecoderLens) under it; every piece escaped."""
+def unsettled(t: int, steps: list, strategy: str, _: Texts) -> str:
+    """What a piece that no layer made its top choice says of why it was written all the same: the stutter guard
+    took the model's first choice away at that step ("guarded"), it was drawn ("sampled"), or beam search kept it
+    on a better path ("searched")."""
+    if t < len(steps) and getattr(steps[t], "guarded", False):
+        return _("guarded")
+    return {"sample": _("sampled"), "beam": _("searched")}.get(strategy, _("not its first choice"))
+
+
+def strip(c: Commitment, _: Texts = ENGLISH, steps: list = (), strategy: str = "greedy") -> str:
+    """The strip, its plain sentence above it and the encoder's answer (DecoderLens) under it; every piece escaped.
+    `steps` and `strategy`: the translation's steps (where the stutter guard chose) and how it was decoded, which
+    say why a piece no layer chose was written (`unsettled`)."""
     L = c.decoder_layers
     items = []
     for t, (token, layer) in enumerate(zip(c.pieces, c.settled)):
         text = html.escape(shown(token, first=t == 0))
         background, colour = shade(layer, L)
-        said = _("layer {n}", n=layer) if layer else _("sampled")
+        said = _("layer {n}", n=layer) if layer else unsettled(t, steps, strategy, _)
         before = ", ".join(html.escape(shown(p, first=True)) for p in changes_of_mind(c, t))
         was = '<span class="was">' + _("was: {pieces}", pieces=before) + "</span>" if before else ""
-        hover = _("{piece}: {said} of {n}", piece=text, said=said, n=L)
+        hover = _("{piece}: {said} of {n}", piece=text, said=said, n=L) if layer else f"{text}: {said}"
         items.append(f'<li title="{hover}"><b style="background:{background};color:{colour}">'
                      f'{text}</b><span>{said}</span>{was}</li>')
     changed = sum(bool(changes_of_mind(c, t)) for t in range(len(c.pieces)))

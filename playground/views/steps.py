@@ -43,7 +43,8 @@ class StepsView(View):
                  self.detail: step_view(result, 0, _)}
         try:
             translator = self.ctx.translator(result.pair)
-            return drawn | {self.decided: strip(analyses.commitment(translator, result.text, result.translation), _)}
+            decided = analyses.commitment(translator, result.text, result.translation)
+            return drawn | {self.decided: strip(decided, _, steps, result.options.strategy)}
         except Exception as e:  # the steps still show; the strip is tried again on the next visit
             log.exception("the commitment strip failed")
             raise PartlyDrawn(drawn | {self.decided: ""},

@@ -144,7 +144,7 @@ class Commitment:
 
     pieces: list[str]  # the translation's pieces and </s>
     settled: list[int]  # per piece, the decoder layer (from 1) from which the logit lens's top choice is that piece
-    # and stays so; 0 where the last layer does not choose it (a sampled piece)
+    # and stays so; 0 where the last layer does not choose it (a piece the stutter guard, sampling or beam search chose)
     earlier: list[list[str]]  # per piece, what the layers before that one preferred, in order: a change of mind
     encoder_layers: int  # with how many encoder layers (DecoderLens) the translation comes out the same, and stays so
     decoder_layers: int
