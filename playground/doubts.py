@@ -134,12 +134,14 @@ def changed_numbers(source: str, translation: str) -> list[str]:
             and not (len(digits(n)) == 1 and any(w.startswith(DIGIT_WORDS[int(n)]) for w in words))]
 
 
-def lost_names(source: str, translation: str, tokenizer) -> list[str]:
+def lost_names(source: str, translation: str, tokenizer, framed: list[str] = ()) -> list[str]:
     """Names in the source the translation does not write unchanged: capitalised words, not the first of a sentence,
-    that the model cuts into several pieces (a word it knows whole it may rightly translate), and not in TRANSLATED."""
+    that the model cuts into several pieces (a word it knows whole it may rightly translate), and not in TRANSLATED;
+    and the names a name frame names in any case (`framed`: TrainingWords.framed_names), which the translation
+    writes as typed or capitalised."""
+    lost = [name for name in framed if not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", translation, re.IGNORECASE)]
     if source.upper() == source:
-        return []  # shouting: every word is capitalised
-    lost = []
+        return lost  # shouting: every word is capitalised
     for match in re.finditer(r"(?<![\w'’])[A-ZÀ-Þ][\w'’-]*", source):
         word = re.sub(r"['’]s$", "", match.group()).rstrip("'’-")
         before = source[: match.start()]
@@ -181,7 +183,8 @@ def findings(translator, source: str, translation: str) -> dict[str, list]:
     words = translator.words
     return {"foreign": [foreign] if foreign else [],  # its language's code
             "numbers": changed_numbers(source, translation),
-            "names": [] if foreign else lost_names(source, translation, translator.tokenizer),
+            "names": [] if foreign else lost_names(source, translation, translator.tokenizer,
+                                                   words.framed_names(source) if words else []),
             "left": words.left_in_english(source, translation) if words and not foreign else [],
             "made": words.made_up(source, translation) if words and not foreign else [],
             "misfits": words.misfits(translation) if words else [],

@@ -120,6 +120,27 @@ def test_a_word_left_in_english_is_one_the_training_references_would_not_keep():
     assert left("an ox and bananas, bananas", "an ox und bananas, Bananas") == ["bananas", "Bananas"]  # short: not
 
 
+def test_a_name_a_frame_names_is_meant_to_be_copied_in_any_case_and_a_word_after_i_am_is_still_a_word(translator,
+                                                                                                   monkeypatch):
+    """"my name is lukas": a name, however it is cased: copied, no warning; lost, the names' warning. "I am tired":
+    a word the English sources write, still warned when copied; "I am lukas": a name."""
+    from transformer.words import TrainingWords
+
+    words = TrainingWords.count(WORD_PAIRS[0] + ["I am tired.", "You are tired.", "My name is Tom.", "This is my dog."],
+                                WORD_PAIRS[1] + ["Ich bin müde.", "Du bist müde.", "Ich heiße Tom.", "Das ist mein Hund."])
+    assert words.framed_names("my name is lukas and i am lukas too. This is Mia. I am tired.") == ["lukas", "Mia"]
+    left = words.left_in_english
+    assert left("my name is lukas", "ich heiße lukas") == []  # was ["lukas"]: "came out in English"
+    assert left("i am lukas", "ich bin lukas") == [] and left("call me noor", "nenn mich noor") == []
+    assert left("I am tired", "Ich bin tired") == ["tired"]  # not a name: the sources write it in lowercase
+    assert left("my name is lukas and I like tadpoles", "ich heiße lukas und mag tadpoles") == ["tadpoles"]
+    monkeypatch.setattr(translator, "words", words)
+    assert doubts.warnings(translator, "my name is lukas", "Ich heiße Lukas.") == []
+    assert "Check the names: lukas did not come out as typed (the model may not know it)." in doubts.warnings(
+        translator, "my name is lukas", "Ich heiße lucas.")
+    assert doubts.warnings(translator, "This is my dog.", "Das ist mein Hund.") == []  # "my": too short for a name
+
+
 def test_a_word_left_in_english_is_said_when_the_checkpoint_has_its_training_words(translator, monkeypatch):
     from transformer.words import TrainingWords
 

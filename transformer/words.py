@@ -30,6 +30,13 @@ WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")  # letters, with an apostro
 SHORTEST = 3  # shorter words ("an", "so", "am") are too often words of both languages by chance
 AT_LEAST = 2  # a word counts when written at least this many times
 SENTENCE_END = re.compile(r"[.!?:]\s*$")
+# where a class writes a name, however it is cased ("my name is lukas"): after a frame that only a name follows, or
+# after one that a name or a word may follow ("I am lukas", "I am tired"), where a word the English sources write in
+# lowercase is a word
+NAMED = re.compile(r"\b(?:(?:my|his|her|their|your|our)\s+names?\s+(?:is|are)|call\s+me|named)\s+"
+                   r"([^\W\d_]+(?:['’-][^\W\d_]+)*)", re.IGNORECASE)
+NAMED_OR_WORD = re.compile(r"\b(?:i\s+am|i['’]m|this\s+is|that\s+is|meet|called)\s+([^\W\d_]+(?:['’-][^\W\d_]+)*)",
+                           re.IGNORECASE)
 PARTS = re.compile(r"['’-]")  # "l'araignée", "Party-Hut": each part is a word of its own
 PART = 4  # the shortest word a prefix or a compound builds on: shorter ones ("ate", "nus") build anything,
 # except a compound's last word where the references show it a noun with its gender ("Partyhut": "hut", "Armbanduhr")
@@ -84,18 +91,26 @@ class TrainingWords:
                    frozenset(w for w, n in source_words.items() if n >= at_least and target_words[w] >= at_least),
                    frozenset(written), language, count_genders(targets, language))
 
+    def framed_names(self, source: str) -> list[str]:
+        """The words of `source` that a name frame names (NAMED, NAMED_OR_WORD), as typed, in any case: "lukas" in
+        "my name is lukas", not "tired" in "I am tired"."""
+        names = [m.group(1) for m in NAMED.finditer(source)]
+        names += [m.group(1) for m in NAMED_OR_WORD.finditer(source)
+                  if len(m.group(1)) >= SHORTEST and m.group(1).lower() not in self.english]
+        return list(dict.fromkeys(names))
+
     def left_in_english(self, source: str, translation: str) -> list[str]:
         """The translation's words that are words of `source` written as typed, though the references would not
         keep them (not in `both`): a word the model most likely did not know. Of the source's words of SHORTEST
         letters or more, those in lowercase; a capitalised one only where capitals say nothing (opening a sentence,
         or all of it shouted) and the sources write it in lowercase elsewhere: any other may be a name, which
-        translations keep (names are lost_names's)."""
-        shouting = source.upper() == source
+        translations keep (names are lost_names's), as is a word a name frame names, however it is cased."""
+        shouting, names = source.upper() == source, {n.lower() for n in self.framed_names(source)}
         typed = set()
         for match in WORD.finditer(source):
             word, before = match.group(), source[: match.start()]
             lower = word.lower()
-            if len(word) < SHORTEST or lower in self.both:
+            if len(word) < SHORTEST or lower in self.both or lower in names:
                 continue
             opening = not before.strip() or SENTENCE_END.search(before) is not None
             if word.islower() or ((opening or shouting) and lower in self.english):
