@@ -128,7 +128,8 @@ class Context:
         if brought is not None:
             return brought
         if pair not in self.translators:
-            raise InputError(f"unknown language pair {pair!r}; available: {', '.join(self.pairs) or 'none'}")
+            raise InputError(N_("unknown language pair {pair}; available: {pairs}"), pair=repr(pair),
+                             pairs=", ".join(self.pairs) or "none")
         return self.translators[pair]
 
 

@@ -107,7 +107,7 @@ class Page:
                                                         session.language)  # sentence: `shown`
             out |= panel.sentence_menu(parts, shown, not session.panel_only)
         except InputError as e:  # bad settings: said in place, and gone with the next good translation
-            return {panel.translation: "", panel.notice: html.escape(_(str(e))), panel.samples: "",
+            return {panel.translation: "", panel.notice: html.escape(e.said(_)), panel.samples: "",
                     panel.which: gr.update(visible=False)}
         drawn, marks = {self.tabs.signal: ticket}, {}
         if session.panel_only:  # e.g. a student's page in a class

@@ -19,7 +19,7 @@ from transformer.errors import InputError
 from .context import ROOT, Context, Result
 from .gradio_internals import Block, component_id, plot_data
 from .explanations import EXPLAIN, explained
-from .i18n import DEFAULT, ENGLISH, LANGUAGE, Texts, _l, gettext, language_of
+from .i18n import DEFAULT, ENGLISH, LANGUAGE, Texts, _l, language_of
 
 
 # -----------------------------------------------------------------------------
@@ -40,7 +40,7 @@ def to_page(fn):
         if isinstance(e, InputError):  # the user's input: said in the page (in its language where the catalogue
             # has the sentence), no traceback in the server's log
             request = next((a for a in (*args, *kwargs.values()) if isinstance(a, gr.Request)), None)
-            return gr.Error(gettext(language_of(request), str(e)), print_exception=False)
+            return gr.Error(e.said(Texts(language_of(request))), print_exception=False)
         log.exception("%s failed", fn.__qualname__)  # keep the server up, say so in words
         return gr.Error(f"Something went wrong ({type(e).__name__}); please try other settings.")
 
@@ -303,7 +303,7 @@ class View:
         except PartlyDrawn as e:
             return serialized(e.updates), e.message
         except InputError as e:
-            return {}, unavailable + gettext(_.language, str(e))
+            return {}, unavailable + e.said(_)
         except Exception as e:  # a broken file or a bug: the log has the traceback, the page one sentence
             log.exception("%s failed", type(self).__name__)
             hint = self.hint(translator)

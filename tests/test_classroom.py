@@ -549,6 +549,51 @@ def test_new_students_from_one_address_are_limited_to_what_a_class_needs(page, m
         classes.studying.enrol(teacher["code"], {}, Visitor("spoof", host="10.8.8.8", headers={"x-forwarded-for": "1.2.3.4"}))
 
 
+@pytest.mark.parametrize("language", ["de", "fr"])
+def test_what_the_class_says_to_a_phone_and_the_teacher_is_in_their_language(page, monkeypatch, language):
+    """Every notice of the class in the reader's language, those with values too (a nickname taken, a step without
+    a question): the nickname kept or refused, Leave, the sends limited, the classes started limited, a lock from
+    the list of students."""
+    from playground import i18n
+    from playground.classroom import student, teacher as teacher_side
+
+    classes, panel, _ = page.classroom, page.panel, i18n.Texts(language)
+    phone = lambda name: Visitor(name, headers={"accept-language": language})  # noqa: E731
+    teacher, _started = started(page, f"teacher-words-{language}")
+    values = {classes.teacher: teacher, page.result: None}
+    said = classes.teaching.act(values, gr.EventData(None, {"act": "lock", "id": ""}), phone("t"))[classes.said]
+    assert said == _("The class is closed: no new student can join (those in it can come back).") != said.lower()
+    classes.teaching.act(values, gr.EventData(None, {"act": "lock", "id": ""}), phone("t"))
+    parts = classes.off_page[1]
+    first = classes.studying.enrol(teacher["code"], {}, phone(f"words-1-{language}"))[classes.member]
+    second = classes.studying.enrol(teacher["code"], {}, phone(f"words-2-{language}"))[classes.member]
+    named = {parts.nickname: "Mia", parts.send: True, parts.follow: True}
+    out = classes.studying.settings({classes.member: first} | named, phone(f"words-1-{language}"))
+    assert out[classes.said] == _("Your nickname in the class: {nickname}.", nickname="**Mia**")
+    taken = classes.studying.settings({classes.member: second} | named, phone(f"words-2-{language}"))[classes.said]
+    assert taken == _("Someone in this class is already called “{nickname}”: choose another nickname.",
+                      nickname="Mia")
+    result = context.run(page.ctx.translator("en-de"), "en-de", "I have a cat.", DecodeOptions(),
+                         page.ctx.caches.translations, page.ctx.batcher)
+    sent = {classes.member: first, page.result: result, panel.pair: "en-de", panel.text: "I have a cat.",
+            panel.translation: result.translation.text, panel.notice: ""}
+    monkeypatch.setattr(student, "SENDS", (0, 60))
+    limited = classes.studying.send_translated(sent, phone(f"words-1-{language}"))[classes.said]
+    assert limited == _("Sent many sentences just now: this one stayed on your phone. Wait a moment.")
+    left = classes.studying.quit({classes.member: first}, phone(f"words-1-{language}"))[classes.said]
+    assert left == _("You left the class.")
+    monkeypatch.setattr(teacher_side, "STARTS", (0, 600))
+    again = classes.teaching.begin({classes.address: "http://x/", page.result: None, classes.teacher: {}},
+                                   phone("another-teacher"))[classes.said]
+    assert again == _("Several classes were started from here just now: wait a few minutes.")
+    english = [i18n.ENGLISH(m) for m in ("The class is closed: no new student can join (those in it can come back).",
+                                         "Sent many sentences just now: this one stayed on your phone. Wait a moment.",
+                                         "You left the class.",
+                                         "Several classes were started from here just now: wait a few minutes.")]
+    assert not {said, limited, left, again} & set(english) and "already called" not in taken  # none as in English
+    classes.teaching.finish(values)
+
+
 def test_a_running_class_is_never_lost_to_a_second_start(page):
     classes = page.classroom
     teacher, out = started(page, "teacher-twice")

@@ -448,3 +448,29 @@ def test_the_model_cards_headline_and_a_views_refusal_in_the_pages_language(tran
     with pytest.raises(gr.Error) as said:
         refused(None, browser)
     assert said.value.message == "traduis d’abord une phrase"
+
+
+def test_an_error_carries_its_message_and_values_and_is_written_in_its_readers_language():
+    """An error with values (its message id and what fills it) is written in the reader's language where it is
+    shown, never looked up already formatted (which no catalogue holds); str() stays the English."""
+    from playground.i18n import Texts
+    from playground.view import to_page
+    from transformer.errors import InputError
+
+    error = InputError("use at most {n} symbols", n=12)
+    assert str(error) == "use at most 12 symbols" and error.said() == str(error)
+    assert error.said(Texts("de")) == "verwende höchstens 12 Zeichen"
+    assert error.said(Texts("fr")) == "utilise au plus 12 symboles"
+
+    import gradio as gr
+    from starlette.requests import Request
+
+    german = gr.Request(Request({"type": "http", "method": "GET", "path": "/", "query_string": b"",
+                                 "headers": [(b"accept-language", b"de-DE")]}))
+
+    @to_page
+    def handler(request: gr.Request):
+        raise error
+    with pytest.raises(gr.Error) as shown:
+        handler(german)
+    assert shown.value.message == "verwende höchstens 12 Zeichen"

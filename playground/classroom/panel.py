@@ -32,7 +32,7 @@ from .questions import Questions
 from .store import ClassError, Store, TakenOut, normal_code
 from .student import StudentParts, StudentSide
 from .teacher import PLACE_FIELDS, TeacherParts, TeacherSide
-from playground.i18n import Texts, _l, gettext, language_of
+from playground.i18n import Texts, _l, language_of
 
 # a phone's choice buttons fire the question's "vote" event, and a quiz's buttons its "answer" event
 VOTE_JS = "tp.question(element, trigger, 'vote', 'answer')"
@@ -176,7 +176,7 @@ class ClassPanel:
             try:
                 return self.studying.enrol(normal_code(query["class"]), member, request)
             except ClassError as e:  # said on top too, in the phone's first screen
-                said = gettext(language_of(request), str(e))
+                said = e.said(Texts(language_of(request)))
                 return {self.said: said, self.question: pages.out_html(said), self.entry: gr.Accordion(open=True)}
         if teacher.get("code"):
             try:
@@ -188,7 +188,7 @@ class ClassPanel:
             try:
                 return self.studying.enrol(member["code"], member, request)
             except TakenOut as e:  # kept: the same browser stays out
-                said = gettext(language_of(request), str(e))
+                said = e.said(Texts(language_of(request)))
                 return {self.said: said, self.question: pages.out_html(said)}
             except ClassError:
                 return {self.member: {}, self.said: ""}

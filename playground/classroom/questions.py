@@ -53,7 +53,7 @@ class Questions:
         step = self.page.lesson.made_step(result, self.page.sessions.of(request).lesson_step,
                                                    language_of(request))
         if not step.question or len(step.choices) < 2:
-            raise ClassError(f"Step {step.number} has no question to vote on for this sentence.")
+            raise ClassError(N_("Step {number} has no question to vote on for this sentence."), number=step.number)
         explained = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", phone_words(step.answer))  # Markdown's bold; the rest is
         # escaped
         self.store.ask(class_id, plain(step.question), step.choices, step.right, explained, pair=result.pair,

@@ -271,7 +271,8 @@ class Store(PollStore):
                     students.c.class_id == row.id, students.c.student != key,  # a removed student's too
                     func.lower(students.c.nickname) == nickname.lower())).first()
                 if taken is not None:
-                    raise ClassError(f"Someone in this class is already called “{nickname}”: choose another nickname.")
+                    raise ClassError(N_("Someone in this class is already called “{nickname}”: choose another "
+                                        "nickname."), nickname=nickname)
             if known is None and not allow_new():
                 raise ClassError(N_("Too many new students from this network just now: wait a minute, then try again."))
             if known is None or known.nickname != nickname:

@@ -18,7 +18,7 @@ from ..view import to_page
 from . import pages, passes
 from .common import ClassMemory, bold, client_address, plain, quiet
 from .store import ClassError, TakenOut, normal_code, shown_code
-from playground.i18n import N_, Texts, _l, gettext, language_of
+from playground.i18n import N_, Texts, _l, language_of
 
 # The rate limits, counted in the store for every replica: (events, per seconds)
 NEW_STUDENTS = (150, 600)  # per client address: a lecture hall may share one router; a script flooding a class
@@ -120,9 +120,9 @@ class StudentSide:
             class_id, member = self.membership(values)  # each time: a student taken out is told at once
         except TakenOut as e:  # out for good: the browser keeps its token, which the class refuses from now on
             return self.left(request, member=values.get(self.frame.member)) | {
-                self.frame.said: _(str(e)), self.frame.question: pages.out_html(_(str(e)))}
+                self.frame.said: e.said(_), self.frame.question: pages.out_html(e.said(_))}
         except ClassError as e:
-            said = _("The class has ended.") if "No class" in str(e) else _(str(e))
+            said = _("The class has ended.") if "No class" in str(e) else e.said(_)
             return self.left(request) | {self.frame.said: said}
         memory.class_id = class_id
         version = self.store.version(class_id)
@@ -137,15 +137,15 @@ class StudentSide:
         drawn = {self.frame.following: f'<div id="class-follow">{followed}</div><div id="class-student-wall">'
                                        f'{pages.wall_html(state, teacher=False, limit=pages.PHONE_WALL, _=_)}</div>',
                  self.frame.question: self.phone_box(memory, member, mine, _),
-                 self.page.panel.pair: self.menu(class_id, values.get(self.page.panel.pair))}
+                 self.page.panel.pair: self.menu(class_id, values.get(self.page.panel.pair), _)}
         return memory.changed(drawn)
 
-    def menu(self, class_id: int, chosen: str | None) -> dict:
-        """A phone's language menu: the server's pairs, and the model the teacher shared when this process holds it;
-        what the phone had chosen stays chosen while the menu has it."""
+    def menu(self, class_id: int, chosen: str | None, _: Texts) -> dict:
+        """A phone's language menu: the server's pairs, and the model the teacher shared when this process holds it
+        (named in the phone's language by `_`); what the phone had chosen stays chosen while the menu has it."""
         key = self.frame.models.get(class_id, (None, None))[0]
         shared = key is not None and self.ctx.uploads.translator(key) is not None
-        choices = self.ctx.menu([(f"{self.ctx.label(key)} (the teacher's)", key)] if shared else [])  # its name
+        choices = self.ctx.menu([(_("{model} (the teacher's)", model=self.ctx.label(key)), key)] if shared else [])
         keys = [k for _, k in choices]
         return gr.update(choices=choices, value=chosen if chosen in keys else next(iter(keys), None))
 
@@ -218,17 +218,19 @@ class StudentSide:
         if nickname != member.get("nickname", ""):
             try:
                 self.store.join(member["code"], member["token"], nickname)
-                said = {self.frame.said: f"Your nickname in the class: **{html.escape(nickname)}**." if nickname
-                        else ""}
+                _ = Texts(language_of(request))
+                said = {self.frame.said: _("Your nickname in the class: {nickname}.",
+                                           nickname=bold(html.escape(nickname))) if nickname else ""}
             except ClassError as e:  # taken, or posing as the teacher: the old one stays
-                nickname, said = member.get("nickname", ""), {self.frame.said: gettext(language_of(request), str(e))}
+                nickname, said = member.get("nickname", ""), {self.frame.said: e.said(Texts(language_of(request)))}
         member |= {"nickname": nickname, "send": bool(values[parts.send]), "follow": bool(values[parts.follow])}
         return self.tick_student(values | {self.frame.member: member}, request) | {self.frame.member: member,
                                                                                  parts.nickname: nickname} | said
 
     @to_page
     def quit(self, values: dict, request: gr.Request) -> dict:
-        return self.left(request) | {self.frame.said: "You left the class."}
+        _ = Texts(language_of(request))
+        return self.left(request) | {self.frame.said: _("You left the class.")}
 
     @to_page
     def send_translated(self, values: dict, request: gr.Request) -> dict:
@@ -251,7 +253,8 @@ class StudentSide:
         except ClassError:
             return {}
         if not self.frame.limited("send", member["token"], SENDS):
-            return {self.frame.said: "Sent many sentences just now: this one stayed on your phone. Wait a moment."}
+            _ = Texts(language_of(request))
+            return {self.frame.said: _("Sent many sentences just now: this one stayed on your phone. Wait a moment.")}
         if len(parts) == 1:  # what the checks found, kept as what it is: every screen says it in its own language
             translator = self.ctx.translator(result.pair)
             found = doubts.noticed(translator, result.text, result.translation)

@@ -80,7 +80,8 @@ class TeacherSide:
             except ClassError:
                 pass  # ended elsewhere, or expired: a new one may start
         if not self.frame.limited("start", client_address(request, self.frame.trusted), STARTS):
-            return {self.frame.said: "Several classes were started from here just now: wait a few minutes."}
+            _ = Texts(language_of(request))
+            return {self.frame.said: _("Several classes were started from here just now: wait a few minutes.")}
         code, secret = self.store.start()
         address = links.shared_address(values[self.frame.address] or "", self.ctx.public_url)
         teacher = {"code": code, "secret": secret, "link": pages.join_link(address, code)}
@@ -190,7 +191,7 @@ class TeacherSide:
         with self.frame.lock:
             shared = self.frame.models.pop(class_id, None)
         if shared is not None:
-            labels[shared[0]] = self.ctx.label(shared[0]) if self.ctx.uploads.translator(shared[0]) else "its model"
+            labels[shared[0]] = self.ctx.label(shared[0]) if self.ctx.uploads.translator(shared[0]) else _("its model")
         path = downloads.write(self.ctx.downloads, f"class-{state.code.lower()}", pages.summary(state, labels, _),
                                suffix=".html")
         return self.teacher_gone(request) | {
@@ -255,7 +256,8 @@ class TeacherSide:
         with self.frame.lock:
             self.frame.models[class_id] = (key, session)
         self.store.touch(class_id)  # every phone draws its menu again
-        return {self.frame.said: "Your model is in the class's language menu too, until the class ends."}
+        _ = Texts(language_of(request))
+        return {self.frame.said: _("Your model is in the class's language menu too, until the class ends.")}
 
     def forget(self, request: gr.Request) -> None:
         """A teacher's page closed: the model it shared leaves its class's menus."""

@@ -66,7 +66,7 @@ def other_model(ctx: Context, spec: str) -> Translator:
     except InputError:
         base = None
     if base is None or kind not in ("pair", "int8", "epoch"):
-        raise InputError(f"no model to compare with called {spec!r}")
+        raise InputError(N_("no model to compare with called {name}"), name=repr(spec))
     if kind == "int8":
         if base.device.type != "cpu":
             raise InputError("int8 runs on the CPU only")

@@ -104,7 +104,7 @@ class ToyTrainer:
         s, model, step = state
         seq = toy.parse(text or "", s.n_symbols)
         if len(seq) > s.max_len:
-            raise InputError(f"use at most {s.max_len} symbols")
+            raise InputError(N_("use at most {n} symbols"), n=s.max_len)
         output, maps = live.look(model, s.task, seq)
         p = live.Progress(0, [], [], 0.0, seq, output, maps, model)
         expected = toy.spell(toy.target_of(s.task, seq))
