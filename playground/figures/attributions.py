@@ -14,7 +14,7 @@ import html
 import plotly.graph_objects as go
 
 
-from playground.i18n import ENGLISH, Texts
+from playground.i18n import ENGLISH, N_, Texts
 from .base import SCALE, labels, laid_out, wrapped
 
 
@@ -81,7 +81,7 @@ def explanation(translator: Translator, result: Result, step: int, alternative: 
     """Every attribution of output token `step` (contrastive against `alternative` unless it is -1)."""
     n = len(output_tokens(result))
     if not 0 <= step < n:
-        raise InputError(f"choose an output token between 0 and {n - 1}")
+        raise InputError(N_("choose an output token between 0 and {last}"), last=n - 1)
     return analyses.explain(translator, result.text, result.translation, step, None if alternative < 0 else alternative,
                               ig_steps)
 
