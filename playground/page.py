@@ -120,7 +120,7 @@ def build_page(translators: dict[str, Translator], problems: list[str] | None = 
         classes = ClassPanel(ctx, store, trusted_proxies)
         classes.question_controls()  # a phone's question: first on the page
         panel = TranslatePanel(ctx, classes.entry_controls, classes.present_controls)
-        classes.build(panel)
+        classes.build()
         views, tabs = view_tabs(ctx, panel, signal)
         classes.wall_controls()  # the projector's wall, under the views
         page = Page(demo, ctx, panel, result, tabs, views, classroom=classes, loaders=[classes.on_load],

@@ -20,7 +20,9 @@ def test_front_matter_is_valid_yaml_naming_the_pinned_gradio_and_the_app():
                   if line.startswith("gradio=="))
     assert meta["sdk"] == "gradio" and meta["sdk_version"] == pinned
     assert (ROOT / meta["app_file"]).is_file() and meta["app_file"] == "app.py"
-    assert readme.endswith((ROOT / "README.md").read_text(encoding="utf-8"))  # our README below it, whole
+    ours = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme.count("\n---\n") == 1 and readme.count("sdk:") == 1  # one front matter: the Space's
+    assert readme.endswith(ours.split("\n---\n", 1)[1].lstrip("\n"))  # our README below it, less its own
 
 
 def test_dry_run_lists_the_app_and_checkpoints_with_sizes_and_leaves_out_tests_ci_and_ignored_files():

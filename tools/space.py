@@ -32,7 +32,10 @@ def front_matter(title: str = "Transformer Playground") -> str:
 
 
 def space_readme() -> str:
-    return front_matter() + (ROOT / "README.md").read_text(encoding="utf-8")
+    """Our README under the Space's front matter: its own front matter (the one GitHub shows as a table) taken out,
+    so that the Space's README has one, which the Hub reads."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    return front_matter() + re.sub(r"\A---\n.*?\n---\n+", "", readme, count=1, flags=re.S)
 
 
 def files_to_send(root: Path = ROOT) -> list[Path]:
@@ -77,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     files = plan()
     for name, size in files:
         print(f"{size:>10,}  {name}")
-    print(f"{sum(s for _, s in files):>10,}  bytes in {len(files)} files to {args.repo}")
+    total = sum(s for _, s in files)
+    print(f"{total:>10,}  bytes in {len(files)} files to {args.repo} ({total / 2**20:.1f} MiB)")
     return 0
 
 

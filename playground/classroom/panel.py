@@ -25,7 +25,6 @@ import gradio as gr
 
 from ..context import Context
 from ..gradio_internals import as_on_the_page
-from ..panel import TranslatePanel
 from . import pages
 from .common import ACT_JS, CLASS_VIEWS, STUDENT_TICK_S, ClassMemory, PageParts
 from .questions import Questions
@@ -110,7 +109,7 @@ class ClassPanel:
         rings and scrolls to it)."""
         self.question = gr.HTML(elem_id="class-question", js_on_load=VOTE_JS, padding=False)
 
-    def build(self, panel: TranslatePanel) -> None:
+    def build(self) -> None:
         """The class's notices, and the teacher's or the student's own parts, built for the page that runs or joins a
         class (`build_parts`) each time it starts, joins, leaves or ends one: `parts` set to a new number."""
         self.address = gr.Textbox(visible=False, render=False)  # the page's address, put there by the browser
