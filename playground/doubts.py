@@ -139,7 +139,8 @@ def lost_names(source: str, translation: str, tokenizer, framed: list[str] = ())
     that the model cuts into several pieces (a word it knows whole it may rightly translate), and not in TRANSLATED;
     and the names a name frame names in any case (`framed`: TrainingWords.framed_names), which the translation
     writes as typed or capitalised."""
-    lost = [name for name in framed if not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", translation, re.IGNORECASE)]
+    lost = [name for name in framed if name.capitalize() not in TRANSLATED  # "this is germany": Deutschland
+            and not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", translation, re.IGNORECASE)]
     if source.upper() == source:
         return lost  # shouting: every word is capitalised
     for match in re.finditer(r"(?<![\w'’])[A-ZÀ-Þ][\w'’-]*", source):

@@ -159,7 +159,7 @@ class Page:
         return {c: beside(drawn.get(c), value) for c, value in part.items()}
 
     def tab_drawer(self, tab: str | None = None, group: str | None = None, views: dict | None = None, wake=None,
-               select: gr.Tabs | None = None):
+                   select: gr.Tabs | None = None):
         """The drawing of a view's tab on its select event (tab None and a group: a group's tab, which shows the view
         open in it; neither: the tab the session has open, on the signal), of its views in `views` (by default the
         page's). It says which view is open (Session.tab, and its group's). `wake(session, view)`: what else opening

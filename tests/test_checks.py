@@ -139,6 +139,8 @@ def test_a_name_a_frame_names_is_meant_to_be_copied_in_any_case_and_a_word_after
     assert "Check the names: lukas did not come out as typed (the model may not know it)." in doubts.warnings(
         translator, "my name is lukas", "Ich heiße lucas.")
     assert doubts.warnings(translator, "This is my dog.", "Das ist mein Hund.") == []  # "my": too short for a name
+    assert not [w for w in doubts.warnings(translator, "this is germany", "Das ist Deutschland")  # rightly
+                if "names" in w]  # translated, as a country's name is
 
 
 def test_a_word_left_in_english_is_said_when_the_checkpoint_has_its_training_words(translator, monkeypatch):

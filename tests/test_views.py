@@ -23,6 +23,19 @@ def test_token_diff_marks_changes_and_escapes():
     assert "&lt;i&gt;off" in out  # labels escaped too
 
 
+@pytest.mark.parametrize("language, heads, counts", [("de", "Schicht 2, Kopf 3", "2 Wortstücke gestrichen, 1 Wortstück neu"),
+                                                     ("fr", "couche 2, tête 3", "retirés : 2 morceaux ; ajoutés : 1 morceau")])
+def test_the_heads_to_switch_off_and_a_diff_are_written_in_the_pages_language(translator, language, heads, counts):
+    from playground.i18n import Texts
+    from playground.views.ablation import every_head
+
+    _ = Texts(language)
+    labels = dict((name, label) for label, name in every_head(translator, _))
+    assert labels["cross:1:2"] == f"{_('Cross')}, {heads}" and len(labels) == 3 * 2 * 4  # kinds, layers, heads
+    diff = token_diff(["▁Ich", "▁ha", "be", "</s>"], ["▁Ich", "▁bin", "</s>"], _("with every head"), "b", _=_)
+    assert counts in diff and _("with every head") != "with every head"
+
+
 def test_timeline_rows_and_table_escape_and_refuse_unknown_epochs():
     from transformer.training import timeline
     from playground.views.timeline import translations_table

@@ -10,15 +10,17 @@ from transformer.model import KINDS
 
 from playground.pieces import KIND_BUTTONS
 
-from playground.view import View, to_page
+from playground.view import View, texts, to_page
 from .common import need, token_diff
-from playground.i18n import N_, _l
+from playground.i18n import ENGLISH, N_, Texts, _l
 
 
-def every_head(translator) -> list[tuple[str, str]]:
-    """(label, name) of every head: shown counted from 1, the name as the API takes it ("cross:0:2")."""
+def every_head(translator, _: Texts = ENGLISH) -> list[tuple[str, str]]:
+    """(label, name) of every head: shown counted from 1 in the language of `_`, the name as the API takes it
+    ("cross:0:2")."""
     blocks = translator.model.attention_blocks()
-    return [(f"{KIND_BUTTONS[kind]}, layer {i + 1}, head {h + 1}", f"{kind}:{i}:{h}")
+    return [(_("{kind}, layer {layer}, head {head}", kind=_(KIND_BUTTONS[kind]), layer=i + 1, head=h + 1),
+             f"{kind}:{i}:{h}")
             for kind in KINDS for i in range(len(blocks[kind])) for h in range(translator.cfg.n_heads)]
 
 
@@ -38,18 +40,18 @@ class AblationView(View):
         return {self.heads: gr.update(value=[]), self.diff: ""}  # a new sentence starts with every head on
 
     def on_pair(self, translator, pair: str, values: dict) -> dict:
-        return {self.heads: gr.update(choices=every_head(translator), value=[],
+        return {self.heads: gr.update(choices=every_head(translator, texts(values)), value=[],
                                       elem_classes=[f"heads-{translator.cfg.n_heads}"])}  # the grid's columns
 
     @to_page
-    def run(self, result, heads) -> dict:
-        result = need(result)
+    def run(self, result, heads, request: gr.Request = None) -> dict:
+        result, _ = need(result), texts(request=request)
         if not heads:
             raise InputError(N_("tick at least one head to switch off"))
         off = [parse_head(h) for h in heads]
         after = analyses.ablated(self.ctx.translator(result.pair), result.text, result.options, off)
-        return {self.diff: token_diff(result.translation.target_tokens, after.target_tokens, "with every head",
-                                      "with the chosen heads off")}
+        return {self.diff: token_diff(result.translation.target_tokens, after.target_tokens, _("with every head"),
+                                      _("with the chosen heads off"), _=_)}
 
     def wire(self, result: gr.State) -> None:
         self.button.click(self.run, [result, self.heads], self.diff, api_visibility="private")

@@ -10,7 +10,7 @@ from transformer import Translator
 from transformer.errors import InputError
 from playground.pieces import KIND_BUTTONS, shown
 from transformer.model import KINDS
-from playground.i18n import N_, _l
+from playground.i18n import ENGLISH, N_, Texts, _l
 
 
 def kind_radio(value: str) -> gr.Radio:
@@ -58,17 +58,21 @@ def token_changes(before: list[str], after: list[str]) -> tuple[list[tuple[str, 
     return old, new
 
 
-def token_diff(before: list[str], after: list[str], before_label: str, after_label: str, unit: str = "piece") -> str:
+def token_diff(before: list[str], after: list[str], before_label: str, after_label: str, unit: str = "piece",
+               _: Texts = ENGLISH) -> str:
     """Both sequences as HTML, removed items struck out and added ones highlighted; pieces (unit "piece") written
-    as every view writes them (no ▁, a dash inside a word, start and end), words as they are."""
+    as every view writes them (no ▁, a dash inside a word, start and end), words as they are; its counts in the
+    language of `_`."""
     def span(item: str, first: bool, cls: str) -> str:
         return f'<span class="tok {cls}">{html.escape(shown(item, first) if unit == "piece" else item)}</span>'
 
     old, new = token_changes(before, after)
     gone, came = sum(c for _, c in old), sum(c for _, c in new)
-    counted = lambda n: f"{n} {unit}{'s' if n != 1 else ''}"
+    counted = (lambda n: _.plural("{n} piece", "{n} pieces", n)) if unit == "piece" else (
+        lambda n: _.plural("{n} word", "{n} words", n))
+    changed = _("{gone} struck out, {came} new", gone=counted(gone), came=counted(came))
     return (f'<div class="diff"><div><b>{html.escape(before_label)}</b>: '
             f'{" ".join(span(t, i == 0, "removed" if c else "same") for i, (t, c) in enumerate(old))}</div>'
             f'<div><b>{html.escape(after_label)}</b>: '
             f'{" ".join(span(t, i == 0, "added" if c else "same") for i, (t, c) in enumerate(new))}</div>'
-            f"<div>{counted(gone)} struck out, {counted(came)} new</div></div>")
+            f"<div>{changed}</div></div>")

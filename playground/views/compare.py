@@ -137,7 +137,7 @@ class CompareView(View):
             said = cards([(name, cmp.first.text), (label, cmp.second.text)])
             diff = said + "<p>" + _("Two languages: the translations side by side, each map on its own tokens.") + "</p>"
         else:
-            diff = token_diff(cmp.first.target_tokens, cmp.second.target_tokens, name, label)
+            diff = token_diff(cmp.first.target_tokens, cmp.second.target_tokens, name, label, _=_)
         return {self.diff: diff, self.plot: comparison_figure(cmp, kind, int(layer or 0), name, _)}
 
     def comparison(self, result, spec: str) -> Comparison:

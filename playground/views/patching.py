@@ -14,7 +14,7 @@ from transformer.interpret import analyses
 from playground.view import View, texts, to_page
 from .common import need, token_diff
 from playground.figures.patching import patching_grid
-from playground.i18n import N_, _l
+from playground.i18n import ENGLISH, N_, Texts, _l
 
 DIRECTIONS = [(N_("Denoising: the first sentence's part put into the second's run (is it enough?)"), "denoising"),
               (N_("Noising: the second sentence's part put into the first's run (does it carry the change?)"),
@@ -36,24 +36,28 @@ def edit_choices(translator, text: str) -> list[tuple[str, str]]:
             for kind, edited, same in made]
 
 
-def pair_text(out) -> str:
-    """Both translations with the pieces that differ marked, and what the measure compares."""
-    first, second = out.labels["first_piece"], out.labels["second_piece"]
-    prefix = " ".join(shown(p) for p in out.labels["prefix"][1:]) or "(nothing yet)"
+def pair_text(out, _: Texts = ENGLISH) -> str:
+    """Both translations with the pieces that differ marked, and what the measure compares, in the language of
+    `_`."""
+    first, second = html.escape(shown(out.labels["first_piece"])), html.escape(shown(out.labels["second_piece"]))
+    prefix = " ".join(shown(p) for p in out.labels["prefix"][1:]) or _("(nothing yet)")
+    said = _("After the shared beginning {prefix}, the first run writes {first} and the second {second}. The measure "
+             "is log p({plain_first}) − log p({plain_second}): {first_measure} in the first run, {second_measure} in "
+             "the second. Each cell below is the share of that difference one patch carries: 0 nothing, 1 all.",
+             prefix=_.quoted(html.escape(prefix)), first=f"<b>{first}</b>", second=f"<b>{second}</b>",
+             plain_first=first, plain_second=second, first_measure=_.number(out.first_measure),
+             second_measure=_.number(out.second_measure))
     return (token_diff(out.labels["first_translation"].split(), out.labels["second_translation"].split(),
-                       "first sentence", "second sentence", unit="word")
-            + f"<p>After the shared beginning “{html.escape(prefix)}”, the first run writes <b>{html.escape(shown(first))}"
-            f"</b> and the second <b>{html.escape(shown(second))}</b>. The measure is log p({html.escape(shown(first))}) − "
-            f"log p({html.escape(shown(second))}): {out.first_measure:.2f} in the first run, {out.second_measure:.2f} "
-            "in the second. Each cell below is the share of that difference one patch carries: 0 nothing, 1 all.</p>")
+                       _("first sentence"), _("second sentence"), unit="word", _=_) + f"<p>{said}</p>")
 
 
-def skipped_text(out) -> str:
+def skipped_text(out, _: Texts = ENGLISH) -> str:
     if not out.skipped:
         return ""
-    return ("<p class='notice'>The two sentences have different numbers of pieces, so source positions do not line "
-            "up: the encoder's positions and heads cannot be compared. The decoder's positions and the decoder and "
-            "cross-attention heads can: both runs write the same beginning.</p>")
+    return "<p class='notice'>" + _("The two sentences have different numbers of pieces, so source positions do not "
+                                    "line up: the encoder's positions and heads cannot be compared. The decoder's "
+                                    "positions and the decoder and cross-attention heads can: both runs write the "
+                                    "same beginning.") + "</p>"
 
 
 def lens_table(translator, text: str) -> str:
@@ -98,7 +102,7 @@ class PatchingView(View):
         if not (second or "").strip():
             raise InputError(N_("type a second sentence, or choose a change from the menu"))
         out = analyses.patch(translator, result.text, second, direction)
-        return {self.pair: pair_text(out) + skipped_text(out), self.plot: self.figure(translator, out, _)}
+        return {self.pair: pair_text(out, _) + skipped_text(out, _), self.plot: self.figure(translator, out, _)}
 
     def fill(self, result, values: dict) -> dict:
         translator = self.ctx.translator(result.pair)
