@@ -362,8 +362,7 @@ def test_an_older_database_is_migrated_and_keeps_its_classes(url):
     class_id = store.teacher(code, secret)
     store.join(code, "phone")
     with store.engine.begin() as db:  # the database as schema 1 left it
-        for table, column in (("classes", "locked"), ("classes", "place"), ("students", "removed"),
-                              ("students", "passless"),
+        for table, column in (("classes", "locked"), ("students", "removed"), ("students", "passless"),
                               ("polls", "pair"), ("polls", "text"), ("polls", "step")):
             db.exec_driver_sql(f"ALTER TABLE {table} DROP COLUMN {column}")
         db.execute(update(meta).where(meta.c.key == "schema").values(value="1"))
@@ -372,9 +371,6 @@ def test_an_older_database_is_migrated_and_keeps_its_classes(url):
     again.ask(class_id, "Which?", ["a", "b"], 0, "", pair="en-de", text="Hi.", step=3)
     assert again.state(class_id).poll.step == 3
     assert [s.passless for s in again.state(class_id, roster=True).roster] == [False]
-    assert again.place(class_id) == ""
-    again.keep_place(class_id, "pair=en-de&lesson=3")
-    assert again.place(class_id) == "pair=en-de&lesson=3"
 
 
 # -----------------------------------------------------------------------------
@@ -683,10 +679,11 @@ def test_a_teacher_moved_to_another_replica_asks_about_the_sentence_the_class_wa
 
 
 def test_a_teachers_page_opened_anew_comes_back_to_the_place_the_class_kept(page):
-    """The teacher's place (the sentence, presentation mode, the open view, the Lesson's step) is kept in the store
-    as the teacher's page polls its class; a page opened anew (the app restarted: a session the server never saw)
-    with the teacher's browser state comes back to it. A link that says where to go wins; a student's page and a
-    page outside a class open as they did."""
+    """The teacher's place (the sentence, presentation mode, the open view, the Lesson's step) is kept in the
+    teacher's browser state as the teacher's page polls its class (sent again only when it moved); a page opened
+    anew (the app restarted: a session the server never saw) with that browser state comes back to it while the
+    class runs. A link that says where to go wins; a student's page, a page outside a class and a class ended open
+    as they did."""
     classes, panel = page.classroom, page.panel
     teacher, _ = started(page, "teacher-place")
     visitor = Visitor("teacher-place")
@@ -697,25 +694,28 @@ def test_a_teachers_page_opened_anew_comes_back_to_the_place_the_class_kept(page
     values |= page.show_translation(values, visitor)
     session = page.sessions.of(visitor)
     session.tab, session.lesson_step = "lesson", 3  # the teacher opened the Lesson, and went on to step 3
-    classes.teaching.tick_teacher(values, visitor)
-    assert "lesson=3" in classes.store.place(classes.teaching_class(values))
+    kept = classes.teaching.tick_teacher(values, visitor)[classes.teacher]
+    assert "lesson=3" in kept["place"] and kept["secret"] == teacher["secret"]
+    assert classes.teacher not in classes.teaching.tick_teacher(values | {classes.teacher: kept}, visitor)
 
     def opened(name: str, state: dict, **query):
         request = Visitor(name)
         request.query_params = query
         return page.load(fresh | state, request), page.sessions.of(request)
 
-    out, again = opened("teacher-place-after-restart", {classes.teacher: teacher})
+    out, again = opened("teacher-place-after-restart", {classes.teacher: kept})
     assert out[panel.text] == "My sister likes pizza." and out[panel.present] is True
     assert out[page.result].text == "My sister likes pizza." and again.tab == "lesson" and again.lesson_step == 3
     assert out[page.tabs.top].selected == "lesson"
-    out, linked = opened("teacher-place-linked", {classes.teacher: teacher}, view="attention")
+    out, linked = opened("teacher-place-linked", {classes.teacher: kept}, view="attention")
     assert panel.text not in out and linked.tab == registry.tab_of("attention")  # the link's own place
     for name, state in (("student-place", {classes.member: {"code": teacher["code"], "token": "x"}}),
                         ("nobody-place", {})):
         out, other = opened(name, state)
         assert panel.text not in out and out[panel.present] is False and other.tab == registry.FIRST
     classes.teaching.finish({classes.teacher: teacher})
+    out, ended = opened("teacher-place-ended", {classes.teacher: kept})
+    assert panel.text not in out and out[panel.present] is False and ended.tab == registry.FIRST
 
 
 @pytest.mark.slow

@@ -56,7 +56,6 @@ class ClassMemory:
     poll: Poll | None = None  # the question a phone shows, as last read
     quiz: Quiz | None = None  # the quiz a phone shows (the class's open one), as last read
     shown: tuple | None = None  # what the teacher's page last wrote as shown to the class: (pair, text, step)
-    place: str | None = None  # the teacher's place on the page last kept in the store (TeacherSide.keep_place)
     sent: tuple | None = None  # a student's last sentence sent to the wall: (pair, text)
 
     def changed(self, drawn: dict) -> dict:

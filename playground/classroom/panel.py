@@ -194,11 +194,14 @@ class ClassPanel:
         return {}
 
     def place(self, query: dict, values: dict) -> dict:
-        """Where a teacher's page opens: the place its running class kept (TeacherSide.keep_place), as a link's query;
-        the page's own link (`query`) when it says where to go, or when this page runs no class."""
-        if (values.get(self.teacher) or {}).get("code") and not query.keys() & PLACE_FIELDS:
+        """Where a teacher's page opens: the place its browser kept while it ran the class (TeacherSide.keep_place),
+        as a link's query, while that class runs; the page's own link (`query`) when it says where to go, or when
+        this page runs no class."""
+        teacher = values.get(self.teacher) or {}
+        if teacher.get("place") and not query.keys() & PLACE_FIELDS:
             try:
-                return dict(parse_qsl(self.store.place(self.teaching_class(values)))) | query
+                self.teaching_class(values)
+                return dict(parse_qsl(str(teacher["place"]))) | query
             except ClassError:
                 pass
         return query

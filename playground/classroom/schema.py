@@ -18,7 +18,7 @@ from transformer.errors import InputError
 
 from ..i18n import N_
 
-SCHEMA = 5  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
+SCHEMA = 4  # the schema this code writes; an older database is brought up to it (MIGRATIONS), a newer one refused
 LIFETIME_S = 12 * 3600  # a class not ended is deleted this long after it started
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector and typed on a phone
 CODE_LENGTH = 8  # 32^8 = 2^40 codes: with joins rate-limited, not found by trying
@@ -51,9 +51,7 @@ classes = Table("classes", metadata,
                 Column("pair", String(40)), Column("text", Text), Column("translation", Text),  # the teacher's
                 Column("step", Integer), Column("step_title", Text), Column("question", Text),  # the teacher's Lesson
                 Column("poll_id", Integer),  # the class's current poll
-                Column("locked", Boolean, nullable=False, default=False),  # no new student may join
-                Column("place", Text, nullable=False, default=""))  # the teacher's place on the page, as the query
-                # of its link (playground/links.py): where the teacher's page comes back to after a restart
+                Column("locked", Boolean, nullable=False, default=False))  # no new student may join
 students = Table("students", metadata,
                  Column("class_id", Integer, ForeignKey("classes.id"), primary_key=True),
                  Column("student", String(64), primary_key=True),  # hash of the token the student's browser keeps
@@ -115,7 +113,6 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE polls ADD COLUMN step INTEGER"],
     3: [],  # the quizzes' two tables: made by create_all
     4: ["ALTER TABLE students ADD COLUMN passless BOOLEAN NOT NULL DEFAULT FALSE"],
-    5: ["ALTER TABLE classes ADD COLUMN place TEXT NOT NULL DEFAULT ''"],
 }
 
 

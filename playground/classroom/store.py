@@ -124,20 +124,6 @@ class Store(PollStore):
                 version=classes.c.version + 1))
 
     @lasting
-    def keep_place(self, class_id: int, place: str) -> None:
-        """Where the teacher's page is (its link's query: the sentence, the settings, presentation mode, the tab and
-        the Lesson's step), for the page to come back to after the app restarts or on another replica. No student
-        reads it: the class's version stays."""
-        with self.engine.begin() as db:
-            db.execute(update(classes).where(classes.c.id == class_id).values(place=place))
-
-    @lasting
-    def place(self, class_id: int) -> str:
-        """The teacher's place, as `keep_place` kept it ("" before the first)."""
-        with self.engine.begin() as db:
-            return db.execute(select(classes.c.place).where(classes.c.id == class_id)).scalar_one_or_none() or ""
-
-    @lasting
     def hide(self, class_id: int, sentence_id: int) -> None:
         with self.engine.begin() as db:
             found = db.execute(update(sentences).where(sentences.c.id == sentence_id,

@@ -1,6 +1,6 @@
 """A teacher's part of a class on the page: start it and end it (its summary downloaded), the teacher's own parts
 (End, the join card, the list of students) polled every second, the wall's and the list's buttons, the teacher's
-place kept with the class (a restart or another replica comes back to it), and a model the teacher brought shared
+place kept in the teacher's browser (a restart or another replica comes back to it), and a model the teacher brought shared
 with the class. Every action is checked against the class's secret, on the server (ClassPanel.teaching_class)."""
 from __future__ import annotations
 
@@ -130,10 +130,10 @@ class TeacherSide:
         session = self.page.sessions.of(request)
         _ = Texts(session.language)
         self.write_shown(memory, class_id, values, session)
-        self.keep_place(memory, class_id, values, session)
+        placed = self.keep_place(values, session)
         version = self.store.version(class_id)
         if version is None or version == memory.seen:
-            return {}
+            return placed
         state = self.store.state(class_id, roster=True)
         memory.seen = state.version
         teacher = values[self.frame.teacher]
@@ -145,7 +145,7 @@ class TeacherSide:
         out = memory.changed(drawn)
         if parts.join_fold in out:  # its label, which says the class and its count
             out[parts.join_fold] = gr.Accordion(label=out[parts.join_fold])
-        return out
+        return out | placed
 
     def write_shown(self, memory: ClassMemory, class_id: int, values: dict, session) -> None:
         """What the teacher shows now, for the students who follow: the sentence, and the Lesson's step when the
@@ -163,16 +163,17 @@ class TeacherSide:
                         else "")
         memory.shown = shown
 
-    def keep_place(self, memory: ClassMemory, class_id: int, values: dict, session) -> None:
+    def keep_place(self, values: dict, session) -> dict:
         """The teacher's place on the page (the sentence and its settings, presentation mode, the open view and the
-        Lesson's step), kept in the store as the query of the link "Link to this" would write, once the page shows
-        a translation: the page comes back to it after the app restarts (`place`)."""
-        if values.get(self.page.result) is None:
-            return
+        Lesson's step), kept in the teacher's browser with the class's secret (gr.BrowserState: it outlives the
+        app's restart and a move to another replica) as the query of the link "Link to this" would write, once the
+        page shows a translation: the page comes back to it as it opens (ClassPanel.place). The update when it
+        moved (the browser sends what it keeps with every poll)."""
+        teacher = values.get(self.frame.teacher) or {}
+        if values.get(self.page.result) is None or not teacher.get("code"):
+            return {}
         place = urlsplit(links.write("", values, self.page.panel, session.tab, session.lesson_step)).query
-        if memory.place != place:
-            self.store.keep_place(class_id, place)
-            memory.place = place
+        return {} if teacher.get("place") == place else {self.frame.teacher: teacher | {"place": place}}
 
     @to_page
     def toggle_lock(self, values: dict, request: gr.Request | None = None) -> dict:
